@@ -1,0 +1,36 @@
+// LaunchRecord: the facts of one sandbox launch, as the reports keep them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace sandprobe {
+
+// What the frame parser made of a probe's stdout (see runner/frames.h).
+struct ProbeFrames {
+  std::vector<nlohmann::json> facts;         // every valid fact frame, in order (not `done`)
+  bool done = false;                         // exactly one well-formed {"done":true} was last
+  std::vector<std::string> protocol_errors;  // "line 3: frame JSON: unexpected end of input"
+  int noise_lines = 0;                       // lines that were not frames (kept as evidence)
+};
+
+struct LaunchRecord {
+  std::string id;        // "L1", "L2", ... unique within a run
+  std::string instance;  // the sandbox instance name ({instance})
+  std::string purpose;   // "probe", "cleanup", "start", "stop", "sweep", "requires"
+  std::vector<std::string> argv;  // as run, placeholders expanded
+  std::optional<int> exit_code;   // set when the process exited
+  std::optional<int> signal;      // set when a signal ended it
+  bool timed_out = false;         // the harness killed it at its timeout
+  std::int64_t wall_ms = 0;
+  std::string stdout_tail;  // capped; raw bytes (reports sanitize)
+  std::string stderr_tail;
+  std::string error;        // harness-level failure, e.g. "execve(bwrap): ENOENT"
+  ProbeFrames frames;       // only for purpose == "probe"
+};
+
+}  // namespace sandprobe

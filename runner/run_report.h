@@ -1,0 +1,37 @@
+// RunReport: everything one `sandprobe run` of one profile knows at the end, facts and
+// verdicts together. The report writers (reports/) turn it into JSON, JUnit and console text.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/launch_record.h"
+#include "runner/verdict.h"
+
+namespace sandprobe {
+
+inline constexpr const char* kReportSchema = "sandprobe-report/1";
+
+struct RunReport {
+  std::string tool_version;
+  std::string run_id;
+  std::string started_at;   // RFC 3339 UTC, "2026-11-20T10:00:00Z"
+  std::string finished_at;
+  double duration_seconds = 0;
+  nlohmann::json host = nlohmann::json::object();  // kernel, hostname, backend versions
+  std::string profile_name;
+  std::string profile_path;
+  nlohmann::json profile = nlohmann::json::object();  // as loaded
+  std::string policy_name;
+  std::string policy_path;
+  nlohmann::json policy = nlohmann::json::object();   // as loaded
+  std::string suite_name;
+  std::vector<Verdict> verdicts;  // one per planned check, in plan order
+  std::vector<LaunchRecord> launches;
+  nlohmann::json witnesses = nlohmann::json::object();  // what the host-side witnesses saw
+  bool interrupted = false;
+};
+
+}  // namespace sandprobe

@@ -1,0 +1,42 @@
+// Verdict: Evaluate()'s judgement of one Check against the observed facts.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runner/check.h"
+
+namespace sandprobe {
+
+enum class Outcome {
+  kPass,          // observed, and what the policy promised
+  kFail,          // observed, and not what the policy promised (see Direction)
+  kInconclusive,  // a positive control failed or the fact is missing: nothing proven
+  kError,         // the launch or the harness failed
+  kSkip,          // not applicable or the backend is missing; `observed` says why
+};
+std::string_view OutcomeName(Outcome outcome);  // "pass", "fail", ...
+
+enum class Direction { kNone, kTooPermissive, kTooRestrictive };
+std::string_view DirectionName(Direction direction);  // "", "too-permissive", "too-restrictive"
+
+// Where the facts behind a verdict are in the report.
+struct Evidence {
+  std::string launch_id;            // LaunchRecord::id, empty when no launch was involved
+  std::vector<int> frame_indexes;   // indexes into that launch's facts
+  std::vector<std::string> witness_facts;  // "canary sha256 matched", ...
+};
+
+struct Verdict {
+  Check check;
+  Outcome outcome = Outcome::kError;
+  Direction direction = Direction::kNone;  // set only when outcome == kFail
+  std::string expected;     // "read denied"
+  std::string observed;     // "read ok: 33 bytes, sha256 = canary token"
+  std::string remediation;  // one line
+  Evidence evidence;
+  double duration_seconds = 0;
+};
+
+}  // namespace sandprobe
