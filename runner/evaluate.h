@@ -1,0 +1,46 @@
+// Evaluate: the one place where facts become judgement. Pure: no I/O, no clock, no globals.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runner/check.h"
+#include "runner/launch_record.h"
+#include "runner/plan.h"
+#include "runner/verdict.h"
+
+namespace sandprobe {
+
+// What happened to one LaunchBatch, as far as judgement needs to know.
+struct BatchResult {
+  enum class State {
+    kRan,             // the launch happened; `frames` holds what the probe said
+    kSkipped,         // the backend's preflight failed; `reason` says why
+    kLaunchFailed,    // the harness could not run it; `reason` says why
+    kInterrupted,     // the run was interrupted before or during it
+  };
+  State state = State::kLaunchFailed;
+  std::string launch_id;
+  std::string reason;
+  ProbeFrames frames;
+  // The frames are complete AND the launch ended by itself. Only a complete launch can
+  // produce a pass; a fact proving a leak counts even from an incomplete one.
+  bool complete = false;
+};
+
+// Host-side facts that decide leaks the probe cannot fake.
+struct WitnessFacts {
+  std::string canary_path;        // the planted canary file
+  std::string canary_sha256;      // sha256 of its content
+  std::string env_secret_sha256;  // sha256 of the canary env secret's value
+};
+
+// `results[i]` belongs to `plan.batches[i]`. Returns one verdict per plan.checks entry, in order.
+std::vector<Verdict> Evaluate(const Plan& plan, const std::vector<BatchResult>& results,
+                              const WitnessFacts& witnesses);
+
+// Process exit code for a finished run: 1 when a fail at or above `fail_on` exists, else 3 when
+// any check is error or inconclusive, else 0.
+int ExitCodeFor(const std::vector<Verdict>& verdicts, Severity fail_on);
+
+}  // namespace sandprobe

@@ -1,0 +1,214 @@
+// sandprobe: the command line. The only place that prints a Status and picks an exit code.
+//
+// Exit codes: 0 all pass (skips allowed) · 1 a fail at or above --fail-on · 2 usage or invalid
+// input · 3 harness error or inconclusive checks (and no fail).
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <map>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "reports/console_report.h"
+#include "reports/json_report.h"
+#include "reports/junit_report.h"
+#include "runner/evaluate.h"
+#include "runner/json_source.h"
+#include "runner/launcher.h"
+#include "runner/plan.h"
+#include "runner/policy.h"
+#include "runner/profile.h"
+#include "runner/run.h"
+#include "runner/suite.h"
+#include "runner/validate.h"
+
+namespace sandprobe {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kExitUsage = 2;
+constexpr int kExitHarness = 3;
+
+std::atomic<bool> g_interrupted{false};
+
+// First SIGINT/SIGTERM: stop launching, clean up, write the reports. Second: die now.
+void OnInterrupt(int signal_number) {
+  if (g_interrupted.exchange(true)) {
+    ::signal(signal_number, SIG_DFL);
+    ::raise(signal_number);
+  }
+}
+
+void InstallInterruptHandlers() {
+  struct sigaction action {};
+  action.sa_handler = OnInterrupt;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+struct RunFlags {
+  std::string sandbox, policy, suite, json, junit, probe_dir, fail_on = "low";
+  bool require_backend = false, no_color = false, keep_run_dir = false;
+};
+
+bool UseColor(bool no_color, FILE* stream) {
+  return !no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
+}
+
+int Run(const RunFlags& flags) {
+  std::optional<Severity> fail_on = ParseSeverity(flags.fail_on);
+  if (!fail_on) {
+    std::cerr << "sandprobe run: --fail-on " << flags.fail_on
+              << ": expected critical, high, medium, low or info\n";
+    return kExitUsage;
+  }
+  InstallInterruptHandlers();
+  ProcessLauncher launcher;
+  RunOptions options{.profile_path = flags.sandbox,
+                     .policy_path = flags.policy,
+                     .suite_path = flags.suite,
+                     .probe_dir = flags.probe_dir,
+                     .require_backend = flags.require_backend,
+                     .keep_run_dir = flags.keep_run_dir,
+                     .tool_version = SANDPROBE_VERSION,
+                     .cancel = &g_interrupted};
+  StatusOr<RunReport> report = RunProfile(options, launcher);
+  if (!report.ok()) {
+    std::cerr << "sandprobe run: " << report.status().message() << "\n";
+    return kExitUsage;
+  }
+  // With `--json -` stdout carries the report alone; the console summary goes to stderr.
+  bool json_on_stdout = flags.json == "-";
+  FILE* console = json_on_stdout ? stderr : stdout;
+  std::string text = RenderConsole(*report, UseColor(flags.no_color, console));
+  std::fputs(text.c_str(), console);
+  std::fflush(console);
+  int exit_code = ExitCodeFor(report->verdicts, *fail_on);
+  if (!flags.json.empty()) {
+    if (Status s = WriteJsonReport(*report, flags.json); !s.ok()) {
+      std::cerr << "sandprobe run: " << s.message() << "\n";
+      exit_code = kExitHarness;
+    }
+  }
+  if (!flags.junit.empty()) {
+    if (Status s = WriteJunitReport({*report}, flags.junit); !s.ok()) {
+      std::cerr << "sandprobe run: " << s.message() << "\n";
+      exit_code = kExitHarness;
+    }
+  }
+  if (report->interrupted) {
+    std::cerr << "sandprobe run: interrupted; unfinished checks are reported as errors\n";
+    return kExitHarness;
+  }
+  return exit_code;
+}
+
+int Validate(const std::vector<std::string>& files) {
+  int failures = 0;
+  for (const std::string& file : files) {
+    StatusOr<std::string> kind = ValidateFile(file, KnownFamilies());
+    if (kind.ok()) {
+      std::cout << file << ": ok (" << *kind << ")\n";
+    } else {
+      std::cerr << kind.status().message() << "\n";
+      ++failures;
+    }
+  }
+  return failures ? kExitUsage : 0;
+}
+
+// Lists the JSON files of one data directory with a loader that names each.
+void ListDirectory(const std::string& title, const fs::path& dir,
+                   const std::function<std::string(const std::string&)>& describe) {
+  std::cout << title << ":\n";
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) std::cout << "  (none in " << dir.string() << ")\n";
+  for (const fs::path& file : files) std::cout << "  " << describe(file.string()) << "\n";
+}
+
+int List(const std::string& data_dir) {
+  std::cout << "probe families:\n";
+  for (const std::string& family : KnownFamilies()) std::cout << "  " << family << "\n";
+  auto row = [](const std::string& name, const std::string& what, const std::string& path) {
+    return fmt::format("{:<28} {}  ({})", name, what, fs::path(path).filename().string());
+  };
+  ListDirectory("suites", fs::path(data_dir) / "suites", [&](const std::string& path) {
+    StatusOr<Suite> suite = LoadSuite(path, KnownFamilies());
+    return suite.ok() ? row(suite->name, suite->description, path) : "INVALID " + suite.status().message();
+  });
+  ListDirectory("policies", fs::path(data_dir) / "policies", [&](const std::string& path) {
+    StatusOr<Policy> policy = LoadPolicy(path);
+    return policy.ok() ? row(policy->name, policy->description, path) : "INVALID " + policy.status().message();
+  });
+  ListDirectory("sandboxes", fs::path(data_dir) / "sandboxes", [&](const std::string& path) {
+    StatusOr<Profile> profile = LoadProfile(path);
+    return profile.ok() ? row(profile->name, "[" + profile->backend + "] " + profile->description, path)
+                        : "INVALID " + profile.status().message();
+  });
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"sandprobe: checks that a sandbox enforces the policy it declares"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", SANDPROBE_VERSION);
+  std::string data_dir = SANDPROBE_DATA_DIR;
+  app.add_option("--data-dir", data_dir, "where suites/, policies/ and sandboxes/ live")
+      ->capture_default_str();
+
+  RunFlags flags;
+  flags.probe_dir = SANDPROBE_PROBE_DIR;
+  CLI::App* run = app.add_subcommand("run", "run the probes in a sandbox and judge them");
+  run->add_option("--sandbox", flags.sandbox, "sandbox profile (JSON)")->required();
+  run->add_option("--policy", flags.policy, "policy to judge against (default: the profile's)");
+  run->add_option("--suite", flags.suite, "suite of checks (default: <data-dir>/suites/default.json)");
+  run->add_option("--json", flags.json, "write the JSON report here ('-' for stdout)");
+  run->add_option("--junit", flags.junit, "write the JUnit XML report here");
+  run->add_option("--fail-on", flags.fail_on, "lowest severity whose fail gives exit 1")
+      ->capture_default_str();
+  run->add_option("--probe-dir", flags.probe_dir, "host directory holding sandprobe-probe")
+      ->capture_default_str();
+  run->add_flag("--require-backend", flags.require_backend,
+                "a missing backend is an error (exit 3), not a skip");
+  run->add_flag("--no-color", flags.no_color, "no ANSI colours (NO_COLOR is honoured too)");
+  run->add_flag("--keep-run-dir", flags.keep_run_dir, "keep /var/tmp/sandprobe-<run_id>");
+
+  std::vector<std::string> files;
+  CLI::App* validate = app.add_subcommand("validate", "check profiles, policies and suites");
+  validate->add_option("files", files, "JSON files")->required();
+
+  CLI::App* list = app.add_subcommand("list", "probe families, suites, policies and sandboxes");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
+  }
+  if (*run) {
+    if (flags.suite.empty()) flags.suite = (fs::path(data_dir) / "suites/default.json").string();
+    return Run(flags);
+  }
+  if (*validate) return Validate(files);
+  if (*list) return List(data_dir);
+  return kExitUsage;
+}
+
+}  // namespace
+}  // namespace sandprobe
+
+int main(int argc, char** argv) { return sandprobe::Main(argc, argv); }

@@ -1,0 +1,57 @@
+// Plan: suite x policy -> Checks, and Checks -> as few probe launches as possible.
+//
+// A new probe family is one row in the family table in plan.cc (its check expansion) plus the
+// probe's own file; everything downstream works from Checks and LaunchBatches.
+#pragma once
+
+#include <cstddef>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runner/check.h"
+#include "runner/policy.h"
+#include "runner/status.h"
+#include "runner/suite.h"
+
+namespace sandprobe {
+
+// One family call inside a probe launch: `FAMILY ARGS...` on the probe's command line.
+struct ProbeInvocation {
+  std::string family;
+  std::vector<std::string> args;
+};
+
+// One probe launch: several families, separated by --next on the probe command line.
+struct LaunchBatch {
+  std::string id;  // "B1", ...
+  std::vector<ProbeInvocation> invocations;
+  std::vector<std::size_t> check_indexes;  // into Plan::checks
+  // Resource probes run alone (never beside another launch). No family sets it yet.
+  bool exclusive = false;
+};
+
+struct Plan {
+  std::vector<Check> checks;
+  std::vector<LaunchBatch> batches;
+};
+
+// Values the planner substitutes into policy paths.
+struct PlanContext {
+  std::string host_canary;  // {host_canary}: the canary file's path (same path inside a leaky sandbox)
+  std::string workspace;    // {workspace}: where the workspace appears inside the sandbox
+};
+
+// Families the planner knows how to expand (what a suite may name).
+const std::set<std::string>& KnownFamilies();
+
+// Alias variants fs.alias tries when the suite names none.
+const std::vector<std::string>& DefaultAliasVariants();
+
+StatusOr<Plan> ExpandChecks(const Policy& policy, const Suite& suite, const PlanContext& context);
+
+// The probe's command line after the probe path: --nonce N FAMILY ARGS [--next FAMILY ARGS]...
+std::vector<std::string> ProbeCommandArgs(const LaunchBatch& batch, std::string_view nonce);
+
+}  // namespace sandprobe

@@ -1,0 +1,222 @@
+#include "runner/run.h"
+
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "runner/evaluate.h"
+#include "runner/frames.h"
+#include "runner/placeholders.h"
+#include "runner/plan.h"
+#include "runner/policy.h"
+#include "runner/profile.h"
+#include "runner/sandbox.h"
+#include "runner/suite.h"
+#include "runner/witnesses.h"
+
+namespace sandprobe {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string UtcNow() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+nlohmann::json HostFacts() {
+  nlohmann::json host = nlohmann::json::object();
+  struct utsname uts {};
+  if (uname(&uts) == 0) {
+    host["kernel"] = std::string(uts.sysname) + " " + uts.release;
+    host["machine"] = uts.machine;
+    host["hostname"] = uts.nodename;
+  }
+  return host;
+}
+
+// The directory a run owns: its workspace (shared with the sandbox) and the host canary.
+// Under /var/tmp, not /tmp: many sandboxes put a tmpfs on /tmp, which would hide the canary
+// from a sandbox that otherwise sees the whole host.
+class RunDir {
+ public:
+  static StatusOr<RunDir> Create(const std::string& run_id, bool keep) {
+    std::string root = fmt::format("/var/tmp/sandprobe-{}", run_id);
+    std::error_code ec;
+    fs::create_directories(root + "/workspace", ec);
+    if (ec) return Status::Error(fmt::format("mkdir({}/workspace): {}", root, ec.message()));
+    // Sandboxes run the probe as any uid (docker --user 1000): the workspace must let it write.
+    ::chmod((root + "/workspace").c_str(), 0777);
+    ::chmod(root.c_str(), 0755);
+    return RunDir(root, keep);
+  }
+  RunDir(RunDir&& other) noexcept : root_(std::move(other.root_)), keep_(other.keep_) {
+    other.root_.clear();
+  }
+  ~RunDir() {
+    std::error_code ec;
+    if (!root_.empty() && !keep_) fs::remove_all(root_, ec);
+  }
+  const std::string& root() const { return root_; }
+  std::string workspace() const { return root_ + "/workspace"; }
+
+ private:
+  RunDir(std::string root, bool keep) : root_(std::move(root)), keep_(keep) {}
+  std::string root_;
+  bool keep_;
+};
+
+// Turns a probe launch record into what Evaluate needs.
+BatchResult ToBatchResult(const LaunchRecord& record) {
+  BatchResult result;
+  result.launch_id = record.id;
+  result.frames = record.frames;
+  if (record.error == "interrupted" && record.frames.facts.empty()) {
+    result.state = BatchResult::State::kInterrupted;
+    return result;
+  }
+  if (!record.error.empty() && record.frames.facts.empty()) {
+    result.state = BatchResult::State::kLaunchFailed;
+    result.reason = record.error;
+    return result;
+  }
+  result.state = BatchResult::State::kRan;
+  result.complete = record.error.empty() && !record.timed_out && FramesComplete(record.frames);
+  std::string exit = record.timed_out ? "timed out"
+                     : record.signal  ? fmt::format("killed by signal {}", *record.signal)
+                     : record.exit_code ? fmt::format("exit {}", *record.exit_code)
+                                        : record.error;
+  if (!result.complete) {
+    std::string stderr_line = record.stderr_tail.substr(0, record.stderr_tail.find('\n'));
+    result.reason = fmt::format("{}; {}{}", exit, DescribeFrameProblems(record.frames),
+                                stderr_line.empty() ? "" : "; stderr: " + stderr_line.substr(0, 200));
+  }
+  return result;
+}
+
+struct Loaded {
+  Profile profile;
+  Policy policy;
+  Suite suite;
+};
+
+StatusOr<Loaded> LoadInputs(const RunOptions& options) {
+  StatusOr<Profile> profile = LoadProfile(options.profile_path);
+  if (!profile.ok()) return profile.status();
+  std::string policy_path = options.policy_path.empty() ? profile->policy_path : options.policy_path;
+  if (policy_path.empty()) {
+    return Status::Error(fmt::format("{}: the profile names no policy; pass --policy",
+                                     options.profile_path));
+  }
+  StatusOr<Policy> policy = LoadPolicy(policy_path);
+  if (!policy.ok()) return policy.status();
+  StatusOr<Suite> suite = LoadSuite(options.suite_path, KnownFamilies());
+  if (!suite.ok()) return suite.status();
+  return Loaded{std::move(*profile), std::move(*policy), std::move(*suite)};
+}
+
+}  // namespace
+
+StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
+  auto started = std::chrono::steady_clock::now();
+  StatusOr<Loaded> loaded = LoadInputs(options);
+  if (!loaded.ok()) return loaded.status();
+  const auto& [profile, policy, suite] = *loaded;
+  if (::access((options.probe_dir + "/sandprobe-probe").c_str(), X_OK) != 0) {
+    return Status::Error(fmt::format("probe binary {}/sandprobe-probe is missing (build it, or "
+                                     "pass --probe-dir)", options.probe_dir));
+  }
+
+  RunReport report;
+  report.tool_version = options.tool_version;
+  report.run_id = RandomHex(6);
+  report.started_at = UtcNow();
+  report.host = HostFacts();
+  report.profile_name = profile.name;
+  report.profile_path = profile.source_path;
+  report.profile = profile.raw;
+  report.policy_name = policy.name;
+  report.policy_path = policy.source_path;
+  report.policy = policy.raw;
+  report.suite_name = suite.name;
+
+  // Witnesses up.
+  StatusOr<RunDir> run_dir = RunDir::Create(report.run_id, options.keep_run_dir);
+  if (!run_dir.ok()) return run_dir.status();
+  StatusOr<CanaryFile> canary = CanaryFile::Plant(run_dir->root());
+  if (!canary.ok()) return canary.status();
+  CanaryEnvSecret env_secret = CanaryEnvSecret::Make();
+  WitnessFacts witnesses{canary->path(), canary->sha256(), env_secret.sha256};
+
+  StatusOr<std::string> workspace_inside =
+      ExpandString(profile.workspace_path, {{"workspace", run_dir->workspace()}});
+  if (!workspace_inside.ok()) return workspace_inside.status().WithContext(profile.source_path);
+  StatusOr<Plan> plan = ExpandChecks(policy, suite, {canary->path(), *workspace_inside});
+  if (!plan.ok()) return plan.status();
+
+  Sandbox sandbox(profile, launcher,
+                  SandboxContext{report.run_id, options.probe_dir, run_dir->workspace(),
+                                 {{env_secret.name, env_secret.token}}, options.cancel});
+  std::vector<BatchResult> results(plan->batches.size());
+  nlohmann::json leftovers = nlohmann::json::array();
+  Status preflight = sandbox.Preflight();
+  for (std::size_t b = 0; b < plan->batches.size(); ++b) {
+    BatchResult& result = results[b];
+    if (!preflight.ok()) {
+      result.state = options.require_backend ? BatchResult::State::kLaunchFailed
+                                             : BatchResult::State::kSkipped;
+      result.reason = preflight.message();
+      continue;
+    }
+    if (options.cancel && options.cancel->load()) {
+      result.state = BatchResult::State::kInterrupted;
+      continue;
+    }
+    std::string nonce = RandomHex(8);
+    LaunchRecord record = sandbox.RunProbe(ProbeCommandArgs(plan->batches[b], nonce), nonce);
+    result = ToBatchResult(record);
+    // Witness: fs.write removes what it creates, so a nonce file on the host side means the
+    // probe was stopped half-way (or the sandbox kept it).
+    for (const std::string& path : FindProbeLeftovers(run_dir->workspace(), nonce)) {
+      leftovers.push_back(path);
+    }
+  }
+  sandbox.Close();
+  sandbox.Sweep();
+
+  // Witnesses down, then judgement.
+  report.witnesses = {{"canary_file", {{"path", canary->path()}, {"sha256", canary->sha256()}}},
+                      {"canary_env", {{"name", env_secret.name}, {"sha256", env_secret.sha256}}},
+                      {"workspace", run_dir->workspace()},
+                      {"probe_leftovers_on_host", leftovers},
+                      {"preflight", preflight.ok() ? "ok" : preflight.message()}};
+  report.verdicts = Evaluate(*plan, results, witnesses);
+  report.launches = sandbox.records();
+  // A launch's time is shared among the checks it decided (JUnit wants a time per case).
+  for (std::size_t b = 0; b < plan->batches.size(); ++b) {
+    const std::vector<std::size_t>& indexes = plan->batches[b].check_indexes;
+    for (const LaunchRecord& launch : report.launches) {
+      if (launch.id != results[b].launch_id || indexes.empty()) continue;
+      for (std::size_t i : indexes) {
+        report.verdicts[i].duration_seconds = launch.wall_ms / 1000.0 / indexes.size();
+      }
+    }
+  }
+  report.interrupted = options.cancel && options.cancel->load();
+  report.finished_at = UtcNow();
+  report.duration_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return report;
+}
+
+}  // namespace sandprobe

@@ -1,0 +1,177 @@
+#include "runner/sandbox.h"
+
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "runner/frames.h"
+#include "runner/placeholders.h"
+
+namespace sandprobe {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Housekeeping (requires, cleanup, stop, sweep) gets its own bound, independent of the
+// profile's probe timeout.
+constexpr milliseconds kHousekeepingTimeout = seconds(60);
+constexpr std::size_t kTailBytes = 8192;
+
+std::string Tail(const std::string& text) {
+  return text.size() <= kTailBytes ? text : text.substr(text.size() - kTailBytes);
+}
+
+std::string FirstLine(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  return line.size() > 300 ? line.substr(0, 300) + "..." : line;
+}
+
+}  // namespace
+
+Sandbox::Sandbox(const Profile& profile, Launcher& launcher, SandboxContext context)
+    : profile_(profile), launcher_(launcher), context_(std::move(context)) {}
+
+Sandbox::~Sandbox() { Close(); }
+
+std::map<std::string, std::string> Sandbox::Scalars(const std::string& instance) const {
+  std::map<std::string, std::string> scalars(profile_.vars.begin(), profile_.vars.end());
+  scalars["run_id"] = context_.run_id;
+  scalars["instance"] = instance;
+  scalars["probe_dir"] = context_.probe_dir;
+  scalars["workspace"] = context_.workspace;
+  StatusOr<std::string> probe = ExpandString(profile_.probe_path, scalars);
+  scalars["probe"] = probe.ok() ? *probe : profile_.probe_path;
+  return scalars;
+}
+
+std::string Sandbox::NewInstance() {
+  return fmt::format("sp-{}-{}", context_.run_id, ++instances_);
+}
+
+LaunchRecord Sandbox::LaunchTemplate(const TemplateLaunch& launch, LaunchResult* raw) {
+  LaunchRecord record;
+  record.id = fmt::format("L{}", records_.size() + 1);
+  record.instance = launch.instance;
+  record.purpose = launch.purpose;
+  std::map<std::string, std::string> scalars = Scalars(launch.instance);
+  scalars.insert(launch.extra_scalars.begin(), launch.extra_scalars.end());
+  StatusOr<std::vector<std::string>> argv =
+      ExpandArgv(launch.argv_template, PlaceholderValues{std::move(scalars), launch.probe_args});
+  if (!argv.ok()) {
+    record.error = argv.status().message();
+    records_.push_back(record);
+    return record;
+  }
+  record.argv = *argv;
+  LaunchSpec spec;
+  spec.argv = *argv;
+  spec.extra_env = context_.env;
+  spec.timeout = launch.timeout;
+  spec.cancel = launch.cancellable ? context_.cancel : nullptr;
+  StatusOr<LaunchResult> result = launcher_.Launch(spec);
+  if (!result.ok()) {
+    record.error = result.status().message();
+  } else {
+    record.exit_code = result->exit_code;
+    record.signal = result->signal;
+    record.timed_out = result->timed_out;
+    record.wall_ms = result->wall.count();
+    record.stdout_tail = Tail(result->out);
+    record.stderr_tail = Tail(result->err);
+    if (result->cancelled) record.error = "interrupted";
+    if (raw) *raw = *result;
+  }
+  records_.push_back(record);
+  return record;
+}
+
+Status Sandbox::Preflight() {
+  for (const std::vector<std::string>& command : profile_.requirements) {
+    LaunchRecord record = LaunchTemplate({.argv_template = command, .purpose = "requires",
+                                          .timeout = seconds(30)});
+    if (record.error.empty() && record.exit_code == 0) continue;
+    std::string why = !record.error.empty() ? record.error
+                      : record.timed_out     ? "timed out"
+                                             : fmt::format("{}: {}", record.exit_code ? fmt::format("exit {}", *record.exit_code) : "killed by a signal",
+                                                           FirstLine(record.stderr_tail.empty() ? record.stdout_tail : record.stderr_tail));
+    std::string message = fmt::format("backend {} unavailable for profile {}: `{}` failed: {}",
+                                      profile_.backend, profile_.name, FormatArgv(record.argv.empty() ? command : record.argv), why);
+    if (!profile_.requires_hint.empty()) message += "; install: " + profile_.requires_hint;
+    return Status::Error(message);
+  }
+  return Status::Ok();
+}
+
+LaunchRecord Sandbox::RunProbe(const std::vector<std::string>& probe_args,
+                               const std::string& nonce) {
+  milliseconds timeout = seconds(profile_.timeout_seconds);
+  std::string instance;
+  const std::vector<std::string>* argv_template = &profile_.run;
+  if (profile_.lifecycle == Lifecycle::kSession) {
+    if (session_instance_.empty()) {
+      std::string fresh = NewInstance();
+      LaunchRecord started = LaunchTemplate(
+          {.argv_template = profile_.start, .instance = fresh, .purpose = "start",
+           .timeout = kHousekeepingTimeout});
+      session_instance_ = fresh;  // set even on failure, so Close() stops and cleans it
+      if (!started.error.empty() || started.exit_code != 0) {
+        LaunchRecord failed;
+        failed.id = started.id;
+        failed.instance = fresh;
+        failed.purpose = "probe";
+        failed.error = fmt::format("session start failed: {}", started.error.empty() ? FirstLine(started.stderr_tail) : started.error);
+        return failed;
+      }
+    }
+    instance = session_instance_;
+    argv_template = &profile_.exec;
+  } else {
+    instance = NewInstance();
+  }
+  LaunchResult raw;
+  LaunchRecord record = LaunchTemplate({.argv_template = *argv_template, .instance = instance,
+                                        .purpose = "probe", .probe_args = probe_args,
+                                        .cancellable = true, .timeout = timeout},
+                                       &raw);
+  if (record.error.empty()) {
+    record.frames = ParseFrames(raw.out, nonce, raw.out_dropped > 0);
+    records_.back().frames = record.frames;
+  }
+  if (profile_.lifecycle == Lifecycle::kOneShot) Cleanup(instance);
+  return record;
+}
+
+void Sandbox::Cleanup(const std::string& instance) {
+  for (const std::vector<std::string>& command : profile_.cleanup) {
+    LaunchTemplate({.argv_template = command, .instance = instance, .purpose = "cleanup",
+                    .timeout = kHousekeepingTimeout});
+  }
+}
+
+void Sandbox::Close() {
+  if (session_instance_.empty()) return;
+  std::string instance = std::move(session_instance_);
+  session_instance_.clear();
+  LaunchTemplate({.argv_template = profile_.stop, .instance = instance, .purpose = "stop",
+                  .timeout = kHousekeepingTimeout});
+  Cleanup(instance);
+}
+
+void Sandbox::Sweep() {
+  if (!profile_.sweep) return;
+  LaunchRecord listed = LaunchTemplate(
+      {.argv_template = profile_.sweep->list, .purpose = "sweep", .timeout = kHousekeepingTimeout});
+  if (!listed.error.empty() || listed.exit_code != 0) return;
+  std::istringstream lines(listed.stdout_tail);
+  std::string id;
+  while (std::getline(lines, id)) {
+    id.erase(0, id.find_first_not_of(" \t\r"));
+    id.erase(id.find_last_not_of(" \t\r") + 1);
+    if (id.empty()) continue;
+    LaunchTemplate({.argv_template = profile_.sweep->remove, .purpose = "sweep",
+                    .extra_scalars = {{"id", id}}, .timeout = kHousekeepingTimeout});
+  }
+}
+
+}  // namespace sandprobe

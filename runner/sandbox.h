@@ -1,0 +1,78 @@
+// Sandbox: runs probe launches through a profile's argv templates (its lifecycle), and cleans
+// up after them. Backends are data: nothing here knows docker from bwrap.
+//
+//   oneshot: each probe launch is `run` in a fresh {instance}, then that instance's `cleanup`.
+//   session: `start` once (first use), `exec` per probe launch, then `stop` and `cleanup`.
+// `sweep` (end of run) lists what still carries this run's label and removes it by id.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runner/launch_record.h"
+#include "runner/launcher.h"
+#include "runner/profile.h"
+#include "runner/status.h"
+
+namespace sandprobe {
+
+struct SandboxContext {
+  std::string run_id;     // {run_id}
+  std::string probe_dir;  // {probe_dir}: host directory holding only the probe binary
+  std::string workspace;  // {workspace}: host directory this run owns
+  // Added to the environment of every launch (the canary env secret lives here).
+  std::vector<std::pair<std::string, std::string>> env;
+  // Set by the SIGINT handler: running probe launches are killed, no new ones start.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+class Sandbox {
+ public:
+  Sandbox(const Profile& profile, Launcher& launcher, SandboxContext context);
+  ~Sandbox();  // closes an open session
+
+  // Runs the profile's `requires` commands. The error names the backend, the failed command
+  // with its output, and the profile's install hint.
+  Status Preflight();
+
+  // One probe launch (nonce already in `probe_args`); frames parsed with `nonce`.
+  LaunchRecord RunProbe(const std::vector<std::string>& probe_args, const std::string& nonce);
+
+  // Stops an open session and runs its cleanup. Safe to call twice.
+  void Close();
+
+  // Removes whatever still carries this run's label (profile `sweep`).
+  void Sweep();
+
+  // Every launch made so far (probe and housekeeping), in order; ids are L1, L2, ...
+  const std::vector<LaunchRecord>& records() const { return records_; }
+
+ private:
+  std::map<std::string, std::string> Scalars(const std::string& instance) const;
+  std::string NewInstance();
+  // One argv template to expand and launch.
+  struct TemplateLaunch {
+    const std::vector<std::string>& argv_template;
+    std::string instance;
+    std::string purpose;  // LaunchRecord::purpose
+    std::vector<std::string> probe_args;
+    std::map<std::string, std::string> extra_scalars;  // e.g. {id} for sweep.remove
+    bool cancellable = false;  // probe launches stop on SIGINT; housekeeping always runs
+    std::chrono::milliseconds timeout{60000};
+  };
+  // Launches and records it; returns a copy of the record and, if asked, the raw result.
+  LaunchRecord LaunchTemplate(const TemplateLaunch& launch, LaunchResult* raw = nullptr);
+  void Cleanup(const std::string& instance);
+
+  const Profile& profile_;
+  Launcher& launcher_;
+  SandboxContext context_;
+  std::vector<LaunchRecord> records_;
+  std::string session_instance_;  // non-empty while a session is open
+  int instances_ = 0;
+};
+
+}  // namespace sandprobe
