@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# README command 2: set everything up, then run every test (unit and integration against the
+# real backends). Backends are required: a missing docker or bwrap fails the tests, never skips.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+export SANDPROBE_REQUIRE_BACKENDS=1
+ctest --test-dir build --output-on-failure -j"$(nproc)" --timeout 600
