@@ -1,0 +1,127 @@
+// End-to-end runs of `sandprobe run` against real backends. Each test asserts what the report
+// says about specific checks, so a harness that stopped observing would fail here.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/test_cli_runner.h"
+
+namespace sandprobe::testing {
+namespace {
+
+using nlohmann::json;
+
+const std::vector<std::string> kDockerUp = {"docker", "image", "inspect", "sandprobe/agent:latest"};
+const std::vector<std::string> kBwrapUp = {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"};
+
+std::string Verdict(const json& report, const std::string& id) {
+  const json* check = FindCheck(report, id);
+  return check ? check->value("verdict", "?") : "missing";
+}
+std::string Direction(const json& report, const std::string& id) {
+  const json* check = FindCheck(report, id);
+  return check && (*check)["direction"].is_string() ? (*check)["direction"].get<std::string>() : "";
+}
+
+// Every check of the file-system and env families in `report` has `verdict`.
+void ExpectAll(const json& report, const std::string& verdict) {
+  ASSERT_TRUE(report.contains("checks")) << report.dump();
+  ASSERT_FALSE(report["checks"].empty());
+  for (const json& check : report["checks"]) {
+    EXPECT_EQ(check.value("verdict", "?"), verdict)
+        << check.value("id", "?") << ": " << check.value("observed", "");
+  }
+}
+
+void ExpectValidJunit(const CliRun& run) {
+  CliRun lint = RunCommand({"xmllint", "--noout", "--schema",
+                            std::string(SANDPROBE_SHARED_SCHEMAS) + "/junit-10.xsd", run.junit_path});
+  EXPECT_EQ(lint.exit_code, 0) << lint.err;
+}
+
+void ExpectNoContainerLeft(const json& report) {
+  std::string run_id = report.value("run_id", "");
+  ASSERT_FALSE(run_id.empty());
+  CliRun ps = RunCommand({"docker", "ps", "-aq", "--filter", "label=sandprobe.run=" + run_id});
+  EXPECT_EQ(ps.exit_code, 0);
+  EXPECT_EQ(ps.out, "") << "containers of run " << run_id << " left behind";
+}
+
+TEST(IntegrationTest, HostFailsTierLowWithTheCanaryReadProvenByHash) {
+  CliRun run = RunProfile("sandboxes/host.json");
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const json& r = run.report;
+  EXPECT_EQ(Verdict(r, "fs.read.denied:{host_canary}"), "fail");
+  EXPECT_EQ(Direction(r, "fs.read.denied:{host_canary}"), "too-permissive");
+  const json* canary = FindCheck(r, "fs.read.denied:{host_canary}");
+  ASSERT_NE(canary, nullptr);
+  EXPECT_NE(canary->value("observed", "").find("matches the host canary"), std::string::npos);
+  EXPECT_EQ(Verdict(r, "fs.alias.denied:{host_canary}[symlink]"), "fail");
+  EXPECT_EQ(Verdict(r, "env.secret.hidden"), "fail");
+  EXPECT_EQ(Verdict(r, "fs.write.allowed:{workspace}"), "pass");
+  EXPECT_EQ(Verdict(r, "fs.read.allowed:/tmp"), "pass");
+  ExpectValidJunit(run);
+}
+
+TEST(IntegrationTest, BwrapStrictPassesTierLow) {
+  if (!BackendAvailable("bwrap", kBwrapUp)) return;
+  CliRun run = RunProfile("sandboxes/bwrap-strict.json", {"--require-backend"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  ExpectAll(run.report, "pass");
+  EXPECT_EQ(Verdict(run.report, "env.secret.hidden"), "pass");
+  ExpectValidJunit(run);
+}
+
+TEST(IntegrationTest, BwrapLeakyFailsTheCanaryRead) {
+  if (!BackendAvailable("bwrap", kBwrapUp)) return;
+  CliRun run = RunProfile("sandboxes/bwrap-leaky.json", {"--require-backend"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_EQ(Verdict(run.report, "fs.read.denied:{host_canary}"), "fail");
+  EXPECT_EQ(Direction(run.report, "fs.read.denied:{host_canary}"), "too-permissive");
+  EXPECT_EQ(Verdict(run.report, "env.secret.hidden"), "fail");
+  ExpectValidJunit(run);
+}
+
+TEST(IntegrationTest, ReadOnlyWorkspaceFailsAsTooRestrictive) {
+  if (!BackendAvailable("bwrap", kBwrapUp)) return;
+  CliRun run = RunProfile("tests/data/bwrap-ro-workspace.json", {"--require-backend"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_EQ(Verdict(run.report, "fs.write.allowed:{workspace}"), "fail");
+  EXPECT_EQ(Direction(run.report, "fs.write.allowed:{workspace}"), "too-restrictive");
+  EXPECT_EQ(Verdict(run.report, "fs.write.allowed:/tmp"), "pass");
+}
+
+TEST(IntegrationTest, DockerHardenedPassesTierLowAndLeavesNoContainer) {
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  CliRun run = RunProfile("sandboxes/docker-hardened.json", {"--require-backend"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  ExpectAll(run.report, "pass");
+  EXPECT_EQ(Verdict(run.report, "env.secret.hidden"), "pass");
+  ExpectValidJunit(run);
+  ExpectNoContainerLeft(run.report);
+}
+
+TEST(IntegrationTest, MissingBackendIsASkipWithTheReasonOrAnErrorWhenRequired) {
+  CliRun skipped = RunProfile("tests/data/missing-backend.json");
+  EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
+  ExpectAll(skipped.report, "skip");
+  const json* check = FindCheck(skipped.report, "fs.read.denied:/etc/shadow");
+  ASSERT_NE(check, nullptr);
+  EXPECT_NE(check->value("observed", "").find("sandprobe-no-such-backend"), std::string::npos);
+  EXPECT_NE(check->value("observed", "").find("apt-get install no-such-backend"), std::string::npos);
+
+  CliRun required = RunProfile("tests/data/missing-backend.json", {"--require-backend"});
+  EXPECT_EQ(required.exit_code, 3);
+  ExpectAll(required.report, "error");
+}
+
+TEST(IntegrationTest, ProbeImageRunsFromScratch) {
+  if (!BackendAvailable("docker", {"docker", "image", "inspect", "sandprobe/probe:latest"})) return;
+  CliRun run = RunCommand({"docker", "run", "--rm", "--network", "none", "sandprobe/probe:latest",
+                           "/sandprobe-probe", "--nonce", "n0", "fs.read", "/sandprobe-probe"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("@@sandprobe n0 {\"done\":true}"), std::string::npos) << run.out;
+}
+
+}  // namespace
+}  // namespace sandprobe::testing

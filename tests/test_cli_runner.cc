@@ -1,0 +1,82 @@
+#include "tests/test_cli_runner.h"
+
+#include <stdlib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "runner/launcher.h"
+
+namespace sandprobe::testing {
+
+namespace fs = std::filesystem;
+
+std::string SourcePath(const std::string& relative) {
+  return std::string(SANDPROBE_SOURCE_DIR) + "/" + relative;
+}
+
+CliRun RunCommand(const std::vector<std::string>& argv) {
+  ProcessLauncher launcher;
+  LaunchSpec spec;
+  spec.argv = argv;
+  spec.timeout = std::chrono::seconds(300);
+  CliRun run;
+  StatusOr<LaunchResult> result = launcher.Launch(spec);
+  if (!result.ok()) {
+    ADD_FAILURE() << result.status().message();
+    return run;
+  }
+  run.exit_code = result->exit_code.value_or(-1);
+  run.out = result->out;
+  run.err = result->err;
+  return run;
+}
+
+CliRun RunCli(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {SANDPROBE_CLI};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv);
+}
+
+CliRun RunProfile(const std::string& profile, const std::vector<std::string>& extra) {
+  std::string tmpl = (fs::temp_directory_path() / "sp-it-XXXXXX").string();
+  std::string dir = mkdtemp(tmpl.data());
+  std::string json_path = dir + "/report.json";
+  std::string junit_path = dir + "/junit.xml";
+  std::vector<std::string> args = {"run", "--sandbox", SourcePath(profile), "--no-color",
+                                   "--json", json_path, "--junit", junit_path};
+  args.insert(args.end(), extra.begin(), extra.end());
+  CliRun run = RunCli(args);
+  std::ifstream in(json_path);
+  if (in) run.report = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  run.junit_path = junit_path;
+  return run;
+}
+
+bool BackendAvailable(const std::string& name, const std::vector<std::string>& probe) {
+  CliRun run = RunCommand(probe);
+  if (run.exit_code == 0) return true;
+  std::string why = name + " unavailable (" + probe.front() + " exit " +
+                    std::to_string(run.exit_code) + "): " + run.err.substr(0, 300);
+  if (const char* required = std::getenv("SANDPROBE_REQUIRE_BACKENDS"); required && *required == '1') {
+    ADD_FAILURE() << "required backend " << why;
+  } else {
+    GTEST_MESSAGE_(why.c_str(), ::testing::TestPartResult::kSkip);
+  }
+  return false;
+}
+
+const nlohmann::json* FindCheck(const nlohmann::json& report, const std::string& id) {
+  if (report.contains("checks")) {
+    for (const auto& check : report["checks"]) {
+      if (check.value("id", "") == id) return &check;
+    }
+  }
+  ADD_FAILURE() << "no check " << id << " in the report";
+  return nullptr;
+}
+
+}  // namespace sandprobe::testing

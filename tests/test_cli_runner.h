@@ -1,0 +1,34 @@
+// Runs the built sandprobe CLI for integration tests, through the project's own launcher.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace sandprobe::testing {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+  nlohmann::json report;   // the --json report, when one was asked for and written
+  std::string junit_path;  // the --junit report path
+};
+
+// `sandprobe run --sandbox PROFILE [extra...]` with --json/--junit into a fresh temp dir.
+CliRun RunProfile(const std::string& profile, const std::vector<std::string>& extra = {});
+// `sandprobe ARGS...` as is.
+CliRun RunCli(const std::vector<std::string>& args);
+// Any command (for docker ps, xmllint); returns exit code and output.
+CliRun RunCommand(const std::vector<std::string>& argv);
+
+// Skips the test (or fails it when SANDPROBE_REQUIRE_BACKENDS=1) unless `probe` exits 0.
+// Returns false when the caller must return.
+bool BackendAvailable(const std::string& name, const std::vector<std::string>& probe);
+
+// The verdict of check `id` in a report (fails the test and returns null when absent).
+const nlohmann::json* FindCheck(const nlohmann::json& report, const std::string& id);
+
+std::string SourcePath(const std::string& relative);
+
+}  // namespace sandprobe::testing
