@@ -1,0 +1,229 @@
+#include "runner/frames.h"
+
+#include <fmt/format.h>
+#include <utf8cpp/utf8.h>
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "runner/status.h"
+
+namespace sandprobe {
+namespace {
+
+// Anything starting with this is meant to look like a frame, so if it is not a well-formed
+// one it is an error rather than noise: a probe never prints it any other way.
+constexpr std::string_view kFrameMarker = "@@sandprobe";
+// Longest piece of parser text quoted in an error; nlohmann echoes the bytes it read.
+constexpr std::size_t kMaxQuotedBytes = 160;
+constexpr std::size_t kErrorsInDescription = 3;
+
+// Error text is built partly from the probe's bytes (nlohmann's "last read: '...'"); reduce
+// it to printable ASCII so no escape sequence or invalid UTF-8 reaches a terminal or report.
+std::string PrintableAscii(std::string_view text) {
+  std::string out;
+  for (char c : text.substr(0, kMaxQuotedBytes)) {
+    out += (c >= 0x20 && c <= 0x7e) ? c : '?';
+  }
+  if (text.size() > kMaxQuotedBytes) out += "...";
+  return out;
+}
+
+// "[json.exception.parse_error.101] parse error at line 1, column 14: syntax error ..." ->
+// "syntax error ... (payload byte 14)": the payload is one line, so line/column say nothing.
+std::string JsonProblem(const nlohmann::json::exception& e, std::optional<std::size_t> byte) {
+  std::string_view what = e.what();
+  if (auto end = what.find("] "); what.starts_with("[json.exception.") && end != what.npos) {
+    what.remove_prefix(end + 2);
+  }
+  if (auto colon = what.find(": "); what.starts_with("parse error at ") && colon != what.npos) {
+    what.remove_prefix(colon + 2);
+  }
+  std::string problem = PrintableAscii(what);
+  if (byte) problem += fmt::format(" (payload byte {})", *byte);
+  return problem;
+}
+
+// nlohmann stops at a NUL byte as if the input ended (`{"family":"x"}\0junk` parses), and
+// quotes invalid UTF-8 raw in its messages, so both are refused before it sees the payload.
+Status CheckPayloadBytes(std::string_view payload) {
+  if (auto nul = payload.find('\0'); nul != payload.npos) {
+    return Status::Error(fmt::format("frame has a NUL byte at payload byte {}", nul + 1));
+  }
+  auto invalid = utf8::find_invalid(payload.begin(), payload.end());
+  if (invalid != payload.end()) {
+    return Status::Error(
+        fmt::format("frame is not valid UTF-8 at payload byte {}", invalid - payload.begin() + 1));
+  }
+  return Status::Ok();
+}
+
+// A frame payload: strict JSON (no comments), an object, bounded nesting.
+StatusOr<nlohmann::json> ParsePayload(std::string_view payload) {
+  if (Status bytes = CheckPayloadBytes(payload); !bytes.ok()) return bytes;
+  int depth = 0;  // containers open at once; the callback's `d` counts those around the event
+  auto track_depth = [&depth](int d, nlohmann::json::parse_event_t event, nlohmann::json&) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start || event == Event::array_start) depth = std::max(depth, d + 1);
+    return true;
+  };
+  nlohmann::json value;
+  try {
+    value = nlohmann::json::parse(payload, track_depth, /*allow_exceptions=*/true,
+                                  /*ignore_comments=*/false);
+  } catch (const nlohmann::json::parse_error& e) {
+    return Status::Error("frame JSON: " + JsonProblem(e, e.byte));
+  } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range: number overflow
+    return Status::Error("frame JSON: " + JsonProblem(e, std::nullopt));
+  }
+  if (depth > kMaxFrameJsonDepth) {
+    return Status::Error(fmt::format("frame JSON nests deeper than {} levels", kMaxFrameJsonDepth));
+  }
+  if (!value.is_object()) {
+    return Status::Error(
+        fmt::format("frame payload is a JSON {}, not an object", value.type_name()));
+  }
+  return value;
+}
+
+bool IsDoneFrame(const nlohmann::json& object) {
+  return object.size() == 1 && object.begin().key() == "done" && object.begin()->is_boolean() &&
+         object.begin()->get<bool>();
+}
+
+// Walks the lines of one stream, keeping what it has seen so far.
+class FrameParser {
+ public:
+  FrameParser(std::string_view nonce, bool stream_truncated) : nonce_(nonce) {
+    if (stream_truncated) AddError("output truncated at the cap");
+  }
+
+  // `line` has its line ending removed; `has_newline` is false only for an unterminated tail.
+  void Line(std::string_view line, int number, bool has_newline) {
+    if (!line.starts_with(kFrameMarker)) {
+      ++result_.noise_lines;
+      return;
+    }
+    if (done_frames_ > 0) frame_after_done_ = true;
+    if (Status status = Frame(line, has_newline); !status.ok()) {
+      AddError(fmt::format("line {}: {}", number, status.message()));
+    }
+  }
+
+  ProbeFrames Finish() && {
+    if (unlisted_errors_ > 0) {
+      result_.protocol_errors.push_back(
+          fmt::format("{} more protocol errors not listed", unlisted_errors_));
+    }
+    result_.done = done_frames_ == 1 && !frame_after_done_;
+    return std::move(result_);
+  }
+
+ private:
+  // Checks one frame candidate and records it; an error means it is not a fact.
+  Status Frame(std::string_view line, bool has_newline) {
+    if (!has_newline) return Status::Error("truncated frame (no newline)");
+    if (line.size() > kMaxFrameLineBytes) {
+      return Status::Error(fmt::format("frame line is {} bytes, over the {}-byte limit",
+                                       line.size(), kMaxFrameLineBytes));
+    }
+    if (!line.starts_with(kFramePrefix)) {
+      return Status::Error("malformed frame: no space after @@sandprobe");
+    }
+    std::string_view rest = line.substr(kFramePrefix.size());
+    std::size_t space = rest.find(' ');
+    if (space == rest.npos) return Status::Error("malformed frame: no payload after the nonce");
+    // Exact match: "abc" must not accept "abcd", and an empty nonce accepts nothing.
+    if (nonce_.empty() || rest.substr(0, space) != nonce_) {
+      return Status::Error("frame with a foreign nonce");
+    }
+    StatusOr<nlohmann::json> payload = ParsePayload(rest.substr(space + 1));
+    if (!payload.ok()) return payload.status();
+    if (payload->contains("done")) return Done(*payload);
+    return Fact(std::move(payload).value());
+  }
+
+  Status Done(const nlohmann::json& payload) {
+    if (!IsDoneFrame(payload)) {
+      return Status::Error(R"(malformed done frame: must be exactly {"done":true})");
+    }
+    if (++done_frames_ > 1) return Status::Error("second done frame");
+    return Status::Ok();
+  }
+
+  Status Fact(nlohmann::json fact) {
+    if (done_frames_ > 0) return Status::Error("frame after done");
+    auto family = fact.find("family");
+    if (family == fact.end() || !family->is_string() ||
+        family->get_ref<const std::string&>().empty()) {
+      return Status::Error(R"(fact without a non-empty string "family")");
+    }
+    if (result_.facts.size() >= kMaxFacts) {
+      if (fact_limit_reported_) return Status::Ok();
+      fact_limit_reported_ = true;
+      return Status::Error(fmt::format("more than {} facts; later facts dropped", kMaxFacts));
+    }
+    result_.facts.push_back(std::move(fact));
+    return Status::Ok();
+  }
+
+  void AddError(std::string message) {
+    if (result_.protocol_errors.size() < kMaxListedProtocolErrors) {
+      result_.protocol_errors.push_back(std::move(message));
+    } else {
+      ++unlisted_errors_;
+    }
+  }
+
+  std::string_view nonce_;
+  ProbeFrames result_;
+  int done_frames_ = 0;
+  bool frame_after_done_ = false;  // any frame candidate, valid or not, after the first done
+  bool fact_limit_reported_ = false;
+  std::size_t unlisted_errors_ = 0;
+};
+
+}  // namespace
+
+ProbeFrames ParseFrames(std::string_view stdout_bytes, std::string_view nonce,
+                        bool stream_truncated) {
+  FrameParser parser(nonce, stream_truncated);
+  int number = 0;
+  while (!stdout_bytes.empty()) {
+    ++number;
+    std::size_t newline = stdout_bytes.find('\n');
+    if (newline == stdout_bytes.npos) {
+      parser.Line(stdout_bytes, number, /*has_newline=*/false);
+      break;
+    }
+    std::string_view line = stdout_bytes.substr(0, newline);
+    if (line.ends_with('\r')) line.remove_suffix(1);  // CRLF from a tty or a Windows tool
+    parser.Line(line, number, /*has_newline=*/true);
+    stdout_bytes.remove_prefix(newline + 1);
+  }
+  return std::move(parser).Finish();
+}
+
+bool FramesComplete(const ProbeFrames& frames) {
+  return frames.done && frames.protocol_errors.empty();
+}
+
+std::string DescribeFrameProblems(const ProbeFrames& frames) {
+  if (FramesComplete(frames)) return "";
+  std::string out;
+  if (!frames.done) out = "no done frame";
+  const auto& errors = frames.protocol_errors;
+  if (errors.empty()) return out;
+  if (!out.empty()) out += "; ";
+  out += fmt::format("{} protocol error{}: ", errors.size(), errors.size() == 1 ? "" : "s");
+  std::size_t listed = std::min(errors.size(), kErrorsInDescription);
+  for (std::size_t i = 0; i < listed; ++i) {
+    if (i > 0) out += "; ";
+    out += errors[i];
+  }
+  if (errors.size() > listed) out += fmt::format("; and {} more", errors.size() - listed);
+  return out;
+}
+
+}  // namespace sandprobe

@@ -1,0 +1,46 @@
+// Frames: turns what a probe printed into facts, and refuses to let garbage look like success.
+//
+// A probe prints one frame per fact, `@@sandprobe <NONCE> <json object>\n`, and ends with the
+// frame `{"done":true}`. Its stdout is written inside an untrusted sandbox, so anything may be
+// there: other programs' output, a forged "PASS", frames with a guessed nonce, a frame cut off
+// by a kill or the output cap, invalid UTF-8, megabytes without a newline. ParseFrames never
+// throws and never turns such input into a fact; every departure from the protocol becomes a
+// protocol error naming its 1-based line, and FramesComplete() is then false, so the caller
+// treats the launch as inconclusive rather than trusting a partial or forged stream.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "runner/launch_record.h"
+
+namespace sandprobe {
+
+// The prefix that makes a line a frame candidate; it must start at column 0.
+inline constexpr std::string_view kFramePrefix = "@@sandprobe ";
+// A frame line longer than this (without its line ending) is an error and is not parsed:
+// a probe's own frames are small, and the cap bounds the JSON parser's work per line.
+inline constexpr std::size_t kMaxFrameLineBytes = 64 * 1024;
+// Facts kept per launch; beyond it one protocol error is recorded and no more are collected.
+inline constexpr std::size_t kMaxFacts = 100'000;
+// Deeper JSON nesting is an error: later consumers (dump, compare) recurse over facts.
+inline constexpr int kMaxFrameJsonDepth = 64;
+// Protocol errors listed one by one; the rest are summarised in one final entry, so a stream
+// of a million bad lines cannot grow the report without bound.
+inline constexpr std::size_t kMaxListedProtocolErrors = 1000;
+
+// Parses a probe's captured stdout. `nonce` is the one the harness generated for this launch
+// (an empty `nonce` makes every frame foreign). `stream_truncated`: the launcher dropped
+// bytes beyond its output cap, which is itself a protocol error.
+ProbeFrames ParseFrames(std::string_view stdout_bytes, std::string_view nonce,
+                        bool stream_truncated);
+
+// True when the launch's frames can be trusted to be complete: done && no protocol errors.
+bool FramesComplete(const ProbeFrames& frames);
+
+// One line for messages: "no done frame; 2 protocol errors: line 3: frame JSON: ...; ...".
+// Empty when FramesComplete(frames). Lists at most a few errors, then "and N more".
+std::string DescribeFrameProblems(const ProbeFrames& frames);
+
+}  // namespace sandprobe

@@ -1,0 +1,93 @@
+#include "runner/plan.h"
+
+#include <gtest/gtest.h>
+
+#include "runner/test_policies.h"
+
+namespace sandprobe {
+namespace {
+
+using testing::SuiteOf;
+using testing::TierLowPolicy;
+
+const PlanContext kContext{"/var/tmp/sp-x/canary-1.txt", "/workspace"};
+
+std::vector<std::string> Ids(const Plan& plan) {
+  std::vector<std::string> ids;
+  for (const Check& c : plan.checks) ids.push_back(c.id);
+  return ids;
+}
+
+TEST(PlanTest, ExpandsReadsAndWritesInBothDirectionsWithStableIds) {
+  auto plan = ExpandChecks(TierLowPolicy(), SuiteOf({"fs.read", "fs.write"}), kContext);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(Ids(*plan), (std::vector<std::string>{
+                            "fs.read.allowed:{workspace}", "fs.read.allowed:/tmp",
+                            "fs.read.denied:/etc/shadow", "fs.read.denied:{host_canary}",
+                            "fs.write.allowed:{workspace}", "fs.write.allowed:/tmp",
+                            "fs.write.denied:/etc"}));
+  EXPECT_EQ(plan->checks[3].resolved_target, "/var/tmp/sp-x/canary-1.txt");
+  EXPECT_EQ(plan->checks[0].resolved_target, "/workspace");
+  EXPECT_EQ(plan->checks[2].severity, Severity::kHigh);
+  EXPECT_EQ(plan->checks[0].severity, Severity::kMedium);
+  EXPECT_EQ(plan->checks[2].reference, "p.json:1:1 /filesystem/unreadable/0");
+}
+
+TEST(PlanTest, EverythingGoesIntoOneLaunch) {
+  auto plan = ExpandChecks(TierLowPolicy(), SuiteOf({"fs.read", "fs.write", "fs.alias", "env.secret"}),
+                           kContext);
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(plan->batches.size(), 1u);
+  EXPECT_EQ(plan->batches[0].check_indexes.size(), plan->checks.size());
+  EXPECT_EQ(ProbeCommandArgs(plan->batches[0], "N"),
+            (std::vector<std::string>{
+                "--nonce", "N", "fs.read", "/workspace", "/tmp", "/etc/shadow",
+                "/var/tmp/sp-x/canary-1.txt", "--next", "fs.write", "/workspace", "/tmp", "/etc",
+                "--next", "fs.alias", "--scratch", "/tmp", "/etc/shadow",
+                "/var/tmp/sp-x/canary-1.txt", "--next", "env.secret", "SANDPROBE_CANARY_"}));
+}
+
+TEST(PlanTest, AliasesEveryDeniedPathWithEachVariant) {
+  auto plan = ExpandChecks(TierLowPolicy(), SuiteOf({"fs.alias"}), kContext);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->checks.size(), 2u * DefaultAliasVariants().size());
+  EXPECT_EQ(plan->checks[0].id, "fs.alias.denied:/etc/shadow[symlink]");
+  EXPECT_EQ(plan->checks[0].variant, "symlink");
+}
+
+TEST(PlanTest, EnvSecretFollowsThePolicy) {
+  Policy policy = TierLowPolicy();
+  auto hidden = ExpandChecks(policy, SuiteOf({"env.secret"}), kContext);
+  ASSERT_TRUE(hidden.ok());
+  EXPECT_EQ(hidden->checks[0].id, "env.secret.hidden");
+  EXPECT_EQ(hidden->checks[0].expect, Expectation::kDenied);
+  policy.host.env_secrets = "visible";
+  auto visible = ExpandChecks(policy, SuiteOf({"env.secret"}), kContext);
+  ASSERT_TRUE(visible.ok());
+  EXPECT_EQ(visible->checks[0].id, "env.secret.visible");
+  EXPECT_EQ(visible->checks[0].expect, Expectation::kAllowed);
+}
+
+TEST(PlanTest, DuplicatePathIsAnError) {
+  Policy policy = TierLowPolicy();
+  policy.filesystem.unreadable.push_back(policy.filesystem.unreadable[0]);
+  auto plan = ExpandChecks(policy, SuiteOf({"fs.read"}), kContext);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("duplicate check fs.read.denied:/etc/shadow"),
+            std::string::npos);
+}
+
+TEST(PlanTest, UnknownPlaceholderInAPolicyPathIsAnError) {
+  Policy policy = TierLowPolicy();
+  policy.filesystem.unreadable = testing::Paths({"{nope}/x"}, "unreadable");
+  auto plan = ExpandChecks(policy, SuiteOf({"fs.read"}), kContext);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("unknown placeholder {nope}"), std::string::npos);
+}
+
+TEST(PlanTest, KnownFamiliesMatchTheTable) {
+  EXPECT_EQ(KnownFamilies(), (std::set<std::string>{"env.secret", "fs.alias", "fs.read", "fs.write"}));
+}
+
+}  // namespace
+}  // namespace sandprobe

@@ -1,0 +1,163 @@
+#include "runner/sandbox.h"
+
+#include <deque>
+
+#include <gtest/gtest.h>
+
+namespace sandprobe {
+namespace {
+
+// Records every launch; answers from a queue of canned results (default: exit 0, no output).
+class FakeLauncher final : public Launcher {
+ public:
+  StatusOr<LaunchResult> Launch(const LaunchSpec& spec) override {
+    specs.push_back(spec);
+    if (replies.empty()) {
+      LaunchResult ok;
+      ok.exit_code = 0;
+      return ok;
+    }
+    StatusOr<LaunchResult> reply = replies.front();
+    replies.pop_front();
+    return reply;
+  }
+  std::vector<std::vector<std::string>> Argvs() const {
+    std::vector<std::vector<std::string>> out;
+    for (const LaunchSpec& s : specs) out.push_back(s.argv);
+    return out;
+  }
+  std::vector<LaunchSpec> specs;
+  std::deque<StatusOr<LaunchResult>> replies;
+};
+
+LaunchResult Exit(int code, std::string out = "", std::string err = "") {
+  LaunchResult r;
+  r.exit_code = code;
+  r.out = std::move(out);
+  r.err = std::move(err);
+  return r;
+}
+
+Profile OneShot() {
+  Profile p;
+  p.name = "fake";
+  p.backend = "docker";
+  p.lifecycle = Lifecycle::kOneShot;
+  p.probe_path = "/opt/sp/sandprobe-probe";
+  p.run = {"rt", "run", "--name", "{instance}", "--label", "run={run_id}", "-v", "{probe_dir}:/opt/sp",
+           "-v", "{workspace}:/w", "{probe}", "{probe_args...}"};
+  p.cleanup = {{"rt", "rm", "{instance}"}};
+  p.sweep = SweepSpec{{"rt", "ps", "--filter", "run={run_id}"}, {"rt", "rm", "{id}"}};
+  p.timeout_seconds = 7;
+  return p;
+}
+
+SandboxContext Context(const std::atomic<bool>* cancel = nullptr) {
+  return SandboxContext{"r1", "/b/probe", "/var/tmp/ws", {{"SANDPROBE_CANARY_X", "tok"}}, cancel};
+}
+
+TEST(SandboxTest, OneShotRunsAFreshInstanceThenItsCleanup) {
+  FakeLauncher launcher;
+  launcher.replies.push_back(Exit(0, "noise\n@@sandprobe N {\"family\":\"hello\"}\n@@sandprobe N {\"done\":true}\n"));
+  std::atomic<bool> cancel{false};
+  Profile profile = OneShot();
+  Sandbox sandbox(profile, launcher, Context(&cancel));
+  LaunchRecord record = sandbox.RunProbe({"--nonce", "N", "fs.read", "/etc"}, "N");
+  ASSERT_EQ(launcher.specs.size(), 2u);
+  EXPECT_EQ(launcher.Argvs()[0],
+            (std::vector<std::string>{"rt", "run", "--name", "sp-r1-1", "--label", "run=r1", "-v",
+                                      "/b/probe:/opt/sp", "-v", "/var/tmp/ws:/w",
+                                      "/opt/sp/sandprobe-probe", "--nonce", "N", "fs.read", "/etc"}));
+  EXPECT_EQ(launcher.Argvs()[1], (std::vector<std::string>{"rt", "rm", "sp-r1-1"}));
+  EXPECT_EQ(launcher.specs[0].timeout, std::chrono::seconds(7));
+  EXPECT_EQ(launcher.specs[0].cancel, &cancel);     // probe launches stop on SIGINT
+  EXPECT_EQ(launcher.specs[1].cancel, nullptr);     // cleanup always runs
+  EXPECT_EQ(launcher.specs[0].extra_env, (std::vector<std::pair<std::string, std::string>>{{"SANDPROBE_CANARY_X", "tok"}}));
+  EXPECT_TRUE(record.frames.done);
+  EXPECT_EQ(record.frames.facts.size(), 1u);
+  EXPECT_EQ(record.frames.noise_lines, 1);
+  EXPECT_EQ(record.purpose, "probe");
+  ASSERT_EQ(sandbox.records().size(), 2u);
+  EXPECT_EQ(sandbox.records()[1].purpose, "cleanup");
+  EXPECT_EQ(sandbox.records()[1].id, "L2");
+
+  sandbox.RunProbe({"--nonce", "M"}, "M");
+  EXPECT_EQ(launcher.Argvs()[2][3], "sp-r1-2");  // a new instance per one-shot launch
+}
+
+TEST(SandboxTest, SessionStartsOnceExecsPerLaunchAndStopsOnClose) {
+  FakeLauncher launcher;
+  Profile profile = OneShot();
+  profile.lifecycle = Lifecycle::kSession;
+  profile.run.clear();
+  profile.start = {"rt", "start", "{instance}"};
+  profile.exec = {"rt", "exec", "{instance}", "{probe}", "{probe_args...}"};
+  profile.stop = {"rt", "stop", "{instance}"};
+  Sandbox sandbox(profile, launcher, Context());
+  sandbox.RunProbe({"a"}, "N");
+  sandbox.RunProbe({"b"}, "N");
+  sandbox.Close();
+  sandbox.Close();  // idempotent
+  EXPECT_EQ(launcher.Argvs(), (std::vector<std::vector<std::string>>{
+                                  {"rt", "start", "sp-r1-1"},
+                                  {"rt", "exec", "sp-r1-1", "/opt/sp/sandprobe-probe", "a"},
+                                  {"rt", "exec", "sp-r1-1", "/opt/sp/sandprobe-probe", "b"},
+                                  {"rt", "stop", "sp-r1-1"},
+                                  {"rt", "rm", "sp-r1-1"}}));
+}
+
+TEST(SandboxTest, FailedSessionStartIsALaunchErrorAndStillCleansUp) {
+  FakeLauncher launcher;
+  launcher.replies.push_back(Exit(125, "", "no such image\n"));
+  Profile profile = OneShot();
+  profile.lifecycle = Lifecycle::kSession;
+  profile.start = {"rt", "start", "{instance}"};
+  profile.exec = {"rt", "exec", "{instance}", "{probe}", "{probe_args...}"};
+  profile.stop = {"rt", "stop", "{instance}"};
+  {
+    Sandbox sandbox(profile, launcher, Context());
+    LaunchRecord record = sandbox.RunProbe({"a"}, "N");
+    EXPECT_NE(record.error.find("session start failed: no such image"), std::string::npos) << record.error;
+  }  // the destructor closes the session
+  EXPECT_EQ(launcher.Argvs().back(), (std::vector<std::string>{"rt", "rm", "sp-r1-1"}));
+}
+
+TEST(SandboxTest, PreflightNamesBackendCommandOutputAndInstallHint) {
+  FakeLauncher launcher;
+  launcher.replies.push_back(Exit(1, "", "Cannot connect to the Docker daemon\nmore\n"));
+  Profile profile = OneShot();
+  profile.requirements = {{"rt", "info"}};
+  profile.requires_hint = "apt-get install rt";
+  Sandbox sandbox(profile, launcher, Context());
+  Status status = sandbox.Preflight();
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(),
+            "backend docker unavailable for profile fake: `rt info` failed: exit 1: Cannot "
+            "connect to the Docker daemon; install: apt-get install rt");
+}
+
+TEST(SandboxTest, PreflightReportsACommandThatCannotStart) {
+  FakeLauncher launcher;
+  launcher.replies.push_back(Status::Error("execve(rt): No such file or directory"));
+  Profile profile = OneShot();
+  profile.requirements = {{"rt", "info"}};
+  Sandbox sandbox(profile, launcher, Context());
+  Status status = sandbox.Preflight();
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("execve(rt): No such file or directory"), std::string::npos);
+}
+
+TEST(SandboxTest, SweepRemovesEachListedId) {
+  FakeLauncher launcher;
+  launcher.replies.push_back(Exit(0, "abc\n  def \n\n"));
+  Profile profile = OneShot();
+  Sandbox sandbox(profile, launcher, Context());
+  sandbox.Sweep();
+  EXPECT_EQ(launcher.Argvs(), (std::vector<std::vector<std::string>>{
+                                  {"rt", "ps", "--filter", "run=r1"},
+                                  {"rt", "rm", "abc"},
+                                  {"rt", "rm", "def"}}));
+}
+
+}  // namespace
+}  // namespace sandprobe
