@@ -1,0 +1,71 @@
+// The probe families: one file per family, each a pair of functions in the probe table
+// (probe_main.cc). A family only reports facts; judging them is the host's job.
+#pragma once
+
+#include <signal.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "probes/frame.h"
+
+namespace sandprobe {
+
+// Bounds shared by all families: a probe run stays small however large its argument list.
+inline constexpr std::size_t kMaxPathsPerFamily = 4096;
+inline constexpr std::size_t kMaxReadBytes = 4096;
+inline constexpr std::size_t kMaxDirEntries = 1024;
+
+// What every family gets: the frame channel and the run's nonce (used in scratch file names,
+// so concurrent or earlier runs never collide with this one's files).
+struct ProbeContext {
+  const FrameWriter& out;
+  const std::string& nonce;
+};
+
+using FamilyArgs = std::vector<std::string>;
+
+// Argument checks run for every family before the first frame is written, so bad usage exits 2
+// without a single fact. They return an error message, or "" when the arguments are usable.
+std::string CheckFsReadArgs(const FamilyArgs& args);
+std::string CheckFsWriteArgs(const FamilyArgs& args);
+std::string CheckFsAliasArgs(const FamilyArgs& args);
+std::string CheckEnvSecretArgs(const FamilyArgs& args);
+
+// fs.read PATH...: open + fstat + read (4 KiB) or readdir (1024 names) each path.
+void RunFsRead(const ProbeContext& ctx, const FamilyArgs& args);
+// fs.write DIR...: create, write, close and unlink a nonce file in each dir; statvfs it.
+void RunFsWrite(const ProbeContext& ctx, const FamilyArgs& args);
+// fs.alias --scratch DIR PATH...: read each path through dotdot, /proc/self/root and a symlink.
+void RunFsAlias(const ProbeContext& ctx, const FamilyArgs& args);
+// env.secret PREFIX: hashes of matching variables in environ and readable /proc/*/environ.
+void RunEnvSecret(const ProbeContext& ctx, const FamilyArgs& args);
+
+// Holds off the deadline's SIGALRM while a family owns a file it created (create .. unlink):
+// the deadline exits the process on the spot, and that must never strand a nonce file or link
+// in a directory that may be the host's. A pending alarm fires as soon as the hold ends.
+class DeadlineHold {
+ public:
+  DeadlineHold() {
+    sigset_t alarm;
+    sigemptyset(&alarm);
+    sigaddset(&alarm, SIGALRM);
+    sigprocmask(SIG_BLOCK, &alarm, &previous_);
+  }
+  ~DeadlineHold() { sigprocmask(SIG_SETMASK, &previous_, nullptr); }
+  DeadlineHold(const DeadlineHold&) = delete;
+  DeadlineHold& operator=(const DeadlineHold&) = delete;
+
+ private:
+  sigset_t previous_;
+};
+
+// The dotdot alias of absolute `path` seen from `scratch`:
+// ("/tmp", "/etc/shadow") -> "/tmp/../etc/shadow".
+std::string DotDotAlias(const std::string& scratch, const std::string& path);
+
+// Shared by the path-taking families: "" or "FAMILY: no paths" / "...: more than 4096 paths".
+std::string CheckPathList(const std::string& family, const FamilyArgs& paths);
+
+}  // namespace sandprobe

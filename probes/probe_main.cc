@@ -1,0 +1,186 @@
+// sandprobe-probe: the static binary the runner starts inside a sandbox.
+//
+//   sandprobe-probe --nonce NONCE [--deadline-ms MS] FAMILY ARGS... [--next FAMILY ARGS...]...
+//
+// Writes a hello fact, one fact per thing tried, and a final {"done":true} frame on stdout
+// (see frame.h); errors go to stderr. Every argument is checked before the first frame, so a
+// usage error (exit 2) never produces facts. The deadline (default 30 s) ends the run with exit
+// 124 and no done frame, which the host reads as "incomplete", never as a pass.
+#include <signal.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "probes/errno_name.h"
+#include "probes/families.h"
+#include "probes/frame.h"
+
+namespace sandprobe {
+namespace {
+
+constexpr int kExitUsage = 2;
+constexpr int kExitDeadline = 124;  // as timeout(1) reports it
+constexpr long kDefaultDeadlineMs = 30'000;
+constexpr long kMaxDeadlineMs = 24L * 3600 * 1000;
+constexpr std::size_t kMaxNonceLength = 128;
+
+// The probe table: a row per family. Adding a family = one file + one row here.
+struct FamilyRow {
+  const char* name;
+  std::string (*check)(const FamilyArgs&);
+  void (*run)(const ProbeContext&, const FamilyArgs&);
+};
+constexpr FamilyRow kFamilies[] = {
+    {"fs.read", CheckFsReadArgs, RunFsRead},
+    {"fs.write", CheckFsWriteArgs, RunFsWrite},
+    {"fs.alias", CheckFsAliasArgs, RunFsAlias},
+    {"env.secret", CheckEnvSecretArgs, RunEnvSecret},
+};
+
+struct Step {
+  const FamilyRow* family;
+  FamilyArgs args;
+};
+
+struct Invocation {
+  std::string nonce;
+  long deadline_ms = kDefaultDeadlineMs;
+  std::vector<Step> steps;
+};
+
+const FamilyRow* FindFamily(const std::string& name) {
+  for (const FamilyRow& row : kFamilies) {
+    if (name == row.name) return &row;
+  }
+  return nullptr;
+}
+
+// The nonce goes into frame prefixes and scratch file names: keep it to [A-Za-z0-9_-].
+bool IsUsableNonce(const std::string& nonce) {
+  if (nonce.empty() || nonce.size() > kMaxNonceLength) return false;
+  for (char c : nonce) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Returns "" and fills `inv`, or the usage error to print.
+std::string ParseInvocation(int argc, char** argv, Invocation& inv) {
+  int i = 1;
+  bool have_nonce = false;
+  for (; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--nonce" || arg == "--deadline-ms") {
+      if (i + 1 >= argc) return arg + ": missing value";
+      const std::string value = argv[++i];
+      if (arg == "--nonce") {
+        if (!IsUsableNonce(value)) return "--nonce: must be 1-128 characters of [A-Za-z0-9_-]";
+        inv.nonce = value;
+        have_nonce = true;
+      } else {
+        char* end = nullptr;
+        errno = 0;
+        inv.deadline_ms = std::strtol(value.c_str(), &end, 10);
+        if (errno != 0 || end == value.c_str() || *end != '\0' || inv.deadline_ms <= 0 ||
+            inv.deadline_ms > kMaxDeadlineMs) {
+          return "--deadline-ms: not a positive number of milliseconds (at most 24 h): " + value;
+        }
+      }
+    } else {
+      break;
+    }
+  }
+  if (!have_nonce) return "--nonce is required";
+  if (i >= argc) return "no family given";
+  while (i < argc) {
+    const std::string name = argv[i++];
+    const FamilyRow* row = FindFamily(name);
+    if (row == nullptr) return "unknown family: " + name;
+    Step step{row, {}};
+    while (i < argc && std::string(argv[i]) != "--next") step.args.emplace_back(argv[i++]);
+    std::string error = row->check(step.args);
+    if (!error.empty()) return error;
+    inv.steps.push_back(std::move(step));
+    if (i < argc) {  // at "--next"
+      if (++i >= argc) return "--next: no family follows";
+    }
+  }
+  return "";
+}
+
+void PrintUsage(const std::string& error) {
+  std::fprintf(stderr,
+               "sandprobe-probe: %s\n"
+               "usage: sandprobe-probe --nonce NONCE [--deadline-ms MS] FAMILY ARGS... "
+               "[--next FAMILY ARGS...]...\nfamilies:\n"
+               "  fs.read PATH...\n  fs.write DIR...\n  fs.alias --scratch DIR PATH...\n"
+               "  env.secret PREFIX\n",
+               error.c_str());
+}
+
+extern "C" void OnDeadline(int) {
+  static const char kMsg[] = "sandprobe-probe: deadline reached, stopping\n";
+  ssize_t ignored = ::write(2, kMsg, sizeof kMsg - 1);
+  (void)ignored;
+  ::_exit(kExitDeadline);
+}
+
+// setitimer rather than alarm(): alarm() counts whole seconds and the runner speaks in ms.
+bool ArmDeadline(long deadline_ms) {
+  struct sigaction sa {};
+  sa.sa_handler = OnDeadline;
+  sigemptyset(&sa.sa_mask);
+  if (::sigaction(SIGALRM, &sa, nullptr) != 0) return false;
+  struct itimerval timer {};
+  timer.it_value.tv_sec = deadline_ms / 1000;
+  timer.it_value.tv_usec = (deadline_ms % 1000) * 1000;
+  return ::setitimer(ITIMER_REAL, &timer, nullptr) == 0;
+}
+
+nlohmann::json HelloFact() {
+  nlohmann::json hello = {{"family", "hello"},   {"pid", ::getpid()}, {"uid", ::getuid()},
+                          {"euid", ::geteuid()}, {"gid", ::getgid()}};
+  char cwd[PATH_MAX];
+  if (::getcwd(cwd, sizeof cwd) != nullptr) {
+    SetBytesField(hello, "cwd", cwd);
+  } else {
+    hello["cwd"] = nullptr;  // e.g. a cwd outside the sandbox's root: a fact worth having
+    hello["cwd_errno"] = ErrnoName(errno);
+  }
+  return hello;
+}
+
+int Main(int argc, char** argv) {
+  Invocation inv;
+  const std::string error = ParseInvocation(argc, argv, inv);
+  if (!error.empty()) {
+    PrintUsage(error);
+    return kExitUsage;
+  }
+  if (!ArmDeadline(inv.deadline_ms)) {
+    std::fprintf(stderr, "sandprobe-probe: setitimer(%ld ms): %s\n", inv.deadline_ms,
+                 ErrnoName(errno).c_str());
+    return 1;
+  }
+  const FrameWriter out(inv.nonce);
+  const ProbeContext ctx{out, inv.nonce};
+  out.Emit(HelloFact());
+  for (const Step& step : inv.steps) step.family->run(ctx, step.args);
+  out.Emit({{"done", true}});
+  return 0;
+}
+
+}  // namespace
+}  // namespace sandprobe
+
+int main(int argc, char** argv) { return sandprobe::Main(argc, argv); }

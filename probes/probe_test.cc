@@ -1,0 +1,472 @@
+// Tests for sandprobe-probe: the helpers directly, and the built static binary end to end (run
+// with fork+exec, as a sandbox would run it), so a broken frame, fact or bound fails here.
+#include <elf.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "probes/errno_name.h"
+#include "probes/families.h"
+#include "probes/frame.h"
+#include "probes/sha256.h"
+
+namespace sandprobe {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr char kProbe[] = SANDPROBE_PROBE_BINARY;
+constexpr char kNonce[] = "t3st-N0nce";
+constexpr uid_t kNobody = 65534;
+
+struct ProbeRun {
+  int exit_code = -1;  // -1 when a signal ended it
+  std::string out;
+  std::string err;
+};
+
+struct RunOptions {
+  std::vector<std::string> env;    // the child's whole environment
+  bool as_nobody = false;          // drop to uid/gid 65534 first (when the test runs as root)
+  int stall_before_read_ms = 0;    // leave stdout unread this long (fills the pipe)
+};
+
+RunOptions AsNobody() {
+  RunOptions opts;
+  opts.as_nobody = true;
+  return opts;
+}
+
+void ReadInto(int fd, std::string& sink, bool& open) {
+  char buf[65536];
+  ssize_t n = ::read(fd, buf, sizeof buf);
+  if (n > 0) {
+    sink.append(buf, static_cast<std::size_t>(n));
+  } else if (n == 0 || errno != EINTR) {
+    open = false;
+  }
+}
+
+// Runs the probe binary with `args`; captures stdout and stderr separately.
+ProbeRun RunProbe(const std::vector<std::string>& args, const RunOptions& opts = {}) {
+  int out_pipe[2], err_pipe[2];
+  if (::pipe(out_pipe) != 0 || ::pipe(err_pipe) != 0) ADD_FAILURE() << "pipe: " << errno;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    ::close(out_pipe[0]), ::close(err_pipe[0]), ::close(out_pipe[1]), ::close(err_pipe[1]);
+    if (opts.as_nobody && ::geteuid() == 0) {
+      if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) {
+        ::_exit(99);
+      }
+    }
+    std::vector<char*> argv = {const_cast<char*>(kProbe)};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    std::vector<char*> envp;
+    for (const std::string& e : opts.env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+    ::execve(kProbe, argv.data(), envp.data());
+    ::_exit(98);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  if (opts.stall_before_read_ms > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(opts.stall_before_read_ms));
+  }
+  ProbeRun run;
+  bool out_open = true, err_open = true;
+  while (out_open || err_open) {
+    pollfd fds[2] = {{out_open ? out_pipe[0] : -1, POLLIN, 0},
+                     {err_open ? err_pipe[0] : -1, POLLIN, 0}};
+    if (::poll(fds, 2, 10'000) <= 0) break;  // a hung probe fails the test, not the suite
+    if (fds[0].revents != 0) ReadInto(out_pipe[0], run.out, out_open);
+    if (fds[1].revents != 0) ReadInto(err_pipe[0], run.err, err_open);
+  }
+  ::close(out_pipe[0]);
+  ::close(err_pipe[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
+  return run;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Every stdout line must be a frame with our nonce; returns the parsed facts in order.
+std::vector<json> Frames(const ProbeRun& run) {
+  std::vector<json> facts;
+  const std::string prefix = std::string("@@sandprobe ") + kNonce + " ";
+  for (const std::string& line : Lines(run.out)) {
+    EXPECT_EQ(line.rfind(prefix, 0), 0u) << "not a frame: " << line;
+    if (line.rfind(prefix, 0) != 0) continue;
+    facts.push_back(json::parse(line.substr(prefix.size())));
+  }
+  EXPECT_TRUE(run.out.empty() || run.out.back() == '\n') << "last frame cut off";
+  return facts;
+}
+
+// The facts of one family between hello and done, after checking the stream's shape.
+std::vector<json> Facts(const ProbeRun& run, const std::string& family) {
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const std::vector<json> frames = Frames(run);
+  EXPECT_GE(frames.size(), 2u);
+  if (frames.size() < 2) return {};
+  EXPECT_EQ(frames.front().value("family", ""), "hello");
+  EXPECT_EQ(frames.back(), json({{"done", true}}));
+  std::vector<json> facts;
+  for (const json& f : frames) {
+    if (f.value("family", "") == family) facts.push_back(f);
+  }
+  return facts;
+}
+
+std::vector<std::string> Args(std::vector<std::string> rest) {
+  rest.insert(rest.begin(), {"--nonce", kNonce});
+  return rest;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "probe_test.XXXXXX").string();
+    path_ = ::mkdtemp(tmpl.data());  // mode 0700
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::permissions(path_, fs::perms::owner_all, ec);
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string Write(const std::string& name, const std::string& content) const {
+    const std::string file = path_ + "/" + name;
+    std::ofstream(file, std::ios::binary) << content;
+    return file;
+  }
+
+ private:
+  std::string path_;
+};
+
+// --- helpers -------------------------------------------------------------------------------
+
+TEST(Sha256Hex, MatchesKnownDigest) {
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+TEST(ErrnoName, NamesKnownValuesAndNumbersTheRest) {
+  EXPECT_EQ(ErrnoName(EACCES), "EACCES");
+  EXPECT_EQ(ErrnoName(ENOENT), "ENOENT");
+  EXPECT_EQ(ErrnoName(EROFS), "EROFS");
+  EXPECT_EQ(ErrnoName(EPERM), "EPERM");
+  EXPECT_EQ(ErrnoName(99999), "E99999");
+}
+
+TEST(Frame, InvalidUtf8IsReplacedAndKeptAsHex) {
+  json fact;
+  SetBytesField(fact, "path", std::string("/tmp/\xff", 6));
+  EXPECT_EQ(fact["path_hex"], "2f746d702fff");
+  const std::string line = FormatFrame("n", fact);
+  EXPECT_TRUE(IsValidUtf8(line));
+  EXPECT_EQ(line.rfind("@@sandprobe n {", 0), 0u);
+  EXPECT_EQ(line.back(), '\n');
+  json plain;
+  SetBytesField(plain, "path", "/etc/h\xc3\xa9");  // valid UTF-8: no hex twin
+  EXPECT_FALSE(plain.contains("path_hex"));
+}
+
+TEST(DotDotAlias, ClimbsToRootFromScratchDepth) {
+  EXPECT_EQ(DotDotAlias("/tmp", "/etc/shadow"), "/tmp/../etc/shadow");
+  EXPECT_EQ(DotDotAlias("/a/b/", "/x"), "/a/b/../../x");
+  EXPECT_EQ(DotDotAlias("/", "/etc/shadow"), "/etc/shadow");
+}
+
+// --- fs.read ---------------------------------------------------------------------------------
+
+TEST(FsRead, HashesFileContent) {
+  TempDir dir;
+  const std::string file = dir.Write("f", "hello\n");
+  const auto facts = Facts(RunProbe(Args({"fs.read", file})), "fs.read");
+  ASSERT_EQ(facts.size(), 1u);
+  EXPECT_EQ(facts[0]["path"], file);
+  EXPECT_EQ(facts[0]["ok"], true);
+  EXPECT_EQ(facts[0]["kind"], "file");
+  EXPECT_EQ(facts[0]["bytes"], 6);
+  EXPECT_EQ(facts[0]["truncated"], false);
+  EXPECT_EQ(facts[0]["sha256"],
+            "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03");
+}
+
+TEST(FsRead, ReadsAtMost4KiB) {
+  TempDir dir;
+  const std::string file = dir.Write("big", std::string(5000, 'a'));
+  const auto facts = Facts(RunProbe(Args({"fs.read", file})), "fs.read");
+  ASSERT_EQ(facts.size(), 1u);
+  EXPECT_EQ(facts[0]["bytes"], 4096);
+  EXPECT_EQ(facts[0]["truncated"], true);
+  EXPECT_EQ(facts[0]["sha256"], Sha256Hex(std::string(4096, 'a')));
+}
+
+TEST(FsRead, ListsDirectorySortedWithoutDots) {
+  TempDir dir;
+  for (const char* name : {"b", "a", "c"}) dir.Write(name, "");
+  const auto facts = Facts(RunProbe(Args({"fs.read", dir.path()})), "fs.read");
+  ASSERT_EQ(facts.size(), 1u);
+  EXPECT_EQ(facts[0]["kind"], "dir");
+  EXPECT_EQ(facts[0]["entries"], 3);
+  EXPECT_EQ(facts[0]["sha256"], Sha256Hex("a\nb\nc"));
+}
+
+TEST(FsRead, NamesEnoentAndEacces) {
+  TempDir dir;
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);  // uid 65534 may look inside
+  const std::string secret = dir.Write("secret", "s");
+  ASSERT_EQ(::chmod(secret.c_str(), 0), 0);  // but not read this, nor may a non-root owner
+  const auto facts = Facts(
+      RunProbe(Args({"fs.read", dir.path() + "/missing", secret}), AsNobody()),
+      "fs.read");
+  ASSERT_EQ(facts.size(), 2u);
+  EXPECT_EQ(facts[0]["ok"], false);
+  EXPECT_EQ(facts[0]["step"], "open");
+  EXPECT_EQ(facts[0]["errno"], "ENOENT");
+  EXPECT_EQ(facts[1]["ok"], false);
+  EXPECT_EQ(facts[1]["step"], "open");
+  EXPECT_EQ(facts[1]["errno"], "EACCES");
+}
+
+TEST(FsRead, FifoDoesNotHang) {
+  TempDir dir;
+  const std::string fifo = dir.path() + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto facts = Facts(RunProbe(Args({"--deadline-ms", "5000", "fs.read", fifo})), "fs.read");
+  ASSERT_EQ(facts.size(), 1u);
+  EXPECT_EQ(facts[0]["kind"], "other");
+}
+
+TEST(FsRead, NonUtf8PathGetsHexTwin) {
+  TempDir dir;
+  const std::string odd = dir.path() + "/\xff";
+  const ProbeRun run = RunProbe(Args({"fs.read", odd}));
+  EXPECT_TRUE(IsValidUtf8(run.out));
+  const auto facts = Facts(run, "fs.read");
+  ASSERT_EQ(facts.size(), 1u);
+  EXPECT_EQ(facts[0]["path_hex"], HexEncode(odd));
+}
+
+// --- fs.write --------------------------------------------------------------------------------
+
+TEST(FsWrite, CreatesAndRemovesNonceFile) {
+  TempDir dir;
+  const auto facts = Facts(RunProbe(Args({"fs.write", dir.path()})), "fs.write");
+  ASSERT_EQ(facts.size(), 1u);
+  EXPECT_EQ(facts[0]["ok"], true);
+  EXPECT_EQ(facts[0]["created"], true);
+  EXPECT_EQ(facts[0]["removed"], true);
+  EXPECT_EQ(facts[0]["ro_mount"], false);
+  EXPECT_TRUE(fs::is_empty(dir.path())) << "the probe left its nonce file behind";
+}
+
+TEST(FsWrite, ReportsEnoentAndEacces) {
+  TempDir dir;
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0555), 0);  // unwritable for uid 65534 and the owner
+  const auto facts = Facts(
+      RunProbe(Args({"fs.write", dir.path() + "/missing", dir.path()}), AsNobody()),
+      "fs.write");
+  ASSERT_EQ(facts.size(), 2u);
+  EXPECT_EQ(facts[0]["ok"], false);
+  EXPECT_EQ(facts[0]["step"], "open");
+  EXPECT_EQ(facts[0]["created"], false);
+  EXPECT_EQ(facts[0]["ro_mount"], nullptr);  // statvfs can't reach it either
+  EXPECT_EQ(facts[1]["errno"], "EACCES");
+  EXPECT_EQ(facts[1]["created"], false);
+}
+
+// --- fs.alias --------------------------------------------------------------------------------
+
+TEST(FsAlias, ReadsThroughEveryVariant) {
+  TempDir scratch, target_dir;
+  const std::string target = target_dir.Write("t", "alias me");
+  const auto facts = Facts(
+      RunProbe(Args({"fs.alias", "--scratch", scratch.path(), target})), "fs.alias");
+  ASSERT_EQ(facts.size(), 3u);
+  std::map<std::string, json> by_variant;
+  for (const json& f : facts) by_variant[f["variant"]] = f;
+  EXPECT_EQ(by_variant["dotdot"]["via"], DotDotAlias(scratch.path(), target));
+  EXPECT_EQ(by_variant["proc_root"]["via"], "/proc/self/root" + target);
+  EXPECT_EQ(by_variant["symlink"]["via"],
+            scratch.path() + "/.sandprobe-" + kNonce + "-link-0");
+  for (const json& f : facts) {
+    EXPECT_EQ(f["path"], target);
+    EXPECT_EQ(f["ok"], true) << f.dump();
+    EXPECT_EQ(f["sha256"], Sha256Hex("alias me")) << f.dump();
+  }
+  EXPECT_TRUE(fs::is_empty(scratch.path())) << "the probe left its symlink behind";
+}
+
+TEST(FsAlias, ReportsFailedSymlink) {
+  TempDir dir;
+  const auto facts = Facts(
+      RunProbe(Args({"fs.alias", "--scratch", dir.path() + "/missing", "/etc/hostname"})),
+      "fs.alias");
+  ASSERT_EQ(facts.size(), 3u);
+  EXPECT_EQ(facts[2]["variant"], "symlink");
+  EXPECT_EQ(facts[2]["ok"], false);
+  EXPECT_EQ(facts[2]["step"], "symlink");
+  EXPECT_EQ(facts[2]["errno"], "ENOENT");
+}
+
+// --- env.secret ------------------------------------------------------------------------------
+
+TEST(EnvSecret, FindsSecretByHashInOwnAndOtherEnvirons) {
+  const std::string value = "tok-" + std::to_string(::getpid()) + "-value";
+  const std::string var = "SANDPROBE_TEST_SECRET=" + value;
+  // Another process holding the secret, as the harness's launcher would.
+  const pid_t holder = ::fork();
+  if (holder == 0) {
+    char* argv[] = {const_cast<char*>("/bin/sleep"), const_cast<char*>("30"), nullptr};
+    char* envp[] = {const_cast<char*>(var.c_str()), nullptr};
+    ::execve(argv[0], argv, envp);
+    ::_exit(98);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let it exec
+  RunOptions with_secret;
+  with_secret.env = {var};
+  const ProbeRun run = RunProbe(Args({"env.secret", "SANDPROBE_TEST_"}), with_secret);
+  ::kill(holder, SIGKILL);
+  ::waitpid(holder, nullptr, 0);
+
+  EXPECT_EQ(run.out.find(value), std::string::npos) << "the value itself was reported";
+  const auto facts = Facts(run, "env.secret");
+  ASSERT_GE(facts.size(), 3u);
+  const std::string holder_source = "/proc/" + std::to_string(holder) + "/environ";
+  bool in_environ = false, in_holder = false;
+  for (const json& f : facts) {
+    if (f.contains("summary")) continue;
+    EXPECT_EQ(f["name"], "SANDPROBE_TEST_SECRET");
+    EXPECT_EQ(f["sha256"], Sha256Hex(value));
+    in_environ |= f["source"] == "environ";
+    in_holder |= f["source"] == holder_source;
+  }
+  EXPECT_TRUE(in_environ);
+  EXPECT_TRUE(in_holder) << run.out;
+  const json& summary = facts.back();
+  EXPECT_EQ(summary["summary"], true);
+  EXPECT_GE(summary["matches"], 2);
+  EXPECT_GE(summary["environs_readable"], 1);
+  EXPECT_GE(summary["processes_scanned"], summary["environs_readable"]);
+}
+
+// --- protocol --------------------------------------------------------------------------------
+
+TEST(Protocol, HelloFirstDoneLastEveryLineFramed) {
+  const ProbeRun run = RunProbe(Args({"fs.read", "/"}));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto frames = Frames(run);
+  ASSERT_EQ(frames.size(), 3u);
+  EXPECT_EQ(frames[0]["family"], "hello");
+  EXPECT_TRUE(frames[0]["pid"].is_number());
+  EXPECT_EQ(frames[0]["uid"], ::getuid());
+  EXPECT_EQ(frames[0]["euid"], ::geteuid());
+  EXPECT_EQ(frames[0]["gid"], ::getgid());
+  EXPECT_TRUE(frames[0]["cwd"].is_string());
+  EXPECT_EQ(frames[1]["family"], "fs.read");
+  EXPECT_EQ(frames[2], json({{"done", true}}));
+}
+
+TEST(Protocol, NextRunsSeveralFamiliesInOrder) {
+  TempDir dir;
+  const ProbeRun run = RunProbe(Args({"fs.read", "/", "--next", "fs.write", dir.path(),
+                                      "--next", "env.secret", "SANDPROBE_NONE_"}));
+  std::vector<std::string> families;
+  for (const json& f : Frames(run)) families.push_back(f.value("family", "done"));
+  EXPECT_THAT(families, testing::ElementsAre("hello", "fs.read", "fs.write", "env.secret",
+                                             "done"));
+}
+
+TEST(Protocol, BadUsageExits2WithoutFrames) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"fs.read", "/"},                                // no nonce
+      {"--nonce", "has space", "fs.read", "/"},        // unusable nonce
+      {"--nonce", "n", "no.such.family", "/"},         // unknown family
+      {"--nonce", "n", "fs.read"},                     // no paths
+      {"--nonce", "n", "fs.read", "/", "--next"},      // dangling --next
+      {"--nonce", "n", "fs.alias", "/etc/shadow"},     // no --scratch
+      {"--nonce", "n", "--deadline-ms", "0", "fs.read", "/"},
+      {"--nonce", "n", "fs.read", "/", "--next", "bogus"},  // error after a valid family
+  };
+  for (const auto& args : bad) {
+    const ProbeRun run = RunProbe(args);
+    EXPECT_EQ(run.exit_code, 2) << testing::PrintToString(args);
+    EXPECT_EQ(run.out, "") << testing::PrintToString(args);
+    EXPECT_NE(run.err, "") << testing::PrintToString(args);
+  }
+}
+
+TEST(Protocol, TooManyPathsIsBadUsage) {
+  std::vector<std::string> args = Args({"fs.read"});
+  for (std::size_t i = 0; i <= kMaxPathsPerFamily; ++i) args.push_back("/");
+  EXPECT_EQ(RunProbe(args).exit_code, 2);
+}
+
+TEST(Protocol, DeadlineExits124WithoutDone) {
+  // 4000 facts (~150 KiB) overflow the unread pipe, so the probe blocks in write(2) until its
+  // 300 ms deadline fires; it must stop there with whole frames and no done frame.
+  std::vector<std::string> args = Args({"--deadline-ms", "300", "fs.read"});
+  for (int i = 0; i < 4000; ++i) args.push_back("/dev/null");
+  RunOptions stall;
+  stall.stall_before_read_ms = 1500;
+  const ProbeRun run = RunProbe(args, stall);
+  EXPECT_EQ(run.exit_code, 124) << run.err;
+  const auto frames = Frames(run);
+  ASSERT_FALSE(frames.empty());
+  EXPECT_EQ(frames.front()["family"], "hello");
+  EXPECT_LT(frames.size(), 4001u);
+  EXPECT_FALSE(frames.back().contains("done"));
+}
+
+TEST(Binary, IsStaticWithoutInterpreter) {
+  std::ifstream elf(kProbe, std::ios::binary);
+  ASSERT_TRUE(elf) << kProbe;
+  Elf64_Ehdr header{};
+  elf.read(reinterpret_cast<char*>(&header), sizeof header);
+  ASSERT_EQ(std::string(reinterpret_cast<char*>(header.e_ident), 4), "\x7f" "ELF");
+  ASSERT_EQ(header.e_ident[EI_CLASS], ELFCLASS64);
+  ASSERT_GT(header.e_phnum, 0);
+  for (int i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr ph{};
+    elf.seekg(static_cast<std::streamoff>(header.e_phoff + i * header.e_phentsize));
+    elf.read(reinterpret_cast<char*>(&ph), sizeof ph);
+    ASSERT_TRUE(elf);
+    EXPECT_NE(ph.p_type, static_cast<Elf64_Word>(PT_INTERP)) << "dynamic loader requested";
+  }
+}
+
+}  // namespace
+}  // namespace sandprobe
