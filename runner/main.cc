@@ -27,7 +27,6 @@
 #include "runner/profile.h"
 #include "runner/run.h"
 #include "runner/suite.h"
-#include "runner/validate.h"
 
 namespace sandprobe {
 namespace {

@@ -1,0 +1,470 @@
+#include "runner/json_source.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace sandprobe {
+namespace {
+
+using json = nlohmann::json;
+
+// `//` and `/* */` comments, as nlohmann's ignore_comments reads them.
+std::size_t SkipSpaceAndComments(const std::string& t, std::size_t i) {
+  while (i < t.size()) {
+    char c = t[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      ++i;
+    } else if (c == '/' && i + 1 < t.size() && t[i + 1] == '/') {
+      while (i < t.size() && t[i] != '\n') ++i;
+    } else if (c == '/' && i + 1 < t.size() && t[i + 1] == '*') {
+      std::size_t end = t.find("*/", i + 2);
+      i = end == std::string::npos ? t.size() : end + 2;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+// Offset just past the string literal whose opening quote is at `i`.
+std::size_t SkipString(const std::string& t, std::size_t i) {
+  for (++i; i < t.size(); ++i) {
+    if (t[i] == '\\') {
+      ++i;
+    } else if (t[i] == '"') {
+      return i + 1;
+    }
+  }
+  return t.size();
+}
+
+// Offset of the first `{` or `[` that opens level kMaxJsonDepth + 1, or npos. Reliable up to
+// the first syntax error, which is all the caller relies on.
+std::size_t FindTooDeep(const std::string& t) {
+  int depth = 0;
+  for (std::size_t i = SkipSpaceAndComments(t, 0); i < t.size();
+       i = SkipSpaceAndComments(t, i)) {
+    char c = t[i];
+    if (c == '"') {
+      i = SkipString(t, i);
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      if (++depth > kMaxJsonDepth) return i;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+    ++i;
+  }
+  return std::string::npos;
+}
+
+// nlohmann's message minus its "[json.exception.parse_error.101] parse error at line 1,
+// column 2: " prefix, which would repeat the position in another format.
+std::string ParseErrorDetail(const json::parse_error& e) {
+  std::string what = e.what();
+  std::size_t at = what.find(": ");
+  if (at != std::string::npos) what = what.substr(at + 2);
+  constexpr std::string_view kPrefix = "syntax error ";
+  if (what.rfind(kPrefix, 0) == 0) what = what.substr(kPrefix.size());
+  return what;
+}
+
+}  // namespace
+
+// Walks text that nlohmann already accepted and records where each key and value starts.
+// Recursion is bounded: FindTooDeep rejected documents deeper than kMaxJsonDepth.
+class PositionScanner {
+ public:
+  explicit PositionScanner(JsonDocument& doc) : doc_(doc), t_(doc.text_) {}
+
+  Status Run() {
+    std::size_t start = t_.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;  // nlohmann skips a BOM too
+    i_ = start;
+    return Value();
+  }
+
+ private:
+  Status Value() {
+    i_ = SkipSpaceAndComments(t_, i_);
+    doc_.value_offsets_[ptr_.to_string()] = i_;
+    char c = i_ < t_.size() ? t_[i_] : '\0';
+    if (c == '{') return Object();
+    if (c == '[') return Array();
+    if (c == '"') {
+      i_ = SkipString(t_, i_);
+    } else {  // number or literal
+      while (i_ < t_.size() && (std::isalnum(static_cast<unsigned char>(t_[i_])) ||
+                                t_[i_] == '.' || t_[i_] == '+' || t_[i_] == '-')) {
+        ++i_;
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status Object() {
+    ++i_;  // '{'
+    i_ = SkipSpaceAndComments(t_, i_);
+    if (t_[i_] == '}') return ++i_, Status::Ok();
+    while (true) {
+      i_ = SkipSpaceAndComments(t_, i_);
+      std::size_t key_start = i_;
+      i_ = SkipString(t_, i_);
+      // Let nlohmann decode escapes so the pointer matches the parsed key exactly.
+      std::string key = json::parse(t_.substr(key_start, i_ - key_start)).get<std::string>();
+      JsonPointer parent = ptr_;
+      ptr_.push_back(key);
+      auto [it, inserted] = doc_.key_offsets_.emplace(ptr_.to_string(), key_start);
+      if (!inserted) {
+        std::size_t first = it->second;
+        it->second = key_start;  // so ErrorAtKey points at this, the second one
+        return doc_.ErrorAtKey(parent, key,
+                               fmt::format("duplicate key (first at {})", doc_.LineCol(first)));
+      }
+      i_ = SkipSpaceAndComments(t_, i_) + 1;  // ':'
+      if (Status s = Value(); !s.ok()) return s;
+      ptr_.pop_back();
+      i_ = SkipSpaceAndComments(t_, i_);
+      if (t_[i_++] == '}') return Status::Ok();  // else ','
+    }
+  }
+
+  Status Array() {
+    ++i_;  // '['
+    i_ = SkipSpaceAndComments(t_, i_);
+    if (t_[i_] == ']') return ++i_, Status::Ok();
+    for (std::size_t index = 0;; ++index) {
+      ptr_.push_back(std::to_string(index));
+      if (Status s = Value(); !s.ok()) return s;
+      ptr_.pop_back();
+      i_ = SkipSpaceAndComments(t_, i_);
+      if (t_[i_++] == ']') return Status::Ok();  // else ','
+    }
+  }
+
+  JsonDocument& doc_;
+  const std::string& t_;
+  std::size_t i_ = 0;
+  JsonPointer ptr_;
+};
+
+StatusOr<JsonDocument> JsonDocument::Parse(std::string text, std::string file_name) {
+  if (text.size() > kMaxJsonBytes) {
+    return Status::Error(fmt::format("{}: {} bytes, more than the limit of {} bytes (1 MiB)",
+                                     file_name, text.size(), kMaxJsonBytes));
+  }
+  JsonDocument doc;
+  doc.text_ = std::move(text);
+  doc.file_name_ = std::move(file_name);
+  doc.line_starts_.push_back(0);
+  for (std::size_t i = 0; i < doc.text_.size(); ++i) {
+    if (doc.text_[i] == '\n') doc.line_starts_.push_back(i + 1);
+  }
+  // Parse only up to the first too-deep bracket: a syntax error before it is the first
+  // error; otherwise the prefix ends early (at that bracket) and the depth is the error.
+  std::size_t too_deep = FindTooDeep(doc.text_);
+  std::string_view input(doc.text_);
+  if (too_deep != std::string::npos) input = input.substr(0, too_deep);
+  try {
+    doc.root_ = json::parse(input, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    // e.byte counts characters read, including the offending one.
+    std::size_t offset = e.byte == 0 ? 0 : e.byte - 1;
+    if (too_deep == std::string::npos || offset < too_deep) {
+      return Status::Error(fmt::format("{}:{}: syntax error: {}", doc.file_name_,
+                                       doc.LineCol(offset), ParseErrorDetail(e)));
+    }
+  }
+  if (too_deep != std::string::npos) {
+    return Status::Error(fmt::format("{}:{}: nesting deeper than {} levels", doc.file_name_,
+                                     doc.LineCol(too_deep), kMaxJsonDepth));
+  }
+  if (Status s = PositionScanner(doc).Run(); !s.ok()) return s;
+  return doc;
+}
+
+StatusOr<JsonDocument> JsonDocument::Load(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::Error(fmt::format("open({}): {}", path, std::strerror(errno)));
+  std::string text;
+  char buf[65536];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      return Status::Error(fmt::format("read({}): {}", path, std::strerror(err)));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > kMaxJsonBytes) break;  // enough to report it as too big
+  }
+  ::close(fd);
+  if (text.size() > kMaxJsonBytes) {
+    return Status::Error(
+        fmt::format("{}: larger than the limit of {} bytes (1 MiB)", path, kMaxJsonBytes));
+  }
+  return Parse(std::move(text), path);
+}
+
+std::string JsonDocument::LineCol(std::size_t offset) const {
+  auto next = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
+  std::size_t line = static_cast<std::size_t>(next - line_starts_.begin());
+  std::size_t col = 1;
+  for (std::size_t i = line_starts_[line - 1]; i < offset && i < text_.size(); ++i) {
+    if ((static_cast<unsigned char>(text_[i]) & 0xC0) != 0x80) ++col;  // skip UTF-8 tails
+  }
+  return fmt::format("{}:{}", line, col);
+}
+
+std::size_t JsonDocument::OffsetOf(const JsonPointer& ptr) const {
+  for (JsonPointer p = ptr;; p = p.parent_pointer()) {
+    if (auto it = value_offsets_.find(p.to_string()); it != value_offsets_.end()) {
+      return it->second;
+    }
+    if (p.empty()) return 0;
+  }
+}
+
+std::string JsonDocument::Where(const JsonPointer& ptr) const {
+  return fmt::format("{}:{}", file_name_, LineCol(OffsetOf(ptr)));
+}
+
+std::string JsonDocument::WhereKey(const JsonPointer& object_ptr, const std::string& key) const {
+  auto it = key_offsets_.find((object_ptr / key).to_string());
+  if (it == key_offsets_.end()) return Where(object_ptr);
+  return fmt::format("{}:{}", file_name_, LineCol(it->second));
+}
+
+Status JsonDocument::ErrorAt(const JsonPointer& ptr, std::string_view what) const {
+  if (ptr.empty()) return Status::Error(fmt::format("{}: {}", Where(ptr), what));
+  return Status::Error(fmt::format("{}: {}: {}", Where(ptr), ptr.to_string(), what));
+}
+
+Status JsonDocument::ErrorAtKey(const JsonPointer& object_ptr, const std::string& key,
+                                std::string_view what) const {
+  return Status::Error(fmt::format("{}: {}: {}", WhereKey(object_ptr, key),
+                                   (object_ptr / key).to_string(), what));
+}
+
+// ---- ObjectReader ----
+
+std::string_view JsonTypeName(const json& value) {
+  switch (value.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::object: return "object";
+    case json::value_t::array: return "array";
+    case json::value_t::string: return "string";
+    case json::value_t::boolean: return "boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "integer";
+    case json::value_t::number_float: return "number";
+    case json::value_t::binary: return "binary";
+    case json::value_t::discarded: return "discarded";
+  }
+  return "unknown";
+}
+
+std::string QuotedList(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) {
+    if (!out.empty()) out += ", ";
+    out += '"' + item + '"';
+  }
+  return out;
+}
+
+ObjectReader::ObjectReader(const JsonDocument& doc, JsonPointer ptr,
+                           std::vector<std::string> known_keys)
+    : doc_(doc), ptr_(std::move(ptr)), known_keys_(std::move(known_keys)) {
+  const json& value = doc_.root().at(ptr_);
+  if (!ExpectType(ptr_, value, json::value_t::object, "object")) return;
+  for (const auto& [key, member] : value.items()) {
+    if (std::find(known_keys_.begin(), known_keys_.end(), key) != known_keys_.end()) continue;
+    // Report the unknown key that comes first in the file, not first in sorted order.
+    if (ok() || doc_.OffsetOf(ptr_ / key) < doc_.OffsetOf(bad_key_ptr_)) {
+      bad_key_ptr_ = ptr_ / key;
+      status_ = doc_.ErrorAtKey(ptr_, key,
+                                fmt::format("unknown key (known: {})",
+                                            fmt::join(known_keys_, ", ")));
+    }
+  }
+}
+
+bool ObjectReader::Has(const std::string& key) const {
+  assert(std::find(known_keys_.begin(), known_keys_.end(), key) != known_keys_.end());
+  return ok() && doc_.root().at(ptr_).contains(key);
+}
+
+void ObjectReader::Fail(Status status) {
+  if (ok()) status_ = std::move(status);
+}
+void ObjectReader::FailAt(const JsonPointer& ptr, std::string_view what) {
+  Fail(doc_.ErrorAt(ptr, what));
+}
+void ObjectReader::FailAtKey(const JsonPointer& object_ptr, const std::string& key,
+                             std::string_view what) {
+  Fail(doc_.ErrorAtKey(object_ptr, key, what));
+}
+
+const json* ObjectReader::Member(const std::string& key, Presence presence) {
+  if (!ok()) return nullptr;
+  if (Has(key)) return &doc_.root().at(ptr_).at(key);
+  switch (presence) {
+    case Presence::kOptional: break;
+    case Presence::kRequired: FailAt(ptr_ / key, "missing required field"); break;
+  }
+  return nullptr;
+}
+
+bool ObjectReader::ExpectType(const JsonPointer& ptr, const json& value, json::value_t type,
+                              std::string_view type_name) {
+  bool matches = value.type() == type ||
+                 (type == json::value_t::number_integer && value.is_number_unsigned());
+  if (!matches) FailAt(ptr, fmt::format("expected {}, got {}", type_name, JsonTypeName(value)));
+  return ok();
+}
+
+std::optional<std::string> ObjectReader::String(const std::string& key, Presence presence) {
+  const json* v = Member(key, presence);
+  if (!v || !ExpectType(ptr_ / key, *v, json::value_t::string, "string")) return std::nullopt;
+  return v->get<std::string>();
+}
+
+std::optional<std::string> ObjectReader::Enum(const std::string& key, Presence presence,
+                                              std::initializer_list<std::string_view> allowed) {
+  std::optional<std::string> v = String(key, presence);
+  if (!v || std::find(allowed.begin(), allowed.end(), *v) != allowed.end()) return v;
+  FailAt(ptr_ / key, fmt::format("expected one of {}, got \"{}\"",
+                                 QuotedList({allowed.begin(), allowed.end()}), *v));
+  return std::nullopt;
+}
+
+std::optional<bool> ObjectReader::Bool(const std::string& key, Presence presence) {
+  const json* v = Member(key, presence);
+  if (!v || !ExpectType(ptr_ / key, *v, json::value_t::boolean, "boolean")) return std::nullopt;
+  return v->get<bool>();
+}
+
+std::optional<std::int64_t> ObjectReader::Int(const std::string& key, Presence presence,
+                                              std::int64_t min, std::int64_t max) {
+  const json* v = Member(key, presence);
+  if (!v || !ExpectType(ptr_ / key, *v, json::value_t::number_integer, "integer")) {
+    return std::nullopt;
+  }
+  std::string range = max == INT64_MAX ? fmt::format("at least {}", min)
+                                       : fmt::format("between {} and {}", min, max);
+  if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(max)) {
+    FailAt(ptr_ / key, fmt::format("must be {}, got {}", range, v->dump()));
+    return std::nullopt;
+  }
+  std::int64_t n = v->get<std::int64_t>();
+  if (n < min || n > max) {
+    FailAt(ptr_ / key, fmt::format("must be {}, got {}", range, n));
+    return std::nullopt;
+  }
+  return n;
+}
+
+std::optional<double> ObjectReader::PositiveNumber(const std::string& key, Presence presence) {
+  const json* v = Member(key, presence);
+  if (!v) return std::nullopt;
+  if (!v->is_number()) {
+    FailAt(ptr_ / key, fmt::format("expected number, got {}", JsonTypeName(*v)));
+    return std::nullopt;
+  }
+  double n = v->get<double>();
+  if (!(n > 0)) {
+    FailAt(ptr_ / key, fmt::format("must be greater than 0, got {}", v->dump()));
+    return std::nullopt;
+  }
+  return n;
+}
+
+std::optional<std::vector<std::string>> ObjectReader::StringList(const std::string& key,
+                                                                 Presence presence) {
+  const json* v = Member(key, presence);
+  if (!v || !ExpectType(ptr_ / key, *v, json::value_t::array, "array of strings")) {
+    return std::nullopt;
+  }
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    if (!ExpectType(ptr_ / key / i, (*v)[i], json::value_t::string, "string")) {
+      return std::nullopt;
+    }
+    out.push_back((*v)[i].get<std::string>());
+  }
+  return out;
+}
+
+std::optional<std::vector<std::string>> ObjectReader::ArgvAt(const JsonPointer& ptr,
+                                                             const json& value) {
+  if (!ExpectType(ptr, value, json::value_t::array, "argv (array of strings)")) {
+    return std::nullopt;
+  }
+  if (value.empty()) {
+    FailAt(ptr, "argv must not be empty");
+    return std::nullopt;
+  }
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    if (!ExpectType(ptr / i, value[i], json::value_t::string, "string")) return std::nullopt;
+    out.push_back(value[i].get<std::string>());
+  }
+  if (out[0].empty()) {
+    FailAt(ptr / 0, "program name must not be empty");
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<std::vector<std::string>> ObjectReader::Argv(const std::string& key,
+                                                           Presence presence) {
+  const json* v = Member(key, presence);
+  if (!v) return std::nullopt;
+  return ArgvAt(ptr_ / key, *v);
+}
+
+std::optional<std::vector<std::vector<std::string>>> ObjectReader::ArgvList(
+    const std::string& key, Presence presence) {
+  const json* v = Member(key, presence);
+  if (!v || !ExpectType(ptr_ / key, *v, json::value_t::array, "array of argvs")) {
+    return std::nullopt;
+  }
+  std::vector<std::vector<std::string>> out;
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    std::optional<std::vector<std::string>> argv = ArgvAt(ptr_ / key / i, (*v)[i]);
+    if (!argv) return std::nullopt;
+    out.push_back(std::move(*argv));
+  }
+  return out;
+}
+
+std::optional<std::map<std::string, std::string>> ObjectReader::StringMap(
+    const std::string& key, Presence presence) {
+  const json* v = Member(key, presence);
+  if (!v || !ExpectType(ptr_ / key, *v, json::value_t::object, "object of strings")) {
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> out;
+  for (const auto& [name, value] : v->items()) {
+    if (!ExpectType(ptr_ / key / name, value, json::value_t::string, "string")) {
+      return std::nullopt;
+    }
+    out[name] = value.get<std::string>();
+  }
+  return out;
+}
+
+}  // namespace sandprobe

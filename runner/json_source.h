@@ -1,0 +1,130 @@
+// JsonDocument: a parsed JSON file (comments allowed) that remembers where every key and value
+// starts, so a loader can say `policy.json:12:5: /limits/pids: expected integer, got string`.
+//
+// ObjectReader: a strict reader over one JSON object of such a document. It reads typed fields,
+// rejects keys it was not told about, and keeps only the first error, so the loaders in
+// profile.cc / policy.cc / suite.cc are a list of field reads and a few cross-field rules.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/status.h"
+
+namespace sandprobe {
+
+using JsonPointer = nlohmann::json::json_pointer;
+
+// Bigger inputs are refused before parsing: no profile, policy or suite comes close.
+inline constexpr std::size_t kMaxJsonBytes = 1024 * 1024;
+// Deeper nesting is refused (the root object is level 1); the position scan is recursive.
+inline constexpr int kMaxJsonDepth = 64;
+
+class JsonDocument {
+ public:
+  // Parses `text` (`//` and `/* */` comments allowed; duplicate keys are an error).
+  // `file_name` is only used in messages.
+  static StatusOr<JsonDocument> Parse(std::string text, std::string file_name);
+  // Reads and parses `path`; messages name the file as given.
+  static StatusOr<JsonDocument> Load(const std::string& path);
+
+  const nlohmann::json& root() const { return root_; }
+  const std::string& file_name() const { return file_name_; }
+
+  // "file:line:col" (1-based; col counts characters) of the value at `ptr`, or of its nearest
+  // ancestor that exists (a missing field is reported at its enclosing object).
+  std::string Where(const JsonPointer& ptr) const;
+  // Same, for the key that names the member `object_ptr / key`.
+  std::string WhereKey(const JsonPointer& object_ptr, const std::string& key) const;
+  // Byte offset of the value at `ptr` (nearest existing ancestor); orders errors by position.
+  std::size_t OffsetOf(const JsonPointer& ptr) const;
+
+  // "file:l:c: /ptr: what" at the value (the root pointer is left out of the message).
+  Status ErrorAt(const JsonPointer& ptr, std::string_view what) const;
+  // "file:l:c: /ptr/key: what" at the key (used for unknown and misplaced keys).
+  Status ErrorAtKey(const JsonPointer& object_ptr, const std::string& key,
+                    std::string_view what) const;
+
+ private:
+  friend class PositionScanner;
+  std::string LineCol(std::size_t offset) const;
+
+  std::string text_;
+  std::string file_name_;
+  nlohmann::json root_;
+  std::vector<std::size_t> line_starts_;                        // offset of each line's start
+  std::unordered_map<std::string, std::size_t> value_offsets_;  // pointer -> value start
+  std::unordered_map<std::string, std::size_t> key_offsets_;    // pointer -> its key's quote
+};
+
+// Whether a field must be present.
+enum class Presence { kOptional, kRequired };
+
+// Reads the members of the object at `ptr`. The constructor checks that the value is an object
+// and that every key is in `known_keys` (listed in the error, in the given order). Every read
+// after the first error returns nullopt, so callers read on and return status() at the end.
+class ObjectReader {
+ public:
+  ObjectReader(const JsonDocument& doc, JsonPointer ptr, std::vector<std::string> known_keys);
+
+  const JsonDocument& doc() const { return doc_; }
+  const JsonPointer& pointer() const { return ptr_; }
+  JsonPointer PointerTo(const std::string& key) const { return ptr_ / key; }
+  bool ok() const { return status_.ok(); }
+  Status status() const { return status_; }
+  // Present (and no error so far). Keys outside `known_keys` are a programming error.
+  bool Has(const std::string& key) const;
+
+  std::optional<std::string> String(const std::string& key, Presence presence);
+  // A string that must equal one of `allowed`; the error lists them.
+  std::optional<std::string> Enum(const std::string& key, Presence presence,
+                                  std::initializer_list<std::string_view> allowed);
+  std::optional<bool> Bool(const std::string& key, Presence presence);
+  std::optional<std::int64_t> Int(const std::string& key, Presence presence, std::int64_t min,
+                                  std::int64_t max);
+  // A number (integer or not) strictly greater than zero.
+  std::optional<double> PositiveNumber(const std::string& key, Presence presence);
+  std::optional<std::vector<std::string>> StringList(const std::string& key, Presence presence);
+  // A non-empty array of strings whose first element (the program) is non-empty.
+  std::optional<std::vector<std::string>> Argv(const std::string& key, Presence presence);
+  std::optional<std::vector<std::vector<std::string>>> ArgvList(const std::string& key,
+                                                                 Presence presence);
+  // An object whose values are all strings.
+  std::optional<std::map<std::string, std::string>> StringMap(const std::string& key,
+                                                              Presence presence);
+
+  // Records an error found by the caller's own rules (kept only if it is the first).
+  void FailAt(const JsonPointer& ptr, std::string_view what);
+  void FailAtKey(const JsonPointer& object_ptr, const std::string& key, std::string_view what);
+  void Fail(Status status);
+
+ private:
+  // The member, or nullptr when absent (an error if required) or after an error.
+  const nlohmann::json* Member(const std::string& key, Presence presence);
+  bool ExpectType(const JsonPointer& ptr, const nlohmann::json& value,
+                  nlohmann::json::value_t type, std::string_view type_name);
+  std::optional<std::vector<std::string>> ArgvAt(const JsonPointer& ptr,
+                                                 const nlohmann::json& value);
+
+  const JsonDocument& doc_;
+  JsonPointer ptr_;
+  std::vector<std::string> known_keys_;
+  JsonPointer bad_key_ptr_;  // the unknown key being reported, to keep the earliest one
+  Status status_ = Status::Ok();
+};
+
+// "integer", "number", "string", "boolean", "null", "array", "object".
+std::string_view JsonTypeName(const nlohmann::json& value);
+// `"a", "b", "c"` for error messages.
+std::string QuotedList(const std::vector<std::string>& items);
+
+}  // namespace sandprobe

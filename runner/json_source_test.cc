@@ -1,0 +1,247 @@
+#include "runner/json_source.h"
+
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace sandprobe {
+namespace {
+
+using nlohmann::json;
+
+JsonDocument MustParse(const std::string& text) {
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(text, "x.json");
+  EXPECT_TRUE(doc.ok()) << doc.status().message();
+  return std::move(doc).value();
+}
+
+std::string ParseError(const std::string& text) {
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(text, "x.json");
+  EXPECT_FALSE(doc.ok());
+  return doc.status().message();
+}
+
+// Line 5 mixes a block comment, literals, a number and an escaped string; line 6 has an
+// escaped key and a multi-byte character (one column).
+const char* const kPositions = R"({
+  // a comment with "quotes" and { braces [
+  "a": 1,
+  /* block
+     comment */ "b": [true, false, null, -1.5e3, "x\"y\\"],
+  "c\u0041": {"d": "é", "e": 2}
+})";
+
+TEST(JsonDocumentTest, ValuePositionsAcrossCommentsLiteralsAndEscapes) {
+  JsonDocument doc = MustParse(kPositions);
+  EXPECT_EQ(doc.root()["b"][4], "x\"y\\");
+  EXPECT_EQ(doc.Where(JsonPointer("")), "x.json:1:1");
+  EXPECT_EQ(doc.Where(JsonPointer("/a")), "x.json:3:8");
+  EXPECT_EQ(doc.Where(JsonPointer("/b")), "x.json:5:22");
+  EXPECT_EQ(doc.Where(JsonPointer("/b/0")), "x.json:5:23");
+  EXPECT_EQ(doc.Where(JsonPointer("/b/1")), "x.json:5:29");
+  EXPECT_EQ(doc.Where(JsonPointer("/b/2")), "x.json:5:36");
+  EXPECT_EQ(doc.Where(JsonPointer("/b/3")), "x.json:5:42");
+  EXPECT_EQ(doc.Where(JsonPointer("/b/4")), "x.json:5:50");
+  EXPECT_EQ(doc.Where(JsonPointer("/cA")), "x.json:6:14");
+  EXPECT_EQ(doc.Where(JsonPointer("/cA/d")), "x.json:6:20");
+  EXPECT_EQ(doc.Where(JsonPointer("/cA/e")), "x.json:6:30");
+}
+
+TEST(JsonDocumentTest, CommentMarkersInsideStringsAreText) {
+  JsonDocument doc = MustParse("{\"u\": \"http://x /* [[\", \"v\": 1} // end\n/* tail */");
+  EXPECT_EQ(doc.root()["u"], "http://x /* [[");
+  EXPECT_EQ(doc.Where(JsonPointer("/v")), "x.json:1:30");
+}
+
+TEST(JsonDocumentTest, KeyPositions) {
+  JsonDocument doc = MustParse(kPositions);
+  EXPECT_EQ(doc.WhereKey(JsonPointer(""), "a"), "x.json:3:3");
+  EXPECT_EQ(doc.WhereKey(JsonPointer(""), "b"), "x.json:5:17");
+  EXPECT_EQ(doc.WhereKey(JsonPointer(""), "cA"), "x.json:6:3");
+  EXPECT_EQ(doc.WhereKey(JsonPointer("/cA"), "e"), "x.json:6:25");
+}
+
+TEST(JsonDocumentTest, MissingPointerFallsBackToNearestAncestor) {
+  JsonDocument doc = MustParse(kPositions);
+  EXPECT_EQ(doc.Where(JsonPointer("/cA/zz/y")), "x.json:6:14");
+  EXPECT_EQ(doc.ErrorAt(JsonPointer("/cA/zz"), "missing required field").message(),
+            "x.json:6:14: /cA/zz: missing required field");
+}
+
+TEST(JsonDocumentTest, ErrorMessagesNamePositionAndPointer) {
+  JsonDocument doc = MustParse(kPositions);
+  EXPECT_EQ(doc.ErrorAt(JsonPointer("/b/3"), "too cold").message(), "x.json:5:42: /b/3: too cold");
+  EXPECT_EQ(doc.ErrorAt(JsonPointer(""), "expected object").message(),
+            "x.json:1:1: expected object");
+  EXPECT_EQ(doc.ErrorAtKey(JsonPointer("/cA"), "d", "bad key").message(),
+            "x.json:6:15: /cA/d: bad key");
+}
+
+TEST(JsonDocumentTest, PointerKeysWithSlashAndTildeAreEscaped) {
+  JsonDocument doc = MustParse("{\"a/b\": {\"c~d\":\n 7}}");
+  EXPECT_EQ(doc.ErrorAt(JsonPointer("/a~1b/c~0d"), "x").message(), "x.json:2:2: /a~1b/c~0d: x");
+}
+
+TEST(JsonDocumentTest, SyntaxErrorsReportLineAndColumn) {
+  // The position is where nlohmann noticed: the last character of the unexpected token.
+  EXPECT_EQ(ParseError("{\n  \"a\": 1\n  \"b\": 2\n}"),
+            "x.json:3:5: syntax error: while parsing object - unexpected string literal; "
+            "expected '}'");
+  EXPECT_EQ(ParseError("{\n  // c\n  \"a\": tru\n}"),
+            "x.json:3:11: syntax error: while parsing value - invalid literal; last read: "
+            "'\"a\": tru<U+000A>'");
+  EXPECT_EQ(ParseError("{\"a\": [1, 2,]}"),
+            "x.json:1:13: syntax error: while parsing value - unexpected ']'; expected '[', '{', "
+            "or a literal");
+  EXPECT_EQ(ParseError(""),
+            "x.json:1:1: syntax error: while parsing value - unexpected end of input; expected "
+            "'[', '{', or a literal");
+  EXPECT_EQ(ParseError("{} {}"),
+            "x.json:1:4: syntax error: while parsing value - unexpected '{'; expected end of "
+            "input");
+}
+
+TEST(JsonDocumentTest, DuplicateKeyIsAnErrorAtTheSecond) {
+  EXPECT_EQ(ParseError("{\"a\": {\"k\": 1,\n \"k\": 2}}"),
+            "x.json:2:2: /a/k: duplicate key (first at 1:8)");
+}
+
+TEST(JsonDocumentTest, OversizeInputIsRefused) {
+  std::string big = "\"" + std::string(kMaxJsonBytes, 'x') + "\"";
+  EXPECT_EQ(ParseError(big), "x.json: 1048578 bytes, more than the limit of 1048576 bytes (1 MiB)");
+}
+
+TEST(JsonDocumentTest, NestingDepthIsCapped) {
+  std::string ok = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
+  EXPECT_TRUE(JsonDocument::Parse(ok, "x.json").ok());
+  std::string deep = "{\"a\":\n" + std::string(kMaxJsonDepth, '[') + std::string(65, ']') + "}";
+  EXPECT_EQ(ParseError(deep), "x.json:2:64: nesting deeper than 64 levels");
+  // Huge depth (well past any recursion limit) is refused the same way, cheaply.
+  std::string huge(kMaxJsonBytes, '[');
+  EXPECT_EQ(ParseError(huge), "x.json:1:65: nesting deeper than 64 levels");
+}
+
+TEST(JsonDocumentTest, SyntaxErrorBeforeTooDeepWins) {
+  std::string text = "[x, " + std::string(100, '[');
+  EXPECT_EQ(ParseError(text),
+            "x.json:1:2: syntax error: while parsing value - invalid literal; last read: '[x'");
+}
+
+TEST(JsonDocumentTest, LoadReportsTheFailingCall) {
+  StatusOr<JsonDocument> missing = JsonDocument::Load("/nonexistent/x.json");
+  EXPECT_EQ(missing.status().message(), "open(/nonexistent/x.json): No such file or directory");
+  std::string dir = SANDPROBE_SOURCE_DIR "/runner/testdata/load";
+  EXPECT_EQ(JsonDocument::Load(dir).status().message(), "read(" + dir + "): Is a directory");
+}
+
+TEST(JsonDocumentTest, LoadRefusesOversizeFile) {
+  std::string path = testing::TempDir() + "/sandprobe_big.json";
+  {
+    std::ofstream out(path);
+    out << std::string(kMaxJsonBytes + 10, ' ');
+  }
+  EXPECT_EQ(JsonDocument::Load(path).status().message(),
+            path + ": larger than the limit of 1048576 bytes (1 MiB)");
+}
+
+TEST(JsonDocumentTest, LoadNamesTheFileAsGiven) {
+  std::string path = SANDPROBE_SOURCE_DIR "/runner/testdata/load/policy_bad_pids.json";
+  StatusOr<JsonDocument> doc = JsonDocument::Load(path);
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  EXPECT_EQ(doc->file_name(), path);
+  EXPECT_EQ(doc->Where(JsonPointer("/limits/pids")), path + ":6:13");
+}
+
+// ---- ObjectReader ----
+
+TEST(ObjectReaderTest, UnknownKeyListsTheKnownOnesAndPointsAtTheKey) {
+  JsonDocument doc = MustParse("{\"fs\": {\n  \"readable\": [],\n  \"readabel\": []}}");
+  ObjectReader r(doc, JsonPointer("/fs"), {"readable", "unreadable", "writable", "unwritable"});
+  EXPECT_EQ(r.status().message(),
+            "x.json:3:3: /fs/readabel: unknown key (known: readable, unreadable, writable, "
+            "unwritable)");
+}
+
+TEST(ObjectReaderTest, FirstUnknownKeyInTheFileIsReported) {
+  JsonDocument doc = MustParse("{\"zz\": 1, \"aa\": 2}");
+  ObjectReader r(doc, JsonPointer(""), {"k"});
+  EXPECT_EQ(r.status().message(), "x.json:1:2: /zz: unknown key (known: k)");
+}
+
+TEST(ObjectReaderTest, NonObjectIsAnError) {
+  JsonDocument doc = MustParse("{\"limits\": [1]}");
+  ObjectReader r(doc, JsonPointer("/limits"), {"pids"});
+  EXPECT_EQ(r.status().message(), "x.json:1:12: /limits: expected object, got array");
+  EXPECT_FALSE(r.Has("pids"));
+}
+
+TEST(ObjectReaderTest, TypedReadsReturnValues) {
+  JsonDocument doc = MustParse(R"({"s": "v", "b": true, "i": 7, "n": 2, "l": ["a", "b"],
+      "argv": ["ls", ""], "argvs": [["a"], ["b", "c"]], "m": {"k": "v"}, "e": "allow"})");
+  ObjectReader r(doc, JsonPointer(""), {"s", "b", "i", "n", "l", "argv", "argvs", "m", "e", "x"});
+  EXPECT_EQ(r.String("s", Presence::kRequired), "v");
+  EXPECT_EQ(r.Bool("b", Presence::kRequired), true);
+  EXPECT_EQ(r.Int("i", Presence::kRequired, 1, 10), 7);
+  EXPECT_EQ(r.PositiveNumber("n", Presence::kRequired), 2.0);
+  EXPECT_EQ(r.StringList("l", Presence::kRequired), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(r.Argv("argv", Presence::kRequired), (std::vector<std::string>{"ls", ""}));
+  EXPECT_EQ(r.ArgvList("argvs", Presence::kRequired)->size(), 2u);
+  EXPECT_EQ(r.StringMap("m", Presence::kRequired)->at("k"), "v");
+  EXPECT_EQ(r.Enum("e", Presence::kRequired, {"deny", "allow"}), "allow");
+  EXPECT_EQ(r.String("x", Presence::kOptional), std::nullopt);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+}
+
+// Reads `key` of {"k": <value>} with `read` and returns the error message.
+template <typename Read>
+std::string ReadError(const std::string& value, Read read) {
+  JsonDocument doc = MustParse("{\"k\": " + value + "}");
+  ObjectReader r(doc, JsonPointer(""), {"k", "missing"});
+  read(r);
+  return r.status().message();
+}
+
+TEST(ObjectReaderTest, TypeAndRangeErrors) {
+  auto integer = [](ObjectReader& r) { (void)r.Int("k", Presence::kRequired, 1, 3600); };
+  EXPECT_EQ(ReadError("\"50\"", integer), "x.json:1:7: /k: expected integer, got string");
+  EXPECT_EQ(ReadError("5.0", integer), "x.json:1:7: /k: expected integer, got number");
+  EXPECT_EQ(ReadError("0", integer), "x.json:1:7: /k: must be between 1 and 3600, got 0");
+  EXPECT_EQ(ReadError("18446744073709551615", integer),
+            "x.json:1:7: /k: must be between 1 and 3600, got 18446744073709551615");
+  auto positive = [](ObjectReader& r) { (void)r.PositiveNumber("k", Presence::kRequired); };
+  EXPECT_EQ(ReadError("-0.5", positive), "x.json:1:7: /k: must be greater than 0, got -0.5");
+  EXPECT_EQ(ReadError("null", positive), "x.json:1:7: /k: expected number, got null");
+  auto boolean = [](ObjectReader& r) { (void)r.Bool("k", Presence::kRequired); };
+  EXPECT_EQ(ReadError("\"yes\"", boolean), "x.json:1:7: /k: expected boolean, got string");
+  auto list = [](ObjectReader& r) { (void)r.StringList("k", Presence::kRequired); };
+  EXPECT_EQ(ReadError("[\"a\", 2]", list), "x.json:1:13: /k/1: expected string, got integer");
+  auto argv = [](ObjectReader& r) { (void)r.Argv("k", Presence::kRequired); };
+  EXPECT_EQ(ReadError("[]", argv), "x.json:1:7: /k: argv must not be empty");
+  EXPECT_EQ(ReadError("[\"\", \"a\"]", argv),
+            "x.json:1:8: /k/0: program name must not be empty");
+  auto argvs = [](ObjectReader& r) { (void)r.ArgvList("k", Presence::kRequired); };
+  EXPECT_EQ(ReadError("[[\"a\"], \"b\"]", argvs),
+            "x.json:1:15: /k/1: expected argv (array of strings), got string");
+  auto map = [](ObjectReader& r) { (void)r.StringMap("k", Presence::kRequired); };
+  EXPECT_EQ(ReadError("{\"a\": 1}", map), "x.json:1:13: /k/a: expected string, got integer");
+  auto enumerated = [](ObjectReader& r) {
+    (void)r.Enum("k", Presence::kRequired, {"deny", "allow"});
+  };
+  EXPECT_EQ(ReadError("\"block\"", enumerated),
+            "x.json:1:7: /k: expected one of \"deny\", \"allow\", got \"block\"");
+  auto required = [](ObjectReader& r) { (void)r.String("missing", Presence::kRequired); };
+  EXPECT_EQ(ReadError("1", required), "x.json:1:1: /missing: missing required field");
+}
+
+TEST(ObjectReaderTest, FirstErrorWins) {
+  JsonDocument doc = MustParse(R"({"a": "x", "b": "y"})");
+  ObjectReader r(doc, JsonPointer(""), {"a", "b"});
+  EXPECT_EQ(r.Int("a", Presence::kRequired, 0, 1), std::nullopt);
+  EXPECT_EQ(r.String("b", Presence::kRequired), std::nullopt);  // fine, but after an error
+  r.FailAt(JsonPointer("/b"), "later");
+  EXPECT_EQ(r.status().message(), "x.json:1:7: /a: expected integer, got string");
+}
+
+}  // namespace
+}  // namespace sandprobe

@@ -1,0 +1,383 @@
+#include "runner/launcher.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace sandprobe {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+
+LaunchSpec Child(std::vector<std::string> args) {
+  LaunchSpec spec;
+  spec.argv = {LAUNCHER_TEST_CHILD};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.timeout = milliseconds(20000);
+  return spec;
+}
+
+LaunchSpec Command(std::vector<std::string> argv) {
+  LaunchSpec spec;
+  spec.argv = std::move(argv);
+  return spec;
+}
+
+LaunchResult MustLaunch(const LaunchSpec& spec) {
+  ProcessLauncher launcher;
+  StatusOr<LaunchResult> r = launcher.Launch(spec);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r : LaunchResult{};
+}
+
+// True once `pid` no longer runs: gone (ESRCH) or a zombie waiting for its new parent.
+// Retries briefly, since SIGKILL delivery to a reparented grandchild is asynchronous.
+bool ProcessIsGone(int pid) {
+  for (int i = 0; i < 100; ++i) {
+    if (kill(pid, 0) == -1 && errno == ESRCH) return true;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    auto paren = text.rfind(')');
+    if (paren != std::string::npos && paren + 2 < text.size() &&
+        (text[paren + 2] == 'Z' || text[paren + 2] == 'X'))
+      return true;
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  return false;
+}
+
+// The test process must not be left with zombies (or anything else) from a launch.
+bool NoChildrenLeft() { return waitpid(-1, nullptr, WNOHANG) == -1 && errno == ECHILD; }
+
+int ReadPidFile(const std::string& path) {
+  std::ifstream in(path);
+  int pid = 0;
+  in >> pid;
+  return pid;
+}
+
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "launcher_test_" + std::to_string(getpid()) + "_" + name;
+}
+
+TEST(Launcher, ExitZero) {
+  LaunchResult r = MustLaunch(Child({"exit", "0"}));
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_FALSE(r.signal);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_GT(r.pid, 0);
+  EXPECT_EQ(DescribeExit(r), "exit 0");
+  EXPECT_TRUE(NoChildrenLeft());
+}
+
+TEST(Launcher, ExitCodeIsKept) {
+  LaunchResult r = MustLaunch(Child({"exit", "3"}));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_FALSE(r.signal);
+  EXPECT_EQ(DescribeExit(r), "exit 3");
+}
+
+TEST(Launcher, SignalIsToldApartFromExit) {
+  LaunchResult segv = MustLaunch(Child({"raise", std::to_string(SIGSEGV)}));
+  EXPECT_FALSE(segv.exit_code);
+  EXPECT_EQ(segv.signal, SIGSEGV);
+  EXPECT_EQ(DescribeExit(segv), "signal 11 (SIGSEGV)");
+  LaunchResult abrt = MustLaunch(Child({"raise", std::to_string(SIGABRT)}));
+  EXPECT_FALSE(abrt.exit_code);
+  EXPECT_EQ(abrt.signal, SIGABRT);
+}
+
+TEST(Launcher, ChildLeadsItsOwnProcessGroup) {
+  LaunchResult r = MustLaunch(Child({"pgid"}));
+  std::istringstream in(r.out);
+  int pid = 0, pgid = 0;
+  in >> pid >> pgid;
+  EXPECT_EQ(pid, r.pid);
+  EXPECT_EQ(pgid, r.pid);
+  EXPECT_NE(pgid, getpgid(0));
+}
+
+TEST(Launcher, OnlyStandardFdsReachTheChild) {
+  // Deliberately inheritable: a file, both ends of a pipe, a socket.
+  int file = open("/proc/self/status", O_RDONLY);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(file, 0);
+  ASSERT_GE(sock, 0);
+  LaunchResult r = MustLaunch(Child({"fds"}));
+  EXPECT_EQ(r.out, "0 1 2");
+  EXPECT_EQ(r.exit_code, 0);
+  close(file);
+  close(fds[0]);
+  close(fds[1]);
+  close(sock);
+}
+
+// Each fallback of the sweep, run in this process on a fresh inheritable fd.
+TEST(Launcher, EveryFdSweepMarksInheritedFdsCloexec) {
+  for (FdSweep how : {FdSweep::kCloseRange, FdSweep::kProcSelfFd, FdSweep::kEveryNumber}) {
+    int fd = open("/dev/null", O_RDONLY);
+    ASSERT_GE(fd, 3);
+    ASSERT_EQ(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
+    EXPECT_EQ(MarkInheritedFdsCloexec(how), 0);
+    EXPECT_NE(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0) << static_cast<int>(how);
+    EXPECT_EQ(fcntl(0, F_GETFD) & FD_CLOEXEC, 0) << "stdin must stay inheritable";
+    close(fd);
+  }
+}
+
+TEST(Launcher, MissingCommandIsAnErrorNamingIt) {
+  ProcessLauncher launcher;
+  auto r = launcher.Launch(Command({"sandprobe-no-such-cmd", "x"}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("execve(sandprobe-no-such-cmd): ENOENT"));
+}
+
+// These fail inside execve, so they also prove Boost's exec-error pipe survives the fd sweep
+// and that the failed child is reaped.
+TEST(Launcher, ExecFailureIsAnErrorAndLeavesNoZombie) {
+  ProcessLauncher launcher;
+  auto missing = launcher.Launch(Command({"/nonexistent/cmd"}));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), "execve(/nonexistent/cmd): ENOENT");
+  std::string plain_file = TempPath("not-executable");
+  std::ofstream(plain_file) << "data\n";
+  ASSERT_EQ(chmod(plain_file.c_str(), 0644), 0);
+  auto not_executable = launcher.Launch(Command({plain_file}));
+  ASSERT_FALSE(not_executable.ok());
+  EXPECT_EQ(not_executable.status().message(), "execve(" + plain_file + "): EACCES");
+  unlink(plain_file.c_str());
+  EXPECT_TRUE(NoChildrenLeft());
+}
+
+TEST(Launcher, BadWorkingDirIsAnErrorNamingIt) {
+  LaunchSpec spec = Child({"exit", "0"});
+  spec.working_dir = "/nonexistent-dir";
+  ProcessLauncher launcher;
+  auto r = launcher.Launch(spec);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("chdir(/nonexistent-dir)"));
+  EXPECT_THAT(r.status().message(), HasSubstr("ENOENT"));
+  EXPECT_TRUE(NoChildrenLeft());
+}
+
+TEST(Launcher, WorkingDirIsUsed) {
+  LaunchSpec spec = Command({"pwd"});
+  spec.working_dir = "/usr/lib";
+  LaunchResult r = MustLaunch(spec);
+  EXPECT_EQ(r.out, "/usr/lib\n");
+}
+
+TEST(Launcher, TimeoutTermsTheChild) {
+  LaunchSpec spec = Child({"sleep"});
+  spec.timeout = milliseconds(300);
+  LaunchResult r = MustLaunch(spec);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.signal, SIGTERM);
+  EXPECT_FALSE(r.exit_code);
+  EXPECT_GE(r.wall, milliseconds(300));
+  EXPECT_EQ(DescribeExit(r), "timed out after 300 ms (then signal 15 (SIGTERM))");
+}
+
+TEST(Launcher, TimeoutReachesAChildThatLeftItsGroup) {
+  LaunchSpec spec = Child({"leave-group-sleep"});
+  spec.timeout = milliseconds(300);
+  LaunchResult r = MustLaunch(spec);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.signal, SIGTERM);
+}
+
+TEST(Launcher, TimeoutKillsAChildThatIgnoresTerm) {
+  LaunchSpec spec = Child({"ignore-term-sleep"});
+  spec.timeout = milliseconds(200);
+  spec.grace = milliseconds(300);
+  LaunchResult r = MustLaunch(spec);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.signal, SIGKILL);
+  EXPECT_GE(r.wall, milliseconds(500));
+  EXPECT_LT(r.wall, milliseconds(5000));
+}
+
+TEST(Launcher, TimeoutKillsTheWholeTree) {
+  std::string pidfile = TempPath("tree.pid");
+  LaunchSpec spec = Child({"spawn-grandchild", pidfile, "sleep"});
+  spec.timeout = milliseconds(500);
+  spec.grace = milliseconds(300);
+  LaunchResult r = MustLaunch(spec);
+  EXPECT_TRUE(r.timed_out);
+  int grandchild = ReadPidFile(pidfile);
+  ASSERT_GT(grandchild, 0);
+  EXPECT_TRUE(ProcessIsGone(grandchild));
+  EXPECT_LT(r.wall, milliseconds(5000));
+  unlink(pidfile.c_str());
+}
+
+// The grandchild keeps stdout open: without the straggler kill the reader would wait for the
+// 20 s timeout (and the grandchild would live on).
+TEST(Launcher, StragglersDieWhenTheChildExits) {
+  std::string pidfile = TempPath("straggler.pid");
+  LaunchResult r = MustLaunch(Child({"spawn-grandchild", pidfile, "exit"}));
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_LT(r.wall, milliseconds(5000));
+  int grandchild = ReadPidFile(pidfile);
+  ASSERT_GT(grandchild, 0);
+  EXPECT_TRUE(ProcessIsGone(grandchild));
+  unlink(pidfile.c_str());
+}
+
+TEST(Launcher, BothStreamsAreDrainedAndCapped) {
+  const std::size_t ten_mib = 10 << 20;
+  LaunchResult r = MustLaunch(Child({"flood", std::to_string(ten_mib)}));
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.size(), std::size_t{1} << 20);
+  EXPECT_EQ(r.out_dropped, ten_mib - (1 << 20));
+  EXPECT_EQ(r.out.find_first_not_of('x'), std::string::npos);
+  EXPECT_EQ(r.err.size(), 100005u);
+  EXPECT_EQ(r.err_dropped, 0u);
+  EXPECT_THAT(r.err, ::testing::EndsWith("done\n"));
+}
+
+TEST(Launcher, SmallCapKeepsTheHead) {
+  LaunchSpec spec = Child({"flood", "5000"});
+  spec.output_cap = 1000;
+  LaunchResult r = MustLaunch(spec);
+  EXPECT_EQ(r.out, std::string(1000, 'x'));
+  EXPECT_EQ(r.out_dropped, 4000u);
+  EXPECT_EQ(r.err, std::string(1000, 'e'));
+  EXPECT_EQ(r.err_dropped, 100005u - 1000u);
+}
+
+TEST(Launcher, StdinDataIsDelivered) {
+  LaunchSpec spec = Child({"cat"});
+  for (int i = 0; i < 30000; ++i) spec.stdin_data += "line " + std::to_string(i) + "\n";
+  ASSERT_GT(spec.stdin_data.size(), 65536u);  // more than a pipe buffer
+  LaunchResult r = MustLaunch(spec);
+  EXPECT_EQ(r.out, spec.stdin_data);
+  EXPECT_EQ(r.exit_code, 0);
+}
+
+TEST(Launcher, EmptyStdinDataMeansDevNull) {
+  // Without /dev/null, cat would read the test's own stdin and hang until the timeout.
+  LaunchSpec spec = Child({"cat"});
+  spec.timeout = milliseconds(5000);
+  LaunchResult r = MustLaunch(spec);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "");
+}
+
+// The child never reads its stdin: writing the rest raises SIGPIPE, which must not kill us.
+TEST(Launcher, UnreadStdinDoesNotKillTheHarness) {
+  LaunchSpec spec = Child({"exit", "0"});
+  spec.stdin_data.assign(4 << 20, 'i');
+  LaunchResult r = MustLaunch(spec);
+  EXPECT_EQ(r.exit_code, 0);
+  sigset_t pending;
+  sigpending(&pending);
+  EXPECT_FALSE(sigismember(&pending, SIGPIPE));
+}
+
+TEST(Launcher, ExtraEnvIsVisibleAndOverrides) {
+  setenv("SANDPROBE_LAUNCHER_TEST_OLD", "inherited", 1);
+  LaunchSpec spec = Child({"env", "SANDPROBE_LAUNCHER_TEST_NEW"});
+  spec.extra_env = {{"SANDPROBE_LAUNCHER_TEST_NEW", "hello world"}};
+  EXPECT_EQ(MustLaunch(spec).out, "hello world");
+
+  LaunchSpec inherited = Child({"env", "SANDPROBE_LAUNCHER_TEST_OLD"});
+  EXPECT_EQ(MustLaunch(inherited).out, "inherited");
+  inherited.extra_env = {{"SANDPROBE_LAUNCHER_TEST_OLD", "overridden"}};
+  EXPECT_EQ(MustLaunch(inherited).out, "overridden");
+  unsetenv("SANDPROBE_LAUNCHER_TEST_OLD");
+}
+
+TEST(Launcher, CancelKillsLikeATimeout) {
+  std::atomic<bool> cancel{false};
+  LaunchSpec spec = Child({"sleep"});
+  spec.cancel = &cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(milliseconds(200));
+    cancel = true;
+  });
+  LaunchResult r = MustLaunch(spec);
+  canceller.join();
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.signal, SIGTERM);
+  EXPECT_GE(r.wall, milliseconds(200));
+  EXPECT_LT(r.wall, milliseconds(5000));
+  EXPECT_EQ(DescribeExit(r), "cancelled");
+}
+
+TEST(Launcher, AlreadyCancelledStartsNothing) {
+  std::atomic<bool> cancel{true};
+  LaunchSpec spec = Child({"exit", "0"});
+  spec.cancel = &cancel;
+  LaunchResult r = MustLaunch(spec);
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_EQ(r.pid, 0);
+}
+
+// Two threads launching at once: each result holds its own child's output, nothing leaks
+// across (fds of one launch must not keep the other's pipes open), nothing is left over.
+TEST(Launcher, ConcurrentLaunchesStayApart) {
+  auto worker = [](char tag, int* mismatches) {
+    ProcessLauncher launcher;
+    for (int i = 0; i < 15; ++i) {
+      LaunchSpec spec = Child({"cat"});
+      spec.stdin_data.assign(100000 + i, tag);
+      spec.timeout = milliseconds(10000);
+      auto r = launcher.Launch(spec);
+      if (!r.ok() || r->out != spec.stdin_data || r->exit_code != 0 || r->wall > milliseconds(5000))
+        ++*mismatches;
+    }
+  };
+  int bad_a = 0, bad_b = 0;
+  std::thread a(worker, 'a', &bad_a), b(worker, 'b', &bad_b);
+  a.join();
+  b.join();
+  EXPECT_EQ(bad_a, 0);
+  EXPECT_EQ(bad_b, 0);
+  EXPECT_TRUE(NoChildrenLeft());
+}
+
+TEST(DescribeExit, NamesEachOutcome) {
+  LaunchResult r;
+  r.signal = SIGKILL;
+  EXPECT_EQ(DescribeExit(r), "signal 9 (SIGKILL)");
+  r = LaunchResult{};
+  r.exit_code = 125;
+  EXPECT_EQ(DescribeExit(r), "exit 125");
+  r = LaunchResult{};
+  r.timed_out = true;
+  r.timeout = milliseconds(2000);
+  r.signal = SIGTERM;
+  EXPECT_EQ(DescribeExit(r), "timed out after 2000 ms (then signal 15 (SIGTERM))");
+}
+
+TEST(FormatArgv, QuotesOnlyWhatNeedsIt) {
+  EXPECT_EQ(FormatArgv({"docker", "run", "--name", "a b"}), "docker run --name 'a b'");
+  EXPECT_EQ(FormatArgv({"echo", "", "it's", "/x/y-z.json", "a=b"}),
+            "echo '' 'it'\\''s' /x/y-z.json a=b");
+  EXPECT_EQ(FormatArgv({"sh", "-c", "echo $HOME; ls *"}), "sh -c 'echo $HOME; ls *'");
+}
+
+}  // namespace
+}  // namespace sandprobe

@@ -1,0 +1,202 @@
+#include "runner/policy.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace sandprobe {
+namespace {
+
+using Paths = std::vector<PolicyPath>;
+
+const std::regex kNamePattern("[a-z0-9][a-z0-9._-]*");
+const std::regex kCapabilityPattern("CAP_[A-Z_]+");
+
+// Absolute, or one placeholder at the start followed by nothing or "/...". Any other `{...}`
+// would be silently literal, so it is refused.
+std::optional<std::string> PathProblem(const std::string& path) {
+  std::string rest = path;
+  for (std::string_view prefix : {"{host_canary}", "{workspace}"}) {
+    if (path.rfind(prefix, 0) == 0) {
+      rest = path.substr(prefix.size());
+      if (!rest.empty() && rest[0] != '/') {
+        return fmt::format("{} must be followed by nothing or \"/\"", prefix);
+      }
+    }
+  }
+  if (rest == path && (path.empty() || path[0] != '/')) {
+    return std::string("must be absolute or start with {host_canary} or {workspace}");
+  }
+  if (rest.find_first_of("{}") != std::string::npos) {
+    return std::string("only {host_canary} and {workspace} are allowed, at the start");
+  }
+  return std::nullopt;
+}
+
+// "/tmp/" and "/tmp/./" name the same place as "/tmp": compare them as such.
+std::string Normalized(const std::string& path) {
+  std::string out = std::filesystem::path(path).lexically_normal().string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
+Paths ReadPaths(ObjectReader& r, const std::string& key) {
+  Paths out;
+  std::vector<std::string> list = r.StringList(key, Presence::kOptional).value_or(std::vector<std::string>{});
+  for (std::size_t i = 0; i < list.size() && r.ok(); ++i) {
+    JsonPointer ptr = r.PointerTo(key) / i;
+    if (std::optional<std::string> problem = PathProblem(list[i])) r.FailAt(ptr, *problem);
+    out.push_back({list[i], ptr.to_string(), r.doc().Where(ptr)});
+  }
+  return out;
+}
+
+// A path in both lists of a contradictory pair, or twice in one list, is an error at the
+// occurrence that comes later in the file.
+void CheckNoOverlap(ObjectReader& r, const Paths& a, const Paths& b) {
+  std::vector<const PolicyPath*> all;
+  for (const PolicyPath& p : a) all.push_back(&p);
+  for (const PolicyPath& p : b) all.push_back(&p);
+  auto offset = [&](const PolicyPath* p) { return r.doc().OffsetOf(JsonPointer(p->pointer)); };
+  std::sort(all.begin(), all.end(),
+            [&](const PolicyPath* x, const PolicyPath* y) { return offset(x) < offset(y); });
+  for (std::size_t i = 0; i < all.size() && r.ok(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (Normalized(all[i]->path) != Normalized(all[j]->path)) continue;
+      r.FailAt(JsonPointer(all[i]->pointer),
+               fmt::format("\"{}\" is also listed at {}", all[i]->path, all[j]->pointer));
+      break;
+    }
+  }
+}
+
+void ReadFilesystem(ObjectReader& parent, FilesystemPolicy& fs) {
+  if (!parent.Has("filesystem")) return;
+  ObjectReader r(parent.doc(), parent.PointerTo("filesystem"),
+                 {"readable", "unreadable", "writable", "unwritable"});
+  fs.readable = ReadPaths(r, "readable");
+  fs.unreadable = ReadPaths(r, "unreadable");
+  fs.writable = ReadPaths(r, "writable");
+  fs.unwritable = ReadPaths(r, "unwritable");
+  CheckNoOverlap(r, fs.readable, fs.unreadable);
+  CheckNoOverlap(r, fs.writable, fs.unwritable);
+  parent.Fail(r.status());
+}
+
+void ReadNetwork(ObjectReader& parent, NetworkPolicy& net) {
+  if (!parent.Has("network")) return;
+  ObjectReader r(parent.doc(), parent.PointerTo("network"),
+                 {"egress", "allow", "dns", "unix_sockets"});
+  net.egress = r.Enum("egress", Presence::kOptional, {"deny", "allow"}).value_or(net.egress);
+  net.allow = r.StringList("allow", Presence::kOptional).value_or(net.allow);
+  for (std::size_t i = 0; i < net.allow.size(); ++i) {
+    if (net.allow[i].empty()) r.FailAt(r.PointerTo("allow") / i, "must not be empty");
+  }
+  net.dns = r.Enum("dns", Presence::kOptional, {"deny", "allow"}).value_or(net.dns);
+  net.unix_sockets =
+      r.Enum("unix_sockets", Presence::kOptional, {"deny", "allow"}).value_or(net.unix_sockets);
+  parent.Fail(r.status());
+}
+
+void ReadLimits(ObjectReader& parent, LimitsPolicy& limits) {
+  if (!parent.Has("limits")) return;
+  ObjectReader r(parent.doc(), parent.PointerTo("limits"),
+                 {"pids", "memory_mib", "cpus", "wall_seconds", "tmp_mib", "open_files"});
+  constexpr std::int64_t kMax = INT64_MAX;
+  limits.pids = r.Int("pids", Presence::kOptional, 1, kMax);
+  limits.memory_mib = r.Int("memory_mib", Presence::kOptional, 1, kMax);
+  limits.cpus = r.PositiveNumber("cpus", Presence::kOptional);
+  limits.wall_seconds = r.Int("wall_seconds", Presence::kOptional, 1, kMax);
+  limits.tmp_mib = r.Int("tmp_mib", Presence::kOptional, 1, kMax);
+  limits.open_files = r.Int("open_files", Presence::kOptional, 1, kMax);
+  parent.Fail(r.status());
+}
+
+void ReadPersistence(ObjectReader& parent, PersistencePolicy& persistence) {
+  if (!parent.Has("persistence")) return;
+  ObjectReader r(parent.doc(), parent.PointerTo("persistence"),
+                 {"survives", "ephemeral", "background_processes"});
+  persistence.survives = ReadPaths(r, "survives");
+  persistence.ephemeral = ReadPaths(r, "ephemeral");
+  CheckNoOverlap(r, persistence.survives, persistence.ephemeral);
+  persistence.background_processes =
+      r.Enum("background_processes", Presence::kOptional, {"die", "survive"})
+          .value_or(persistence.background_processes);
+  parent.Fail(r.status());
+}
+
+void ReadPrivileges(ObjectReader& parent, PrivilegesPolicy& priv) {
+  if (!parent.Has("privileges")) return;
+  ObjectReader r(parent.doc(), parent.PointerTo("privileges"),
+                 {"root", "capabilities", "no_new_privs", "seccomp", "user_namespaces"});
+  priv.root = r.Bool("root", Presence::kOptional).value_or(priv.root);
+  priv.capabilities = r.StringList("capabilities", Presence::kOptional).value_or(std::vector<std::string>{});
+  for (std::size_t i = 0; i < priv.capabilities.size() && r.ok(); ++i) {
+    JsonPointer ptr = r.PointerTo("capabilities") / i;
+    if (!std::regex_match(priv.capabilities[i], kCapabilityPattern)) {
+      r.FailAt(ptr, fmt::format("\"{}\" is not a capability name (CAP_[A-Z_]+)",
+                                priv.capabilities[i]));
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (priv.capabilities[j] == priv.capabilities[i]) {
+        r.FailAt(ptr, fmt::format("duplicate of /privileges/capabilities/{}", j));
+      }
+    }
+  }
+  priv.no_new_privs = r.Bool("no_new_privs", Presence::kOptional).value_or(priv.no_new_privs);
+  priv.seccomp =
+      r.Enum("seccomp", Presence::kOptional, {"required", "optional"}).value_or(priv.seccomp);
+  priv.user_namespaces = r.Enum("user_namespaces", Presence::kOptional, {"deny", "allow"})
+                             .value_or(priv.user_namespaces);
+  parent.Fail(r.status());
+}
+
+void ReadHost(ObjectReader& parent, HostPolicy& host) {
+  if (!parent.Has("host")) return;
+  ObjectReader r(parent.doc(), parent.PointerTo("host"),
+                 {"pid_namespace", "network_namespace", "env_secrets", "runtime_sockets"});
+  auto read = [&](const char* key, std::string_view a, std::string_view b, std::string& out) {
+    out = r.Enum(key, Presence::kOptional, {a, b}).value_or(out);
+  };
+  read("pid_namespace", "isolated", "shared", host.pid_namespace);
+  read("network_namespace", "isolated", "shared", host.network_namespace);
+  read("env_secrets", "hidden", "visible", host.env_secrets);
+  read("runtime_sockets", "hidden", "visible", host.runtime_sockets);
+  parent.Fail(r.status());
+}
+
+}  // namespace
+
+StatusOr<Policy> ParsePolicy(const JsonDocument& doc) {
+  ObjectReader r(doc, JsonPointer(),
+                 {"name", "description", "filesystem", "network", "limits", "persistence",
+                  "privileges", "host"});
+  Policy p;
+  p.source_path = doc.file_name();
+  p.raw = doc.root();
+  p.name = r.String("name", Presence::kRequired).value_or("");
+  if (r.ok() && !std::regex_match(p.name, kNamePattern)) {
+    r.FailAt(r.PointerTo("name"), "must match [a-z0-9][a-z0-9._-]*");
+  }
+  p.description = r.String("description", Presence::kRequired).value_or("");
+  if (r.ok() && p.description.empty()) r.FailAt(r.PointerTo("description"), "must not be empty");
+  ReadFilesystem(r, p.filesystem);
+  ReadNetwork(r, p.network);
+  ReadLimits(r, p.limits);
+  ReadPersistence(r, p.persistence);
+  ReadPrivileges(r, p.privileges);
+  ReadHost(r, p.host);
+  if (!r.ok()) return r.status();
+  return p;
+}
+
+StatusOr<Policy> LoadPolicy(const std::string& path) {
+  StatusOr<JsonDocument> doc = JsonDocument::Load(path);
+  if (!doc.ok()) return doc.status();
+  return ParsePolicy(*doc);
+}
+
+}  // namespace sandprobe

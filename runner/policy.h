@@ -1,0 +1,93 @@
+// Policy: what a sandbox promises, as data. Default-deny: every allowance is a named field
+// (grep for "allow", "readable", "writable", "survive", "visible", "shared", "root": true).
+//
+// Every section and field is optional; an absent one keeps the strict default written beside
+// it. The planner turns each promise into checks in both directions (too permissive and too
+// restrictive), so a path listed as readable is also a promise that reading it works.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/json_source.h"
+#include "runner/status.h"
+
+namespace sandprobe {
+
+// One path from a policy list, with where it was written (for check references).
+struct PolicyPath {
+  // Absolute ("/etc/shadow"), or starting with a placeholder: "{host_canary}" (a host file
+  // planted per run that must stay unreachable) or "{workspace}" (the run's workspace).
+  std::string path;
+  std::string pointer;  // "/filesystem/unreadable/2"
+  std::string where;    // "policies/tier-low.json:7:44"
+};
+
+// A path may not be in both lists of a pair (readable/unreadable, writable/unwritable).
+struct FilesystemPolicy {
+  std::vector<PolicyPath> readable;    // reading must work
+  std::vector<PolicyPath> unreadable;  // reading must fail
+  std::vector<PolicyPath> writable;    // creating/writing must work
+  std::vector<PolicyPath> unwritable;  // writing must fail
+};
+
+struct NetworkPolicy {
+  std::string egress = "deny";        // "deny" | "allow": outbound connections in general
+  std::vector<std::string> allow;     // destinations reachable even when egress is "deny"
+  std::string dns = "deny";           // "deny" | "allow": name resolution
+  std::string unix_sockets = "deny";  // "deny" | "allow": host unix sockets reachable
+};
+
+// Upper bounds the sandbox must enforce; absent means "not promised" (not checked). All > 0.
+struct LimitsPolicy {
+  std::optional<std::int64_t> pids;          // processes/threads
+  std::optional<std::int64_t> memory_mib;    // resident memory
+  std::optional<std::int64_t> wall_seconds;  // a launch is killed after this
+  std::optional<std::int64_t> tmp_mib;       // size of /tmp
+  std::optional<std::int64_t> open_files;    // RLIMIT_NOFILE
+  std::optional<double> cpus;                // CPU share, 1.0 = one core
+};
+
+struct PersistencePolicy {
+  std::vector<PolicyPath> survives;   // files written here are still there next instance
+  std::vector<PolicyPath> ephemeral;  // files written here are gone next instance
+  std::string background_processes = "die";  // "die" | "survive": after the launch ends
+};
+
+struct PrivilegesPolicy {
+  bool root = false;                      // uid 0 inside allowed
+  std::vector<std::string> capabilities;  // effective caps allowed ("CAP_NET_BIND_SERVICE")
+  bool no_new_privs = true;               // PR_SET_NO_NEW_PRIVS must be set
+  std::string seccomp = "required";       // "required" | "optional": a seccomp filter
+  std::string user_namespaces = "deny";   // "deny" | "allow": creating user namespaces
+};
+
+struct HostPolicy {
+  std::string pid_namespace = "isolated";      // "isolated" | "shared": host processes seen
+  std::string network_namespace = "isolated";  // "isolated" | "shared": host interfaces
+  std::string env_secrets = "hidden";          // "hidden" | "visible": launcher env leaks
+  std::string runtime_sockets = "hidden";      // "hidden" | "visible": docker.sock & co.
+};
+
+struct Policy {
+  std::string name;         // [a-z0-9][a-z0-9._-]*, required
+  std::string description;  // required, non-empty
+  std::string source_path;  // the file it was loaded from
+  FilesystemPolicy filesystem;
+  NetworkPolicy network;
+  LimitsPolicy limits;
+  PersistencePolicy persistence;
+  PrivilegesPolicy privileges;
+  HostPolicy host;
+  nlohmann::json raw;  // as loaded
+};
+
+// Loads and validates a policy; the first error is returned as "file:line:col: /ptr: what".
+StatusOr<Policy> LoadPolicy(const std::string& path);
+StatusOr<Policy> ParsePolicy(const JsonDocument& doc);
+
+}  // namespace sandprobe

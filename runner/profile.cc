@@ -1,0 +1,206 @@
+#include "runner/profile.h"
+
+#include <filesystem>
+#include <regex>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace sandprobe {
+namespace {
+
+const std::regex kNamePattern("[a-z0-9][a-z0-9._-]*");
+const std::regex kVarPattern("[A-Za-z_][A-Za-z0-9_]*");
+constexpr std::string_view kProbeArgs = "{probe_args...}";
+
+// Placeholders every argv may use; {probe_args...}, {probe} and {id} have their own rules.
+bool IsCommonPlaceholder(std::string_view name) {
+  return name == "run_id" || name == "instance" || name == "probe_dir" || name == "workspace";
+}
+
+// Which of the restricted placeholders the field being checked may use.
+struct PlaceholderRules {
+  bool probe = true;       // {probe}: not in probe_path itself
+  bool probe_args = false;  // {probe_args...}: only run / exec, as a whole element
+  bool id = false;          // {id}: only sweep.remove
+};
+
+// Checks every `{name}` in `text`, reading it the way ExpandString (placeholders.cc) will:
+// `{` up to the next `}` is a placeholder (even `{}`); a `{` with no `}` after it is literal.
+void CheckPlaceholders(ObjectReader& r, const JsonPointer& ptr, const std::string& text,
+                       const PlaceholderRules& rules,
+                       const std::map<std::string, std::string>& vars) {
+  for (std::size_t open = text.find('{'); open != std::string::npos && r.ok();
+       open = text.find('{', open)) {
+    std::size_t close = text.find('}', open);
+    if (close == std::string::npos) return;
+    std::string name = text.substr(open + 1, close - open - 1);
+    open = close + 1;
+    if (name == "probe_args...") {
+      if (!rules.probe_args) {
+        r.FailAt(ptr, "{probe_args...} is only allowed in run and exec");
+      } else if (text != kProbeArgs) {
+        r.FailAt(ptr, "{probe_args...} must be a whole argv element");
+      }
+    } else if (name == "probe") {
+      if (!rules.probe) r.FailAt(ptr, "{probe} is not allowed here");
+    } else if (name == "id") {
+      if (!rules.id) r.FailAt(ptr, "{id} is only allowed in sweep.remove");
+    } else if (!IsCommonPlaceholder(name) && !vars.contains(name)) {
+      r.FailAt(ptr, fmt::format("unknown placeholder {{{}}}", name));
+    }
+  }
+}
+
+void CheckArgv(ObjectReader& r, const JsonPointer& ptr, const std::vector<std::string>& argv,
+               const PlaceholderRules& rules, const std::map<std::string, std::string>& vars) {
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    CheckPlaceholders(r, ptr / i, argv[i], rules, vars);
+  }
+}
+
+// `run` and `exec` start the probe: they must name it and pass its arguments through.
+void CheckLaunchArgv(ObjectReader& r, const std::string& key,
+                     const std::vector<std::string>& argv,
+                     const std::map<std::string, std::string>& vars) {
+  CheckArgv(r, r.PointerTo(key), argv, {.probe_args = true}, vars);
+  bool has_probe = false;
+  int probe_args = 0;
+  for (const std::string& arg : argv) {
+    has_probe = has_probe || arg.find("{probe}") != std::string::npos;
+    probe_args += arg == kProbeArgs ? 1 : 0;
+  }
+  if (!has_probe) r.FailAt(r.PointerTo(key), "must contain {probe} (the probe's path inside)");
+  if (probe_args != 1) {
+    r.FailAt(r.PointerTo(key), "must contain the element {probe_args...} exactly once");
+  }
+}
+
+void ReadVars(ObjectReader& r, Profile& p) {
+  p.vars = r.StringMap("vars", Presence::kOptional).value_or(p.vars);
+  for (const auto& [name, value] : p.vars) {
+    if (!std::regex_match(name, kVarPattern)) {
+      r.FailAtKey(r.PointerTo("vars"), name, "variable name must match [A-Za-z_][A-Za-z0-9_]*");
+    } else if (IsCommonPlaceholder(name) || name == "probe" || name == "id") {
+      r.FailAtKey(r.PointerTo("vars"), name, "variable shadows a built-in placeholder");
+    }
+  }
+}
+
+// run / start / exec / stop: which are required and which forbidden depends on the lifecycle.
+void ReadLifecycleArgvs(ObjectReader& r, Profile& p) {
+  const char* lifecycle = p.lifecycle == Lifecycle::kOneShot ? "oneshot" : "session";
+  auto forbid = [&](const std::string& key, std::string_view instead) {
+    if (r.Has(key)) {
+      r.FailAtKey(r.pointer(), key,
+                  fmt::format("not allowed with lifecycle \"{}\" (use {})", lifecycle, instead));
+    }
+  };
+  switch (p.lifecycle) {
+    case Lifecycle::kOneShot:
+      for (const char* key : {"start", "exec", "stop"}) forbid(key, "run");
+      p.run = r.Argv("run", Presence::kRequired).value_or(p.run);
+      if (r.ok()) CheckLaunchArgv(r, "run", p.run, p.vars);
+      break;
+    case Lifecycle::kSession:
+      forbid("run", "start, exec and stop");
+      p.start = r.Argv("start", Presence::kRequired).value_or(p.start);
+      p.exec = r.Argv("exec", Presence::kRequired).value_or(p.exec);
+      p.stop = r.Argv("stop", Presence::kRequired).value_or(p.stop);
+      CheckArgv(r, r.PointerTo("start"), p.start, {}, p.vars);
+      if (r.ok()) CheckLaunchArgv(r, "exec", p.exec, p.vars);
+      CheckArgv(r, r.PointerTo("stop"), p.stop, {}, p.vars);
+      break;
+  }
+}
+
+void ReadSweep(ObjectReader& parent, Profile& p) {
+  if (!parent.Has("sweep")) return;
+  ObjectReader r(parent.doc(), parent.PointerTo("sweep"), {"list", "remove"});
+  SweepSpec sweep;
+  sweep.list = r.Argv("list", Presence::kRequired).value_or(sweep.list);
+  sweep.remove = r.Argv("remove", Presence::kRequired).value_or(sweep.remove);
+  CheckArgv(r, r.PointerTo("list"), sweep.list, {}, p.vars);
+  CheckArgv(r, r.PointerTo("remove"), sweep.remove, {.id = true}, p.vars);
+  bool uses_id = false;
+  for (const std::string& arg : sweep.remove) {
+    uses_id = uses_id || arg.find("{id}") != std::string::npos;
+  }
+  if (r.ok() && !uses_id) r.FailAt(r.PointerTo("remove"), "must contain {id}");
+  p.sweep = std::move(sweep);
+  parent.Fail(r.status());
+}
+
+Lifecycle ParseLifecycle(std::string_view name) {
+  return name == "session" ? Lifecycle::kSession : Lifecycle::kOneShot;
+}
+
+}  // namespace
+
+std::string_view LifecycleName(Lifecycle lifecycle) {
+  switch (lifecycle) {
+    case Lifecycle::kOneShot: return "oneshot";
+    case Lifecycle::kSession: return "session";
+  }
+  return "?";
+}
+
+StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
+  ObjectReader r(doc, JsonPointer(),
+                 {"name", "description", "backend", "policy", "requires", "install_hint",
+                  "lifecycle", "probe_path", "workspace_path", "injection", "run", "start", "exec",
+                  "stop", "cleanup", "sweep", "vars", "timeout_seconds"});
+  Profile p;
+  p.source_path = doc.file_name();
+  p.raw = doc.root();
+  p.name = r.String("name", Presence::kRequired).value_or("");
+  if (r.ok() && !std::regex_match(p.name, kNamePattern)) {
+    r.FailAt(r.PointerTo("name"), "must match [a-z0-9][a-z0-9._-]*");
+  }
+  p.description = r.String("description", Presence::kRequired).value_or("");
+  if (r.ok() && p.description.empty()) r.FailAt(r.PointerTo("description"), "must not be empty");
+  p.backend = r.Enum("backend", Presence::kRequired,
+                     {"host", "bwrap", "docker", "podman", "firejail", "gvisor", "other"})
+                  .value_or("");
+  if (std::optional<std::string> policy = r.String("policy", Presence::kOptional)) {
+    if (policy->empty()) r.FailAt(r.PointerTo("policy"), "must not be empty");
+    std::filesystem::path dir = std::filesystem::path(doc.file_name()).parent_path();
+    p.policy_path = (dir / *policy).lexically_normal().string();
+  }
+  p.requirements = r.ArgvList("requires", Presence::kOptional).value_or(p.requirements);
+  p.requires_hint = r.String("install_hint", Presence::kOptional).value_or("");
+  p.lifecycle = ParseLifecycle(
+      r.Enum("lifecycle", Presence::kRequired, {"oneshot", "session"}).value_or(""));
+  p.injection = r.Enum("injection", Presence::kRequired, {"ro-bind", "image", "copy", "host-path"})
+                    .value_or("");
+  p.probe_path = r.String("probe_path", Presence::kRequired).value_or("");
+  p.workspace_path = r.String("workspace_path", Presence::kOptional).value_or(p.workspace_path);
+  p.timeout_seconds =
+      static_cast<int>(r.Int("timeout_seconds", Presence::kOptional, 1, 3600).value_or(60));
+  ReadVars(r, p);
+  for (const char* key : {"probe_path", "workspace_path"}) {
+    const std::string& value = std::string_view(key) == "probe_path" ? p.probe_path
+                                                                     : p.workspace_path;
+    if (r.ok() && value.empty()) r.FailAt(r.PointerTo(key), "must not be empty");
+    CheckPlaceholders(r, r.PointerTo(key), value, {.probe = false}, p.vars);
+  }
+  for (std::size_t i = 0; i < p.requirements.size(); ++i) {
+    CheckArgv(r, r.PointerTo("requires") / i, p.requirements[i], {}, p.vars);
+  }
+  if (r.ok()) ReadLifecycleArgvs(r, p);
+  p.cleanup = r.ArgvList("cleanup", Presence::kOptional).value_or(p.cleanup);
+  for (std::size_t i = 0; i < p.cleanup.size(); ++i) {
+    CheckArgv(r, r.PointerTo("cleanup") / i, p.cleanup[i], {}, p.vars);
+  }
+  if (r.ok()) ReadSweep(r, p);
+  if (!r.ok()) return r.status();
+  return p;
+}
+
+StatusOr<Profile> LoadProfile(const std::string& path) {
+  StatusOr<JsonDocument> doc = JsonDocument::Load(path);
+  if (!doc.ok()) return doc.status();
+  return ParseProfile(*doc);
+}
+
+}  // namespace sandprobe

@@ -1,0 +1,73 @@
+// Profile: how to run the probe inside one sandbox, as argv templates (data, not code).
+//
+// A profile names no policy rules: it only says how to start a sandbox, get the probe in and
+// clean up. Validation here is structural (fields, lifecycle shape, placeholders); whether the
+// sandbox keeps the promises is what a run finds out.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/json_source.h"
+#include "runner/status.h"
+
+namespace sandprobe {
+
+// How sandbox instances live.
+enum class Lifecycle {
+  kOneShot,  // "oneshot": one `run` per probe launch; the sandbox ends with the probe
+  kSession,  // "session": `start` once, `exec` per launch, `stop` at the end
+};
+std::string_view LifecycleName(Lifecycle lifecycle);  // "oneshot" / "session"
+
+// Finds leftovers of a run (e.g. containers labelled with {run_id}) when it ends.
+struct SweepSpec {
+  std::vector<std::string> list;    // prints the ids of leftovers, one per line
+  std::vector<std::string> remove;  // run once per id, with {id} replaced by it
+};
+
+struct Profile {
+  std::string name;           // [a-z0-9][a-z0-9._-]*, required
+  std::string description;    // required, non-empty
+  // Label for remediation hints: "host", "bwrap", "docker", "podman", "firejail", "gvisor",
+  // "other"; required.
+  std::string backend;
+  std::string source_path;    // the file it was loaded from
+  // JSON "policy": the policy this sandbox is meant to keep, resolved relative to the profile
+  // file's directory; optional (empty when absent).
+  std::string policy_path;
+  // JSON "requires": argvs that must all exit 0 (the preflight); empty means always ready.
+  std::vector<std::vector<std::string>> requirements;
+  // JSON "install_hint": how to install the backend, e.g. "apt-get install bubblewrap";
+  // optional.
+  std::string requires_hint;
+  Lifecycle lifecycle = Lifecycle::kOneShot;  // JSON "lifecycle": "oneshot" | "session"
+  // JSON "probe_path": in-sandbox path of the probe binary; may use {probe_dir}; required.
+  std::string probe_path;
+  // JSON "workspace_path": where the run's {workspace} appears inside; default "/workspace".
+  std::string workspace_path = "/workspace";
+  // JSON "injection": how the probe gets in: "ro-bind" | "image" | "copy" | "host-path";
+  // required, so the profile says it does not weaken the sandbox to get the probe in.
+  std::string injection;
+  // Oneshot only (required there): contains {probe} and the element {probe_args...}.
+  std::vector<std::string> run;
+  // Session only (all three required there); `exec` contains {probe} and {probe_args...}.
+  std::vector<std::string> start, exec, stop;
+  std::vector<std::vector<std::string>> cleanup;  // run after each instance; optional
+  std::optional<SweepSpec> sweep;                 // run at the end of a run; optional
+  // User placeholders: {name} in any argv becomes the value (taken literally). Names are
+  // [a-z_][a-z0-9_]* and may not shadow a built-in placeholder.
+  std::map<std::string, std::string> vars;
+  int timeout_seconds = 60;  // per launch, 1..3600
+  nlohmann::json raw;        // as loaded
+};
+
+// Loads and validates a profile; the first error is returned as "file:line:col: /ptr: what".
+StatusOr<Profile> LoadProfile(const std::string& path);
+StatusOr<Profile> ParseProfile(const JsonDocument& doc);
+
+}  // namespace sandprobe

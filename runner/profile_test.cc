@@ -1,0 +1,159 @@
+#include "runner/profile.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace sandprobe {
+namespace {
+
+const std::string kDir = SANDPROBE_SOURCE_DIR "/runner/testdata/load/";
+
+using Argvs = std::vector<std::vector<std::string>>;
+using Strings = std::vector<std::string>;
+
+TEST(ProfileTest, LoadsOneShotProfileWithAllFields) {
+  StatusOr<Profile> p = LoadProfile(kDir + "profile_oneshot.json");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->name, "docker-hardened");
+  EXPECT_EQ(p->description, "One-shot docker run: no network, 512 MiB, read-only root.");
+  EXPECT_EQ(p->backend, "docker");
+  EXPECT_EQ(p->source_path, kDir + "profile_oneshot.json");
+  EXPECT_EQ(p->policy_path, kDir + "policy_full.json");
+  EXPECT_EQ(p->requirements, (Argvs{{"docker", "info"}}));
+  EXPECT_EQ(p->requires_hint, "apt-get install docker.io");
+  EXPECT_EQ(p->lifecycle, Lifecycle::kOneShot);
+  EXPECT_EQ(p->probe_path, "/opt/sandprobe/sandprobe-probe");
+  EXPECT_EQ(p->workspace_path, "/workspace");
+  EXPECT_EQ(p->injection, "ro-bind");
+  ASSERT_EQ(p->run.size(), 15u);
+  EXPECT_EQ(p->run[5], "{instance}");
+  EXPECT_EQ(p->run.back(), "{probe_args...}");
+  EXPECT_TRUE(p->start.empty() && p->exec.empty() && p->stop.empty());
+  EXPECT_EQ(p->cleanup, (Argvs{{"docker", "rm", "-f", "{instance}"}}));
+  ASSERT_TRUE(p->sweep.has_value());
+  EXPECT_EQ(p->sweep->list.back(), "label=sandprobe.run={run_id}");
+  EXPECT_EQ(p->sweep->remove, (Strings{"docker", "rm", "-f", "{id}"}));
+  EXPECT_EQ(p->vars, (std::map<std::string, std::string>{{"image", "sandprobe/agent:latest"}}));
+  EXPECT_EQ(p->timeout_seconds, 120);
+  EXPECT_EQ(p->raw["name"], "docker-hardened");
+}
+
+TEST(ProfileTest, LoadsSessionProfileWithDefaults) {
+  StatusOr<Profile> p = LoadProfile(kDir + "profile_session.json");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->lifecycle, Lifecycle::kSession);
+  EXPECT_EQ(LifecycleName(p->lifecycle), "session");
+  EXPECT_EQ(p->workspace_path, "/home/agent/work");
+  EXPECT_EQ(p->injection, "copy");
+  EXPECT_EQ(p->start.front(), "docker");
+  EXPECT_EQ(p->exec, (Strings{"docker", "exec", "-i", "{instance}", "{probe}", "{probe_args...}"}));
+  EXPECT_EQ(p->stop, (Strings{"docker", "rm", "-f", "{instance}"}));
+  EXPECT_TRUE(p->run.empty());
+  EXPECT_TRUE(p->policy_path.empty());
+  EXPECT_TRUE(p->requirements.empty());
+  EXPECT_FALSE(p->sweep.has_value());
+  EXPECT_EQ(p->timeout_seconds, 60);
+}
+
+// A valid one-shot profile with `extra` spliced in as its last members (on line 3).
+std::string ProfileError(const std::string& extra, const std::string& run =
+                                                       R"(["{probe}", "{probe_args...}"])") {
+  std::string text = R"({"name": "p", "description": "d", "backend": "host", "injection": "copy",
+"lifecycle": "oneshot", "probe_path": "{probe_dir}/probe", "run": )" + run + "\n" + extra + "}";
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(text, "p.json");
+  if (!doc.ok()) return "parse: " + doc.status().message();
+  StatusOr<Profile> p = ParseProfile(*doc);
+  return p.ok() ? "ok" : p.status().message();
+}
+
+TEST(ProfileTest, MinimalProfileIsValid) { EXPECT_EQ(ProfileError(""), "ok"); }
+
+TEST(ProfileTest, UnknownPlaceholderIsReportedAtTheElement) {
+  EXPECT_EQ(ProfileError("", R"(["x", "--name={instanse}", "{probe}", "{probe_args...}"])"),
+            "p.json:2:73: /run/1: unknown placeholder {instanse}");
+  EXPECT_EQ(ProfileError(R"(, "cleanup": [["rm", "{nope}"]])"),
+            "p.json:3:22: /cleanup/0/1: unknown placeholder {nope}");
+}
+
+TEST(ProfileTest, VarsBecomePlaceholdersAndUnclosedBracesAreLiteral) {
+  EXPECT_EQ(ProfileError(R"(, "vars": {"image": "busybox"}, "cleanup": [["x", "{image}", "a{b"]])"),
+            "ok");
+  // Read as ExpandString will: `{}` is an (unknown) placeholder, not literal text.
+  EXPECT_EQ(ProfileError(R"(, "cleanup": [["find", "-exec", "{}"]])"),
+            "p.json:3:33: /cleanup/0/2: unknown placeholder {}");
+}
+
+TEST(ProfileTest, RestrictedPlaceholders) {
+  EXPECT_EQ(ProfileError(R"(, "cleanup": [["rm", "{id}"]])"),
+            "p.json:3:22: /cleanup/0/1: {id} is only allowed in sweep.remove");
+  EXPECT_EQ(ProfileError(R"(, "cleanup": [["rm", "{probe_args...}"]])"),
+            "p.json:3:22: /cleanup/0/1: {probe_args...} is only allowed in run and exec");
+  EXPECT_EQ(ProfileError("", R"(["{probe}", "--x={probe_args...}", "{probe_args...}"])"),
+            "p.json:2:79: /run/1: {probe_args...} must be a whole argv element");
+  EXPECT_EQ(ProfileError(R"(, "sweep": {"list": ["ls"], "remove": ["rm", "x"]})"),
+            "p.json:3:39: /sweep/remove: must contain {id}");
+}
+
+TEST(ProfileTest, RunMustStartTheProbe) {
+  EXPECT_EQ(ProfileError("", R"(["sh", "{probe_args...}"])"),
+            "p.json:2:67: /run: must contain {probe} (the probe's path inside)");
+  EXPECT_EQ(ProfileError("", R"(["{probe}", "x"])"),
+            "p.json:2:67: /run: must contain the element {probe_args...} exactly once");
+}
+
+TEST(ProfileTest, ProbePathMayNotUseProbe) {
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(
+      R"({"name": "p", "description": "d", "backend": "host", "injection": "copy",
+"lifecycle": "oneshot", "probe_path": "{probe}", "run": ["{probe}", "{probe_args...}"]})",
+      "p.json");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(ParseProfile(*doc).status().message(),
+            "p.json:2:39: /probe_path: {probe} is not allowed here");
+}
+
+TEST(ProfileTest, LifecycleShape) {
+  EXPECT_EQ(ProfileError(R"(, "stop": ["x"])"),
+            "p.json:3:3: /stop: not allowed with lifecycle \"oneshot\" (use run)");
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(
+      R"({"name": "p", "description": "d", "backend": "host", "injection": "copy",
+"lifecycle": "session", "probe_path": "/p", "start": ["s"], "stop": ["t"]})",
+      "s.json");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(ParseProfile(*doc).status().message(), "s.json:1:1: /exec: missing required field");
+}
+
+TEST(ProfileTest, FieldErrors) {
+  EXPECT_EQ(ProfileError(R"(, "timeout_seconds": 0)"),
+            "p.json:3:22: /timeout_seconds: must be between 1 and 3600, got 0");
+  EXPECT_EQ(ProfileError(R"(, "timeout_seconds": "60")"),
+            "p.json:3:22: /timeout_seconds: expected integer, got string");
+  EXPECT_EQ(ProfileError(R"(, "lifecyle": "oneshot")"),
+            "p.json:3:3: /lifecyle: unknown key (known: name, description, backend, policy, "
+            "requires, install_hint, lifecycle, probe_path, workspace_path, injection, run, start, "
+            "exec, stop, cleanup, sweep, vars, timeout_seconds)");
+  EXPECT_EQ(ProfileError(R"(, "vars": {"probe_dir": "/x"})"),
+            "p.json:3:12: /vars/probe_dir: variable shadows a built-in placeholder");
+  EXPECT_EQ(ProfileError(R"(, "requires": [[]])"), "p.json:3:16: /requires/0: argv must not be empty");
+}
+
+TEST(ProfileTest, EnumsAndNames) {
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(
+      R"({"name": "Bad Name", "description": "d"})", "n.json");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(ParseProfile(*doc).status().message(),
+            "n.json:1:10: /name: must match [a-z0-9][a-z0-9._-]*");
+  doc = JsonDocument::Parse(R"({"name": "n", "description": "d", "backend": "lxc"})", "n.json");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(ParseProfile(*doc).status().message(),
+            "n.json:1:46: /backend: expected one of \"host\", \"bwrap\", \"docker\", \"podman\", "
+            "\"firejail\", \"gvisor\", \"other\", got \"lxc\"");
+}
+
+TEST(ProfileTest, MissingFileNamesTheOpen) {
+  EXPECT_EQ(LoadProfile(kDir + "nope.json").status().message(),
+            "open(" + kDir + "nope.json): No such file or directory");
+}
+
+}  // namespace
+}  // namespace sandprobe

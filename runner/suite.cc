@@ -1,0 +1,118 @@
+#include "runner/suite.h"
+
+#include <regex>
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "runner/policy.h"
+#include "runner/profile.h"
+
+namespace sandprobe {
+namespace {
+
+const std::regex kNamePattern("[a-z0-9][a-z0-9._-]*");
+
+std::optional<SuiteEntry> ReadEntry(const JsonDocument& doc, const JsonPointer& ptr,
+                                    const std::set<std::string>& known_families,
+                                    ObjectReader& parent) {
+  ObjectReader r(doc, ptr, {"family", "variants"});
+  SuiteEntry entry;
+  entry.pointer = ptr.to_string();
+  entry.family = r.String("family", Presence::kRequired).value_or("");
+  if (r.ok() && !known_families.contains(entry.family)) {
+    r.FailAt(ptr / "family", fmt::format("unknown family \"{}\" (known: {})", entry.family,
+                                         fmt::join(known_families, ", ")));
+  }
+  entry.variants = r.StringList("variants", Presence::kOptional).value_or(entry.variants);
+  for (std::size_t i = 0; i < entry.variants.size() && r.ok(); ++i) {
+    JsonPointer variant = ptr / "variants" / i;
+    if (entry.variants[i].empty()) r.FailAt(variant, "must not be empty");
+    for (std::size_t j = 0; j < i; ++j) {
+      if (entry.variants[j] == entry.variants[i]) {
+        r.FailAt(variant, fmt::format("duplicate of {}", (ptr / "variants" / j).to_string()));
+      }
+    }
+  }
+  parent.Fail(r.status());
+  if (!r.ok()) return std::nullopt;
+  return entry;
+}
+
+}  // namespace
+
+StatusOr<Suite> ParseSuite(const JsonDocument& doc, const std::set<std::string>& known_families) {
+  ObjectReader r(doc, JsonPointer(), {"name", "description", "families"});
+  Suite suite;
+  suite.source_path = doc.file_name();
+  suite.raw = doc.root();
+  suite.name = r.String("name", Presence::kRequired).value_or("");
+  if (r.ok() && !std::regex_match(suite.name, kNamePattern)) {
+    r.FailAt(r.PointerTo("name"), "must match [a-z0-9][a-z0-9._-]*");
+  }
+  suite.description = r.String("description", Presence::kRequired).value_or("");
+  if (r.ok() && suite.description.empty()) {
+    r.FailAt(r.PointerTo("description"), "must not be empty");
+  }
+  const nlohmann::json* families = nullptr;
+  if (r.ok() && !r.Has("families")) r.FailAt(r.PointerTo("families"), "missing required field");
+  if (r.ok()) {
+    families = &doc.root().at("families");
+    if (!families->is_array()) {
+      r.FailAt(r.PointerTo("families"),
+               fmt::format("expected array of objects, got {}", JsonTypeName(*families)));
+    } else if (families->empty()) {
+      r.FailAt(r.PointerTo("families"), "must list at least one family");
+    }
+  }
+  for (std::size_t i = 0; r.ok() && i < families->size(); ++i) {
+    std::optional<SuiteEntry> entry =
+        ReadEntry(doc, r.PointerTo("families") / i, known_families, r);
+    if (!entry) break;
+    for (const SuiteEntry& earlier : suite.entries) {
+      if (earlier.family == entry->family) {
+        r.FailAt(r.PointerTo("families") / i / "family",
+                 fmt::format("duplicate family \"{}\" (first at {})", entry->family,
+                             earlier.pointer));
+      }
+    }
+    suite.entries.push_back(std::move(*entry));
+  }
+  if (!r.ok()) return r.status();
+  return suite;
+}
+
+StatusOr<Suite> LoadSuite(const std::string& path, const std::set<std::string>& known_families) {
+  StatusOr<JsonDocument> doc = JsonDocument::Load(path);
+  if (!doc.ok()) return doc.status();
+  return ParseSuite(*doc, known_families);
+}
+
+StatusOr<std::string> ValidateFile(const std::string& path,
+                                   const std::set<std::string>& known_families) {
+  StatusOr<JsonDocument> doc = JsonDocument::Load(path);
+  if (!doc.ok()) return doc.status();
+  const nlohmann::json& root = doc->root();
+  if (root.is_object() && root.contains("lifecycle")) {
+    StatusOr<Profile> profile = ParseProfile(*doc);
+    if (!profile.ok()) return profile.status();
+    if (profile->policy_path.empty()) return "profile " + profile->name;
+    StatusOr<Policy> policy = LoadPolicy(profile->policy_path);
+    if (!policy.ok()) {
+      return policy.status().WithContext(
+          fmt::format("{}: /policy", doc->Where(JsonPointer("/policy"))));
+    }
+    return fmt::format("profile {} (policy {})", profile->name, policy->name);
+  }
+  if (root.is_object() && root.contains("families")) {
+    StatusOr<Suite> suite = ParseSuite(*doc, known_families);
+    if (!suite.ok()) return suite.status();
+    return "suite " + suite->name;
+  }
+  StatusOr<Policy> policy = ParsePolicy(*doc);
+  if (!policy.ok()) return policy.status();
+  return "policy " + policy->name;
+}
+
+}  // namespace sandprobe
