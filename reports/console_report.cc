@@ -1,0 +1,93 @@
+#include "reports/console_report.h"
+
+#include <cctype>
+#include <cstdint>
+
+#include <fmt/format.h>
+#include <utf8cpp/utf8.h>
+
+#include "reports/json_report.h"
+#include "reports/sanitize.h"
+
+namespace sandprobe {
+namespace {
+
+constexpr std::size_t kFieldCap = 400;  // bytes per field: one check stays about one line
+
+// Sanitized for a terminal line: no escapes, no C0/C1 controls (U+009B is a CSI to some
+// terminals), tabs and newlines folded to spaces.
+std::string ForTerminal(std::string_view raw) {
+  const std::string clean = SanitizeForXml(raw, kFieldCap);
+  std::string out;
+  out.reserve(clean.size());
+  auto it = clean.begin();
+  while (it != clean.end()) {
+    auto start = it;
+    const std::uint32_t cp = utf8::unchecked::next(it);
+    if (cp == '\t' || cp == '\n' || cp == '\r') {
+      out.push_back(' ');
+    } else if (cp < 0x7F || cp > 0x9F) {
+      out.append(start, it);
+    }
+  }
+  return out;
+}
+
+// The SGR colour of an outcome's label; "" for none.
+std::string_view Color(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kPass: return "\x1b[32m";
+    case Outcome::kFail: return "\x1b[1;31m";
+    case Outcome::kInconclusive: return "\x1b[35m";
+    case Outcome::kError: return "\x1b[33m";
+    case Outcome::kSkip: return "\x1b[2m";
+  }
+  return "";
+}
+
+std::string Label(Outcome outcome, bool color, int width) {
+  std::string name(OutcomeName(outcome));
+  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::string padded = fmt::format("{:<{}}", name, width);
+  return color ? fmt::format("{}{}\x1b[0m", Color(outcome), padded) : padded;
+}
+
+std::string CheckLine(const Verdict& v, bool color) {
+  std::string line = fmt::format("{} {:<8} {}", Label(v.outcome, color, 12),
+                                 SeverityName(v.check.severity), ForTerminal(v.check.id));
+  if (v.outcome == Outcome::kFail && v.direction != Direction::kNone) {
+    line += fmt::format(" ({})", DirectionName(v.direction));
+  }
+  line += fmt::format(": expected {}, observed {}", ForTerminal(v.expected),
+                      ForTerminal(v.observed));
+  if (!v.remediation.empty()) line += fmt::format("; fix: {}", ForTerminal(v.remediation));
+  return line + "\n";
+}
+
+}  // namespace
+
+std::string RenderConsole(const RunReport& report, bool color) {
+  std::string out = fmt::format("sandprobe run {}: profile {}, policy {}, suite {}\n",
+                                ForTerminal(report.run_id), ForTerminal(report.profile_name),
+                                ForTerminal(report.policy_name), ForTerminal(report.suite_name));
+  if (report.interrupted) {
+    out += "interrupted: checks that did not finish are reported as errors\n";
+  }
+  for (Outcome shown : {Outcome::kFail, Outcome::kError, Outcome::kInconclusive}) {
+    for (const Verdict& v : report.verdicts) {
+      if (v.outcome == shown) out += CheckLine(v, color);
+    }
+  }
+  const nlohmann::json counts = SummaryCounts(report.verdicts);
+  out += fmt::format("\n{:<12}{:>6}\n", "OUTCOME", "COUNT");
+  for (Outcome o : {Outcome::kPass, Outcome::kFail, Outcome::kInconclusive, Outcome::kError,
+                    Outcome::kSkip}) {
+    const int n = counts.at(std::string(OutcomeName(o))).get<int>();
+    // Colour only rows that have something in them, so the eye goes to those.
+    out += fmt::format("{}{:>6}\n", Label(o, color && n > 0, 12), n);
+  }
+  out += fmt::format("{:<12}{:>6}\n", "TOTAL", counts.at("total").get<int>());
+  return out;
+}
+
+}  // namespace sandprobe

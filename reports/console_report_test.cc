@@ -1,0 +1,91 @@
+#include "reports/console_report.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "reports/report_fixture.h"
+
+namespace sandprobe {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using report_fixture::BwrapReport;
+using report_fixture::HardenedReport;
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1) {
+    lines.push_back(text.substr(start, nl - start));
+  }
+  return lines;
+}
+
+TEST(RenderConsole, ListsEachCheckThatDidNotPassWithItsRemediation) {
+  const std::string out = RenderConsole(HardenedReport(), /*color=*/false);
+  const std::vector<std::string> lines = Lines(out);
+  ASSERT_GE(lines.size(), 5u);
+  EXPECT_EQ(lines[0], "sandprobe run r-20261120-0001: profile docker-hardened, policy tier-low, "
+                      "suite default");
+  // Fails first, then errors, then inconclusive; one line each.
+  EXPECT_THAT(lines[1], HasSubstr("FAIL         critical fs.read.denied:{host_canary} "
+                                  "(too-permissive): expected read denied, observed read ok"));
+  EXPECT_THAT(lines[1], HasSubstr("; fix: mount the host canary directory out of the sandbox"));
+  EXPECT_THAT(lines[2], HasSubstr("FAIL         medium   fs.write.allowed:/tmp (too-restrictive)"));
+  EXPECT_THAT(lines[2], HasSubstr("; fix: add --tmpfs /tmp to the profile"));
+  EXPECT_THAT(lines[3], HasSubstr("ERROR        high     env.secret.hidden"));
+  EXPECT_THAT(lines[3], HasSubstr("; fix: check that the image exists"));
+  EXPECT_THAT(lines[4], HasSubstr("INCONCLUSIVE high     net.egress.denied:tcp"));
+  EXPECT_THAT(lines[5], HasSubstr("INCONCLUSIVE high     net.egress.denied:dns"));
+  EXPECT_THAT(out, Not(HasSubstr("fs.read.allowed:/workspace/a")));  // passes are not listed
+  EXPECT_THAT(out, Not(HasSubstr("net.egress.denied:udp")));         // nor skips
+}
+
+TEST(RenderConsole, EndsWithACountTable) {
+  const std::string out = RenderConsole(HardenedReport(), /*color=*/false);
+  EXPECT_THAT(out, HasSubstr("\nOUTCOME      COUNT\n"
+                             "PASS             1\n"
+                             "FAIL             2\n"
+                             "INCONCLUSIVE     2\n"
+                             "ERROR            1\n"
+                             "SKIP             1\n"
+                             "TOTAL            7\n"));
+}
+
+TEST(RenderConsole, WithoutColorHasNoEscapeEvenFromHostileProbeText) {
+  // The leak's observed text holds CSI and OSC sequences, NUL and a lone ESC.
+  const std::string out = RenderConsole(HardenedReport(), /*color=*/false);
+  EXPECT_EQ(out.find('\x1b'), std::string::npos);
+  EXPECT_EQ(out.find('\0'), std::string::npos);
+  EXPECT_EQ(out.find('\x07'), std::string::npos);
+  EXPECT_THAT(out, HasSubstr("stdout: red plain  after-osc"));
+}
+
+TEST(RenderConsole, HostileTextStaysOnOneLine) {
+  // HostileBytes() holds "\n" and "\r\n"; the check must still be one line.
+  const std::vector<std::string> lines = Lines(RenderConsole(HardenedReport(), false));
+  EXPECT_THAT(lines[2], HasSubstr("fs.write.allowed:/tmp"));
+}
+
+TEST(RenderConsole, ColorOnlyWhenAsked) {
+  const std::string out = RenderConsole(HardenedReport(), /*color=*/true);
+  EXPECT_THAT(out, HasSubstr("\x1b[1;31mFAIL"));
+  EXPECT_THAT(out, HasSubstr("\x1b[0m"));
+  EXPECT_THAT(out, Not(HasSubstr("\x1b]")));     // the probe's OSC is still stripped
+  EXPECT_THAT(out, Not(HasSubstr("\x1b[1;31mred")));  // and its own colours too
+}
+
+TEST(RenderConsole, SaysWhenTheRunWasInterrupted) {
+  EXPECT_THAT(RenderConsole(BwrapReport(), false), HasSubstr("interrupted:"));
+  EXPECT_THAT(RenderConsole(HardenedReport(), false), Not(HasSubstr("interrupted:")));
+}
+
+TEST(RenderConsole, LongTextIsCut) {
+  const std::string out = RenderConsole(BwrapReport(), false);
+  EXPECT_LT(out.size(), 4096u);
+  EXPECT_THAT(out, HasSubstr("bytes truncated]"));
+}
+
+}  // namespace
+}  // namespace sandprobe

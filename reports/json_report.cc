@@ -1,0 +1,113 @@
+#include "reports/json_report.h"
+
+#include <cmath>
+
+#include "reports/atomic_file.h"
+
+namespace sandprobe {
+namespace {
+
+using nlohmann::json;
+
+// JSON has no NaN/inf (nlohmann would write null, which the schema rejects).
+double Finite(double seconds) { return std::isfinite(seconds) ? seconds : 0.0; }
+
+json OrNull(const std::string& value) { return value.empty() ? json(nullptr) : json(value); }
+
+json CheckToJson(const Verdict& v) {
+  const Check& c = v.check;
+  return {
+      {"id", c.id},
+      {"family", c.family},
+      {"severity", SeverityName(c.severity)},
+      {"expect", ExpectationName(c.expect)},
+      {"verdict", OutcomeName(v.outcome)},
+      {"direction", OrNull(std::string(DirectionName(v.direction)))},
+      {"expected", v.expected},
+      {"observed", v.observed},
+      {"target", c.target},
+      {"resolved_target", c.resolved_target},
+      {"variant", c.variant},
+      {"reference", c.reference},
+      {"evidence",
+       {{"launch_id", OrNull(v.evidence.launch_id)},
+        {"frame_indexes", v.evidence.frame_indexes},
+        {"witness_facts", v.evidence.witness_facts}}},
+      {"remediation", v.remediation},
+      {"duration_seconds", Finite(v.duration_seconds)},
+  };
+}
+
+json LaunchToJson(const LaunchRecord& l) {
+  return {
+      {"id", l.id},
+      {"instance", l.instance},
+      {"purpose", l.purpose},
+      {"argv", l.argv},
+      {"exit_code", l.exit_code ? json(*l.exit_code) : json(nullptr)},
+      {"signal", l.signal ? json(*l.signal) : json(nullptr)},
+      {"timed_out", l.timed_out},
+      {"wall_ms", l.wall_ms},
+      {"error", l.error},
+      {"stdout_tail", l.stdout_tail},
+      {"stderr_tail", l.stderr_tail},
+      {"done", l.frames.done},
+      {"protocol_errors", l.frames.protocol_errors},
+      {"noise_lines", l.frames.noise_lines},
+      {"frames", l.frames.facts},
+  };
+}
+
+}  // namespace
+
+json SummaryCounts(const std::vector<Verdict>& verdicts) {
+  json counts = json::object();
+  for (Outcome o : {Outcome::kPass, Outcome::kFail, Outcome::kInconclusive, Outcome::kError,
+                    Outcome::kSkip}) {
+    counts[std::string(OutcomeName(o))] = 0;
+  }
+  for (const Verdict& v : verdicts) {
+    counts[std::string(OutcomeName(v.outcome))] =
+        counts[std::string(OutcomeName(v.outcome))].get<int>() + 1;
+  }
+  counts["total"] = verdicts.size();
+  return counts;
+}
+
+json ReportToJson(const RunReport& report) {
+  json checks = json::array();
+  for (const Verdict& v : report.verdicts) checks.push_back(CheckToJson(v));
+  json launches = json::array();
+  for (const LaunchRecord& l : report.launches) launches.push_back(LaunchToJson(l));
+  return {
+      {"schema", kReportSchema},
+      {"tool_version", report.tool_version},
+      {"run_id", report.run_id},
+      {"started_at", report.started_at},
+      {"finished_at", report.finished_at},
+      {"duration_seconds", Finite(report.duration_seconds)},
+      {"interrupted", report.interrupted},
+      {"host", report.host},
+      {"profile",
+       {{"name", report.profile_name}, {"path", report.profile_path}, {"config", report.profile}}},
+      {"policy",
+       {{"name", report.policy_name}, {"path", report.policy_path}, {"config", report.policy}}},
+      {"suite", report.suite_name},
+      {"summary", SummaryCounts(report.verdicts)},
+      {"checks", std::move(checks)},
+      {"launches", std::move(launches)},
+      {"witnesses", report.witnesses},
+  };
+}
+
+std::string RenderJsonReport(const RunReport& report) {
+  return ReportToJson(report).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+Status WriteJsonReport(const RunReport& report, const std::string& path) {
+  const std::string text = RenderJsonReport(report);
+  if (path == "-") return WriteToStdout(text).WithContext("write JSON report");
+  return WriteFileAtomically(path, text);
+}
+
+}  // namespace sandprobe

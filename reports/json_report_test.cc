@@ -1,0 +1,181 @@
+#include "reports/json_report.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <utf8cpp/utf8.h>
+
+#include "reports/report_fixture.h"
+
+namespace sandprobe {
+namespace {
+
+using nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using report_fixture::BwrapReport;
+using report_fixture::HardenedReport;
+
+const std::string kSchema = std::string(SANDPROBE_SOURCE_DIR) + "/docs/report.schema.json";
+
+class JsonReportFileTest : public ::testing::Test {
+ protected:
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Validates `report_text` against docs/report.schema.json; returns "" when it is valid, else
+  // the first validation error's message.
+  std::string SchemaErrors(const std::string& report_text) {
+    const std::string path = dir_ + "/candidate.json";
+    const std::string errors = dir_ + "/errors.txt";
+    std::ofstream(path, std::ios::binary) << report_text;
+    const std::string cmd =
+        "python3 -c 'import json, sys, jsonschema\n"
+        "schema = json.load(open(sys.argv[1]))\n"
+        "jsonschema.Draft202012Validator.check_schema(schema)\n"
+        "error = jsonschema.exceptions.best_match("
+        "jsonschema.Draft202012Validator(schema).iter_errors(json.load(open(sys.argv[2]))))\n"
+        "print(error.message if error else \"\", end=\"\")' '" +
+        kSchema + "' '" + path + "' > '" + errors + "'";
+    if (std::system(cmd.c_str()) != 0) return "python3 jsonschema failed: " + cmd;
+    return report_fixture::ReadFile(errors);
+  }
+
+  const std::string dir_ = report_fixture::MakeTempDir();
+};
+
+TEST(JsonReport, MatchesGoldenFile) {
+  EXPECT_EQ(
+      report_fixture::CompareWithGolden("report.golden.json", RenderJsonReport(HardenedReport())),
+      "");
+}
+
+TEST_F(JsonReportFileTest, ReportsValidateAgainstTheDocumentedSchema) {
+  EXPECT_EQ(SchemaErrors(RenderJsonReport(HardenedReport())), "");
+  EXPECT_EQ(SchemaErrors(RenderJsonReport(BwrapReport())), "");
+  EXPECT_EQ(SchemaErrors(RenderJsonReport(RunReport{})), "");
+}
+
+TEST_F(JsonReportFileTest, SchemaRejectsWhatTheFormatDoesNotAllow) {
+  auto dump = [](const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); };
+  json unknown_verdict = ReportToJson(HardenedReport());
+  unknown_verdict["checks"][0]["verdict"] = "maybe";
+  EXPECT_THAT(SchemaErrors(dump(unknown_verdict)), HasSubstr("'maybe' is not one of"));
+
+  json extra_key = ReportToJson(HardenedReport());
+  extra_key["checks"][0]["colour"] = "red";
+  EXPECT_THAT(SchemaErrors(dump(extra_key)), HasSubstr("'colour' was unexpected"));
+
+  json fail_without_direction = ReportToJson(HardenedReport());
+  fail_without_direction["checks"][1]["direction"] = nullptr;  // checks[1] is a fail
+  EXPECT_THAT(SchemaErrors(dump(fail_without_direction)), HasSubstr("None is not one of"));
+
+  json pass_with_direction = ReportToJson(HardenedReport());
+  pass_with_direction["checks"][0]["direction"] = "too-permissive";  // checks[0] is a pass
+  EXPECT_THAT(SchemaErrors(dump(pass_with_direction)), HasSubstr("None was expected"));
+
+  json no_summary = ReportToJson(HardenedReport());
+  no_summary.erase("summary");
+  EXPECT_THAT(SchemaErrors(dump(no_summary)), HasSubstr("'summary' is a required property"));
+}
+
+TEST(JsonReport, TopLevelNamesTheSchemaAndKeepsProfileAndPolicyAsLoaded) {
+  const RunReport r = HardenedReport();
+  const json j = ReportToJson(r);
+  EXPECT_EQ(j.at("schema"), "sandprobe-report/1");
+  EXPECT_EQ(j.at("profile").at("config"), r.profile);
+  EXPECT_EQ(j.at("profile").at("path"), "sandboxes/docker-hardened.json");
+  EXPECT_EQ(j.at("policy").at("config"), r.policy);
+  EXPECT_EQ(j.at("host").at("hostname"), "ci-runner-7");
+  EXPECT_EQ(j.at("witnesses"), r.witnesses);
+  EXPECT_EQ(j.at("interrupted"), false);
+  EXPECT_EQ(ReportToJson(BwrapReport()).at("interrupted"), true);
+}
+
+TEST(JsonReport, ChecksCarryVerdictDirectionAndEvidence) {
+  const json checks = ReportToJson(HardenedReport()).at("checks");
+  ASSERT_EQ(checks.size(), 7u);
+  const json& leak = checks[1];
+  EXPECT_EQ(leak.at("id"), "fs.read.denied:{host_canary}");
+  EXPECT_EQ(leak.at("verdict"), "fail");
+  EXPECT_EQ(leak.at("direction"), "too-permissive");
+  EXPECT_EQ(leak.at("severity"), "critical");
+  EXPECT_EQ(leak.at("expect"), "denied");
+  EXPECT_EQ(leak.at("resolved_target"), "/host/sp-canary-1f2e");
+  EXPECT_EQ(leak.at("evidence"),
+            json({{"launch_id", "L1"}, {"frame_indexes", {1, 2}},
+                  {"witness_facts", {"canary sha256 matched"}}}));
+  EXPECT_EQ(checks[2].at("direction"), "too-restrictive");
+  EXPECT_TRUE(checks[0].at("direction").is_null());  // pass: no direction
+  EXPECT_TRUE(checks[6].at("evidence").at("launch_id").is_null());
+  EXPECT_EQ(checks[6].at("verdict"), "skip");
+  EXPECT_EQ(checks[6].at("observed"), "not applicable: udp listener disabled");
+}
+
+TEST(JsonReport, LaunchesKeepRawFactsAndExitOrSignal) {
+  const json launches = ReportToJson(HardenedReport()).at("launches");
+  ASSERT_EQ(launches.size(), 3u);
+  EXPECT_EQ(launches[0].at("exit_code"), 0);
+  EXPECT_TRUE(launches[0].at("signal").is_null());
+  EXPECT_EQ(launches[0].at("frames").size(), 5u);
+  EXPECT_EQ(launches[0].at("frames")[3].at("errno"), "EROFS");
+  EXPECT_EQ(launches[0].at("done"), false);
+  EXPECT_EQ(launches[0].at("noise_lines"), 2);
+  EXPECT_THAT(launches[0].at("protocol_errors").get<std::vector<std::string>>(),
+              ElementsAre("line 9: frame JSON: unexpected end of input"));
+  EXPECT_TRUE(launches[2].at("exit_code").is_null());
+  EXPECT_EQ(launches[2].at("signal"), 9);
+  EXPECT_EQ(launches[2].at("timed_out"), true);
+}
+
+TEST(JsonReport, SummaryCountsEveryOutcome) {
+  EXPECT_EQ(SummaryCounts(HardenedReport().verdicts),
+            json({{"pass", 1}, {"fail", 2}, {"inconclusive", 2}, {"error", 1}, {"skip", 1},
+                  {"total", 7}}));
+  EXPECT_EQ(SummaryCounts({}), json({{"pass", 0}, {"fail", 0}, {"inconclusive", 0},
+                                     {"error", 0}, {"skip", 0}, {"total", 0}}));
+}
+
+TEST(JsonReport, InvalidUtf8IsReplacedNotThrown) {
+  std::string text;
+  ASSERT_NO_THROW(text = RenderJsonReport(HardenedReport()));
+  EXPECT_TRUE(utf8::is_valid(text));
+  const json back = json::parse(text);
+  EXPECT_EQ(back.at("launches")[0].at("frames")[4].at("path"), "/bad\xef\xbf\xbd\xef\xbf\xbd-name");
+  // Control characters survive as escapes: the JSON keeps the facts, only XML must drop them.
+  const std::string out = back.at("launches")[0].at("stdout_tail");
+  EXPECT_THAT(out, HasSubstr(std::string("NUL:\0:", 6)));
+  EXPECT_THAT(out, HasSubstr("\x1b[1;31mred"));
+}
+
+TEST(JsonReport, LongOutputIsKeptWhole) {
+  const json back = json::parse(RenderJsonReport(BwrapReport()));
+  EXPECT_EQ(back.at("launches")[0].at("stdout_tail"), report_fixture::Big200K());
+}
+
+TEST_F(JsonReportFileTest, WriteJsonReportWritesTheRenderedReport) {
+  const std::string path = dir_ + "/report.json";
+  ASSERT_TRUE(WriteJsonReport(HardenedReport(), path).ok());
+  EXPECT_EQ(report_fixture::ReadFile(path), RenderJsonReport(HardenedReport()));
+}
+
+TEST_F(JsonReportFileTest, WriteToMissingDirectoryNamesThePathAndLeavesNoTempFile) {
+  const std::string path = dir_ + "/missing/report.json";
+  const Status status = WriteJsonReport(HardenedReport(), path);
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr(path));
+  EXPECT_TRUE(report_fixture::ListDir(dir_).empty());
+}
+
+TEST(JsonReport, DashWritesToStdout) {
+  ::testing::internal::CaptureStdout();
+  const Status status = WriteJsonReport(HardenedReport(), "-");
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(out, RenderJsonReport(HardenedReport()));
+}
+
+}  // namespace
+}  // namespace sandprobe

@@ -1,0 +1,230 @@
+#include "reports/junit_report.h"
+
+#include <cmath>
+#include <set>
+#include <sstream>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <pugixml.hpp>
+
+#include "reports/atomic_file.h"
+#include "reports/junit_timestamp.h"
+#include "reports/sanitize.h"
+
+namespace sandprobe {
+namespace {
+
+struct Counts {
+  int tests = 0;
+  int failures = 0;
+  int errors = 0;  // error and inconclusive: both mean "nothing proven", CI must not pass them
+  int skipped = 0;
+  double seconds = 0;
+};
+
+// SUREFIRE_TIME in the xsd: digits, a dot, digits. No sign, no exponent, no "nan".
+std::string Seconds(double s) {
+  return fmt::format("{:.3f}", std::isfinite(s) && s > 0 ? s : 0.0);
+}
+
+void SetAttr(pugi::xml_node node, const char* name, std::string_view raw,
+             std::size_t cap) {
+  node.append_attribute(name).set_value(SanitizeForXml(raw, cap).c_str());
+}
+
+void SetCountAttrs(pugi::xml_node node, const Counts& c, bool with_skipped) {
+  node.append_attribute("tests").set_value(c.tests);
+  node.append_attribute("failures").set_value(c.failures);
+  node.append_attribute("errors").set_value(c.errors);
+  if (with_skipped) node.append_attribute("skipped").set_value(c.skipped);
+  node.append_attribute("time").set_value(Seconds(c.seconds).c_str());
+}
+
+const LaunchRecord* FindLaunch(const RunReport& report, const std::string& id) {
+  if (id.empty()) return nullptr;
+  for (const LaunchRecord& l : report.launches) {
+    if (l.id == id) return &l;
+  }
+  return nullptr;
+}
+
+std::string FailureBody(const Verdict& v) {
+  auto field = [](std::string_view raw) { return SanitizeForXml(raw, kJunitDetailCap); };
+  std::string body = fmt::format("expected: {}\nobserved: {}\nremediation: {}\n",
+                                 field(v.expected), field(v.observed), field(v.remediation));
+  const Check& c = v.check;
+  if (!c.target.empty()) {
+    body += fmt::format("target: {}", field(c.target));
+    if (c.resolved_target != c.target) body += fmt::format(" ({})", field(c.resolved_target));
+    body += "\n";
+  }
+  if (!c.reference.empty()) body += fmt::format("reference: {}\n", field(c.reference));
+  if (!v.evidence.launch_id.empty()) {
+    body += fmt::format("evidence: launch {}, frames [{}]\n", field(v.evidence.launch_id),
+                        fmt::join(v.evidence.frame_indexes, ", "));
+  }
+  for (const std::string& fact : v.evidence.witness_facts) {
+    body += fmt::format("witness: {}\n", field(fact));
+  }
+  return body;
+}
+
+std::string_view FailureType(Direction direction) {
+  switch (direction) {
+    case Direction::kTooPermissive:
+    case Direction::kTooRestrictive: return DirectionName(direction);
+    case Direction::kNone: return "fail";  // Evaluate always sets one; keep the type non-empty
+  }
+  return "fail";
+}
+
+// Adds the outcome child (none for pass) and counts it.
+void AddOutcome(pugi::xml_node testcase, const Verdict& v, Counts& counts) {
+  const std::string message = fmt::format("expected {}; observed {}", v.expected, v.observed);
+  pugi::xml_node child;
+  switch (v.outcome) {
+    case Outcome::kPass: return;
+    case Outcome::kSkip:
+      ++counts.skipped;
+      SetAttr(testcase.append_child("skipped"), "message", v.observed, kJunitMessageCap);
+      return;
+    case Outcome::kFail:
+      ++counts.failures;
+      child = testcase.append_child("failure");
+      child.append_attribute("type").set_value(std::string(FailureType(v.direction)).c_str());
+      break;
+    case Outcome::kError:
+    case Outcome::kInconclusive:
+      ++counts.errors;
+      child = testcase.append_child("error");
+      child.append_attribute("type").set_value(std::string(OutcomeName(v.outcome)).c_str());
+      break;
+  }
+  SetAttr(child, "message", message, kJunitMessageCap);
+  child.text().set(FailureBody(v).c_str());
+}
+
+// The launch's own output, for a case whose launch or probe went wrong (error, inconclusive):
+// what a CI reader looks at first. A fail is explained by its facts, and one launch serves up to
+// a thousand checks, so output is attached once per launch per suite to keep the file small.
+void AddLaunchOutput(pugi::xml_node testcase, const LaunchRecord* launch,
+                     std::set<std::string>& attached) {
+  if (launch == nullptr) return;
+  if (!attached.insert(launch->id).second) {
+    testcase.append_child("system-out").text().set(
+        SanitizeForXml("output of launch " + launch->id + ": see the first case citing it",
+                       kJunitMessageCap).c_str());
+    return;
+  }
+  std::string out = launch->error.empty() ? "" : "harness: " + launch->error + "\n";
+  out += launch->stdout_tail;
+  if (!out.empty()) {
+    testcase.append_child("system-out").text().set(SanitizeForXml(out, kJunitOutputCap).c_str());
+  }
+  if (!launch->stderr_tail.empty()) {
+    testcase.append_child("system-err").text().set(
+        SanitizeForXml(launch->stderr_tail, kJunitOutputCap).c_str());
+  }
+}
+
+void AddProperties(pugi::xml_node suite, const RunReport& r) {
+  pugi::xml_node props = suite.append_child("properties");
+  const std::pair<const char*, std::string> rows[] = {
+      {"schema", kReportSchema},          {"tool_version", r.tool_version},
+      {"run_id", r.run_id},               {"profile", r.profile_name},
+      {"profile_path", r.profile_path},   {"policy", r.policy_name},
+      {"policy_path", r.policy_path},     {"suite", r.suite_name},
+      {"interrupted", r.interrupted ? "true" : "false"},
+  };
+  for (const auto& [name, value] : rows) {
+    pugi::xml_node p = props.append_child("property");
+    p.append_attribute("name").set_value(name);
+    SetAttr(p, "value", value, kJunitMessageCap);  // present even when empty: the xsd needs it
+  }
+}
+
+std::string Hostname(const RunReport& r) {
+  const auto it = r.host.find("hostname");
+  if (it != r.host.end() && it->is_string() && !it->get<std::string>().empty()) {
+    return it->get<std::string>();
+  }
+  return "localhost";
+}
+
+// One <testsuite> for `family` of `r`; returns its counts.
+Counts AddSuite(pugi::xml_node root, const RunReport& r, const std::string& family) {
+  pugi::xml_node suite = root.append_child("testsuite");
+  SetAttr(suite, "name", r.profile_name + "/" + family, kJunitMessageCap);
+  AddProperties(suite, r);
+  const std::string classname = SanitizeForXml(r.profile_name + "." + family, kJunitMessageCap);
+  Counts counts;
+  std::set<std::string> names;  // GitLab merges cases with equal classname+name: keep them apart
+  std::set<std::string> attached;  // launch ids whose output this suite already carries
+  for (const Verdict& v : r.verdicts) {
+    if (v.check.family != family) continue;
+    std::string name = SanitizeForXml(v.check.id, kJunitMessageCap);
+    for (int n = 2; !names.insert(name).second; ++n) {
+      name = fmt::format("{} #{}", SanitizeForXml(v.check.id, kJunitMessageCap), n);
+    }
+    pugi::xml_node tc = suite.append_child("testcase");
+    tc.append_attribute("classname").set_value(classname.c_str());
+    tc.append_attribute("name").set_value(name.c_str());
+    tc.append_attribute("time").set_value(Seconds(v.duration_seconds).c_str());
+    ++counts.tests;
+    counts.seconds += std::isfinite(v.duration_seconds) ? v.duration_seconds : 0;
+    AddOutcome(tc, v, counts);
+    if (v.outcome == Outcome::kError || v.outcome == Outcome::kInconclusive) {
+      AddLaunchOutput(tc, FindLaunch(r, v.evidence.launch_id), attached);
+    }
+  }
+  SetCountAttrs(suite, counts, /*with_skipped=*/true);
+  if (const std::string ts = JunitTimestamp(r.started_at); !ts.empty()) {
+    suite.append_attribute("timestamp").set_value(ts.c_str());
+  }
+  SetAttr(suite, "hostname", Hostname(r), kJunitMessageCap);
+  return counts;
+}
+
+// Families in order of first appearance, so the file follows the plan.
+std::vector<std::string> Families(const RunReport& r) {
+  std::vector<std::string> families;
+  std::set<std::string> seen;
+  for (const Verdict& v : r.verdicts) {
+    if (seen.insert(v.check.family).second) families.push_back(v.check.family);
+  }
+  return families;
+}
+
+}  // namespace
+
+std::string RenderJunit(const std::vector<RunReport>& reports) {
+  pugi::xml_document doc;
+  pugi::xml_node decl = doc.append_child(pugi::node_declaration);
+  decl.append_attribute("version").set_value("1.0");
+  decl.append_attribute("encoding").set_value("UTF-8");
+  pugi::xml_node root = doc.append_child("testsuites");
+  root.append_attribute("name").set_value("sandprobe");
+  Counts total;
+  for (const RunReport& r : reports) {
+    for (const std::string& family : Families(r)) {
+      const Counts c = AddSuite(root, r, family);
+      total.tests += c.tests;
+      total.failures += c.failures;
+      total.errors += c.errors;
+    }
+    total.seconds += std::isfinite(r.duration_seconds) ? r.duration_seconds : 0;
+  }
+  SetCountAttrs(root, total, /*with_skipped=*/false);  // the xsd has no skipped here
+  std::ostringstream out;
+  doc.save(out, "  ", pugi::format_default, pugi::encoding_utf8);
+  return out.str();
+}
+
+Status WriteJunitReport(const std::vector<RunReport>& reports, const std::string& path) {
+  const std::string text = RenderJunit(reports);
+  if (path == "-") return WriteToStdout(text).WithContext("write JUnit report");
+  return WriteFileAtomically(path, text);
+}
+
+}  // namespace sandprobe

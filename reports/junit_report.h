@@ -1,0 +1,29 @@
+// The JUnit XML report: what CI systems (Jenkins, GitLab, GitHub annotators) read.
+//
+// Dialect: the Jenkins xUnit junit-10.xsd (../shared/schemas). One <testsuite> per profile ×
+// check family, one <testcase> per check. fail -> <failure type="too-permissive|too-restrictive">,
+// error -> <error type="error">, inconclusive -> <error type="inconclusive">, skip -> <skipped>.
+// Every string passes through SanitizeForXml, so hostile probe output cannot break the file.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "runner/run_report.h"
+#include "runner/status.h"
+
+namespace sandprobe {
+
+// Caps, in bytes, on what one testcase carries (Jenkins keeps ~50k chars of a failing case).
+inline constexpr std::size_t kJunitMessageCap = 1024;     // message="" attributes
+inline constexpr std::size_t kJunitDetailCap = 16 * 1024;  // each field of the failure body
+inline constexpr std::size_t kJunitOutputCap = 8 * 1024;   // <system-out>, <system-err>
+
+// Renders the reports of one run (one per profile) as a JUnit XML document.
+std::string RenderJunit(const std::vector<RunReport>& reports);
+
+// Writes RenderJunit to `path` atomically, or to stdout when `path` is "-".
+Status WriteJunitReport(const std::vector<RunReport>& reports, const std::string& path);
+
+}  // namespace sandprobe
