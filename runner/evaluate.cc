@@ -191,8 +191,10 @@ Verdict JudgeEnvSecret(const Check& check, const BatchView& view) {
   Verdict v = Start(check, view.result);
   bool hidden = check.expect == Expectation::kDenied;
   v.expected = hidden ? "canary env secret not visible" : "canary env secret visible";
-  v.remediation = hidden ? "do not pass the harness's environment into the sandbox (bwrap "
-                           "--clearenv, env -i, no docker -e/--env-file of host variables)"
+  v.remediation = hidden ? "do not pass the harness's environment into the sandbox: start the "
+                           "sandbox itself under env -i (bwrap --clearenv alone leaves it in "
+                           "/proc/1/environ, bwrap's own pid 1), no docker -e/--env-file of host "
+                           "variables"
                          : "pass the environment into the sandbox, or declare env_secrets hidden";
   bool scanned = false;
   std::vector<std::string> seen_in;

@@ -1,0 +1,84 @@
+// The launcher: the ONLY code in sandprobe that starts processes.
+//
+// Every sandbox command (docker run, bwrap, cleanup, sweep, preflight) goes through Launch().
+// A launch is a closed episode: when Launch() returns, the child has been reaped, every process
+// left in its process group has been SIGKILLed, and both output pipes are closed. Nothing
+// started here outlives the call, so a run cannot leak stray processes or zombies.
+//
+// Launcher is an interface so lifecycles (runner/sandbox.*) can be unit-tested with a fake.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runner/status.h"
+
+namespace sandprobe {
+
+// What to run and how long to let it run.
+struct LaunchSpec {
+  std::vector<std::string> argv;   // argv[0] is searched in PATH when it has no '/'
+  std::vector<std::pair<std::string, std::string>> extra_env;  // added to the inherited environment (override same names)
+  std::string stdin_data;          // written to the child's stdin then closed; empty -> stdin is /dev/null
+  std::string working_dir;         // empty: inherit
+  std::chrono::milliseconds timeout{30000};
+  // TERM -> grace -> KILL. Also bounds how long output is drained after the direct child
+  // exited, in case a process that left the group still holds the pipes.
+  std::chrono::milliseconds grace{2000};
+  std::size_t output_cap = 1 << 20;        // per stream: the first `output_cap` bytes are kept, the rest drained and counted
+  const std::atomic<bool>* cancel = nullptr;  // when it turns true: kill as on timeout, result.cancelled = true
+};
+
+// Facts about one finished launch; the caller judges them.
+struct LaunchResult {
+  int pid = 0;
+  std::optional<int> exit_code;    // exited normally
+  std::optional<int> signal;       // killed by a signal (from anyone, including our own kill)
+  bool timed_out = false;          // we killed it at the timeout
+  bool cancelled = false;          // we killed it because *cancel became true
+  std::chrono::milliseconds timeout{0};  // the spec's timeout, so DescribeExit can name it
+  std::chrono::milliseconds wall{0};
+  std::string out, err;
+  std::size_t out_dropped = 0, err_dropped = 0;   // bytes beyond the cap
+};
+
+class Launcher {  // interface, so lifecycles can be unit-tested with a fake
+ public:
+  virtual ~Launcher() = default;
+  // Error Status only when the process could not be started ("execve(nonexistent-cmd): ENOENT" style,
+  // naming argv[0]); a non-zero exit, a signal or a timeout are results, not errors.
+  virtual StatusOr<LaunchResult> Launch(const LaunchSpec& spec) = 0;
+};
+
+// The real launcher over Boost.Process v1. The child gets its own process group, only fds
+// 0-2, an empty signal mask and SIGPIPE at its default. Stateless: Launch() may be called from
+// several threads at once (each call runs its own io_context). Installs no signal handler.
+class ProcessLauncher final : public Launcher {
+ public:
+  StatusOr<LaunchResult> Launch(const LaunchSpec& spec) override;
+};
+
+// "exit 0", "exit 125", "signal 9 (SIGKILL)", "timed out after 2000 ms (then signal 15 (SIGTERM))",
+// "cancelled".
+std::string DescribeExit(const LaunchResult& r);
+
+// Shell-quoted for messages, never for execution: docker run --name 'a b'
+std::string FormatArgv(const std::vector<std::string>& argv);
+
+// How the child makes every inherited fd >= 3 close-on-exec (exposed so tests can force the
+// fallbacks). Marking instead of closing keeps Boost.Process's exec-error pipe working: it is
+// already close-on-exec and must stay open until execve.
+enum class FdSweep {
+  kCloseRange,   // close_range(3, ~0, CLOSE_RANGE_CLOEXEC), Linux >= 5.11; falls back on error
+  kProcSelfFd,   // getdents64 over /proc/self/fd; falls back to kEveryNumber when unreadable
+  kEveryNumber,  // fcntl on every number below RLIMIT_NOFILE (capped)
+};
+// Async-signal-safe (no allocation): runs between fork and exec. Returns 0 or an errno.
+int MarkInheritedFdsCloexec(FdSweep how) noexcept;
+
+}  // namespace sandprobe
