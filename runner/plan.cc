@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -17,12 +18,10 @@ class BatchBuilder {
  public:
   BatchBuilder(Plan& plan, LaunchBatch& batch) : plan_(plan), batch_(batch) {}
 
-  // Adds the check unless its id exists already (the same path listed twice).
+  // Adds the check; an id that exists already (the same path listed twice) is an error.
   Status AddCheck(Check check) {
-    for (const Check& existing : plan_.checks) {
-      if (existing.id == check.id) {
-        return Status::Error(fmt::format("{}: duplicate check {}", check.reference, check.id));
-      }
+    if (!check_ids_.insert(check.id).second) {
+      return Status::Error(fmt::format("{}: duplicate check {}", check.reference, check.id));
     }
     batch_.check_indexes.push_back(plan_.checks.size());
     plan_.checks.push_back(std::move(check));
@@ -40,13 +39,14 @@ class BatchBuilder {
 
   // Appends an argument unless already present (one fact per path is enough).
   void AddArg(const std::string& family, const std::string& arg) {
-    auto& args = Invocation(family).args;
-    if (std::find(args.begin(), args.end(), arg) == args.end()) args.push_back(arg);
+    if (args_seen_.insert(family + '\0' + arg).second) Invocation(family).args.push_back(arg);
   }
 
  private:
   Plan& plan_;
   LaunchBatch& batch_;
+  std::unordered_set<std::string> check_ids_;
+  std::unordered_set<std::string> args_seen_;
 };
 
 struct ExpandInput {
@@ -133,7 +133,11 @@ Status ExpandFsAlias(const ExpandInput& in, BatchBuilder& batch) {
       check.reference = Reference(in.policy, path);
       if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
     }
-    if (!any) batch.AddArg("fs.alias", "--scratch"), batch.AddArg("fs.alias", *scratch);
+    if (!any) {
+      // Options first, outside the per-path de-duplication.
+      std::vector<std::string>& args = batch.Invocation("fs.alias").args;
+      args.insert(args.begin(), {"--scratch", *scratch});
+    }
     any = true;
     batch.AddArg("fs.alias", *resolved);
   }

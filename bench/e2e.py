@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""End-to-end timing of the default suite against real backends, in one run.
+
+For each profile it measures, interleaved, N times:
+  suite: `sandprobe run --sandbox PROFILE` wall time (load, witnesses, preflight, launches,
+         cleanup, sweep, evaluate, reports)
+  raw:   the same probe launch argv, taken from the report, run directly (the launch floor)
+and prints medians, the launch counts and the ratio suite / (probe launches x raw).
+
+Usage: bench/e2e.py [--runs N] [PROFILE...]   (default: bwrap-strict docker-hardened)
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLI = os.path.join(ROOT, "build", "sandprobe")
+
+
+def timed(argv, **kwargs):
+    start = time.perf_counter()
+    done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+    return time.perf_counter() - start, done
+
+
+def measure(profile, runs):
+    suite_times, raw_times = [], []
+    report = None
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "r.json")
+        for _ in range(runs):
+            seconds, done = timed([CLI, "run", "--sandbox", profile, "--json", out, "--no-color"])
+            if done.returncode not in (0, 1):
+                sys.exit(f"{profile}: sandprobe exit {done.returncode}: {done.stderr.decode()[-500:]}")
+            suite_times.append(seconds)
+            with open(out) as f:
+                report = json.load(f)
+            probe = [l for l in report["launches"] if l["purpose"] == "probe"]
+            # The raw floor: the identical probe launch, without the harness. The workspace the
+            # argv names is gone with the run, so give it a fresh one at the same path.
+            workspace = report["witnesses"]["workspace"]
+            os.makedirs(workspace, mode=0o777, exist_ok=True)
+            os.chmod(workspace, 0o777)
+            seconds, _ = timed(probe[0]["argv"])
+            subprocess.run(["rm", "-rf", os.path.dirname(workspace)])
+            raw_times.append(seconds)
+    launches = report["launches"]
+    probe_launches = sum(1 for l in launches if l["purpose"] == "probe")
+    suite, raw = statistics.median(suite_times), statistics.median(raw_times)
+    return {
+        "profile": report["profile"]["name"],
+        "checks": len(report["checks"]),
+        "probe_launches": probe_launches,
+        "all_launches": len(launches),
+        "suite_s": suite,
+        "raw_launch_s": raw,
+        "ratio": suite / (probe_launches * raw),
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("profiles", nargs="*",
+                        default=["sandboxes/bwrap-strict.json", "sandboxes/docker-hardened.json"])
+    args = parser.parse_args()
+    print(f"{'profile':<18} {'checks':>6} {'probe':>5} {'all':>4} {'suite s':>8} {'raw s':>7} "
+          f"{'suite/(probe x raw)':>20}")
+    for profile in args.profiles:
+        r = measure(os.path.join(ROOT, profile) if not os.path.isabs(profile) else profile, args.runs)
+        print(f"{r['profile']:<18} {r['checks']:>6} {r['probe_launches']:>5} {r['all_launches']:>4} "
+              f"{r['suite_s']:>8.3f} {r['raw_launch_s']:>7.3f} {r['ratio']:>20.2f}")
+
+
+if __name__ == "__main__":
+    main()
