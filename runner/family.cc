@@ -1,0 +1,111 @@
+#include "runner/family.h"
+
+#include <fmt/format.h>
+
+#include "runner/placeholders.h"
+
+namespace sandprobe {
+
+Status BatchBuilder::AddCheck(Check check) {
+  if (!check_ids_.insert(check.id).second) {
+    return Status::Error(fmt::format("{}: duplicate check {}", check.reference, check.id));
+  }
+  batch_.check_indexes.push_back(plan_.checks.size());
+  plan_.checks.push_back(std::move(check));
+  return Status::Ok();
+}
+
+ProbeInvocation& BatchBuilder::Invocation(const std::string& family) {
+  for (ProbeInvocation& inv : batch_.invocations) {
+    if (inv.family == family) return inv;
+  }
+  batch_.invocations.push_back({family, {}});
+  return batch_.invocations.back();
+}
+
+void BatchBuilder::AddArg(const std::string& family, const std::string& arg) {
+  if (args_seen_.insert(family + '\0' + arg).second) Invocation(family).args.push_back(arg);
+}
+
+namespace {
+std::string StringField(const nlohmann::json& fact, const char* key) {
+  auto it = fact.find(key);
+  return it != fact.end() && it->is_string() ? it->get<std::string>() : "";
+}
+std::string Key(const std::string& family, const std::string& path, const std::string& variant) {
+  return family + '\0' + path + '\0' + variant;
+}
+}  // namespace
+
+FactIndex::FactIndex(const ProbeFrames& frames) : frames_(frames) {
+  for (std::size_t i = 0; i < frames.facts.size(); ++i) {
+    const nlohmann::json& fact = frames.facts[i];
+    if (!fact.is_object()) continue;
+    std::string family = StringField(fact, "family");
+    by_family_[family].push_back(static_cast<int>(i));
+    // The first fact for a key wins; a later duplicate cannot overwrite an earlier denial.
+    by_key_.emplace(Key(family, StringField(fact, "path"), StringField(fact, "variant")),
+                    static_cast<int>(i));
+  }
+}
+
+std::optional<int> FactIndex::Find(const std::string& family, const std::string& path,
+                                   const std::string& variant) const {
+  auto it = by_key_.find(Key(family, path, variant));
+  if (it == by_key_.end()) return std::nullopt;
+  return it->second;
+}
+
+const std::vector<int>& FactIndex::OfFamily(const std::string& family) const {
+  static const std::vector<int> kNone;
+  auto it = by_family_.find(family);
+  return it == by_family_.end() ? kNone : it->second;
+}
+
+const FamilyRow* FindFamily(const std::string& name) {
+  for (const FamilyRow& row : FamilyTable()) {
+    if (name == row.name) return &row;
+  }
+  return nullptr;
+}
+
+StatusOr<std::string> ResolvePolicyPath(const PolicyPath& path, const ExpandInput& in) {
+  StatusOr<std::string> resolved = ExpandString(path.path, in.path_values);
+  if (!resolved.ok()) return resolved.status().WithContext(path.where + ": " + path.pointer);
+  return resolved;
+}
+
+std::string PolicyReference(const PolicyPath& path) {
+  return fmt::format("{} {}", path.where, path.pointer);
+}
+
+Verdict StartVerdict(const JudgeInput& in) {
+  Verdict v;
+  v.check = in.check;
+  v.evidence.launch_id = in.result.launch_id;
+  return v;
+}
+
+void Judge(Verdict& v, bool as_promised, Direction if_not) {
+  v.outcome = as_promised ? Outcome::kPass : Outcome::kFail;
+  v.direction = as_promised ? Direction::kNone : if_not;
+}
+
+void ApplyControl(Verdict& v, Control control, const char* what) {
+  if (v.outcome != Outcome::kPass || v.check.expect != Expectation::kDenied) return;
+  if (control == Control::kPassed) return;
+  v.outcome = Outcome::kInconclusive;
+  v.observed += control == Control::kFailed
+                    ? fmt::format("; but no path the policy declares {} could be {} either, so "
+                                  "the denial proves nothing", what, what)
+                    : fmt::format("; but the policy declares no {} path, so nothing shows the "
+                                  "probe could have succeeded", what);
+}
+
+bool FactOk(const nlohmann::json& fact) { return fact.value("ok", false) == true; }
+
+std::string DescribeFailure(const nlohmann::json& fact) {
+  return fmt::format("{}: {}", fact.value("step", "open"), fact.value("errno", "unknown error"));
+}
+
+}  // namespace sandprobe

@@ -1,0 +1,118 @@
+// Family: one probe family on the host side — how it expands a policy into Checks and probe
+// arguments, and how its facts are judged. One row per family in family_table.cc; each family
+// group lives in its own file (family_fs.cc, family_env.cc, ...).
+//
+// Adding a family: a probe file in probes/ + a family_*.cc here with Expand and Judge + a row
+// in FamilyTable() + a suite entry. Nothing else changes.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/check.h"
+#include "runner/evaluate.h"
+#include "runner/plan.h"
+#include "runner/policy.h"
+#include "runner/status.h"
+#include "runner/suite.h"
+#include "runner/verdict.h"
+
+namespace sandprobe {
+
+// What a family's Expand gets.
+struct ExpandInput {
+  const Policy& policy;
+  const SuiteEntry& entry;
+  const PlanContext& context;
+  // Values for policy path placeholders: {host_canary}, {workspace}.
+  const std::map<std::string, std::string>& path_values;
+};
+
+// Collects checks and the probe arguments they need into one LaunchBatch.
+class BatchBuilder {
+ public:
+  BatchBuilder(Plan& plan, LaunchBatch& batch, std::unordered_set<std::string>& check_ids)
+      : plan_(plan), batch_(batch), check_ids_(check_ids) {}
+
+  // Adds the check; an id that exists already in the plan is an error naming it.
+  Status AddCheck(Check check);
+  // The invocation of `family` in this batch (created on first use).
+  ProbeInvocation& Invocation(const std::string& family);
+  // Appends a probe argument unless that family already has it (one fact per path).
+  void AddArg(const std::string& family, const std::string& arg);
+
+ private:
+  Plan& plan_;
+  LaunchBatch& batch_;
+  std::unordered_set<std::string>& check_ids_;
+  std::unordered_set<std::string> args_seen_;
+};
+
+// The facts of one launch, indexed by (family, path, variant) — the key most checks use.
+class FactIndex {
+ public:
+  explicit FactIndex(const ProbeFrames& frames);
+  std::optional<int> Find(const std::string& family, const std::string& path,
+                          const std::string& variant = "") const;
+  // Indexes of every fact of `family`, in order.
+  const std::vector<int>& OfFamily(const std::string& family) const;
+  const nlohmann::json& Fact(int index) const { return frames_.facts[static_cast<std::size_t>(index)]; }
+
+ private:
+  const ProbeFrames& frames_;
+  std::map<std::string, int> by_key_;
+  std::map<std::string, std::vector<int>> by_family_;
+};
+
+// Whether the probe showed it could do the allowed counterpart of a denial at all.
+enum class Control { kPassed, kFailed, kAbsent };
+
+struct Controls {
+  Control read = Control::kAbsent;   // some policy-readable path was read
+  Control write = Control::kAbsent;  // some policy-writable path was written
+};
+
+// What a family's Judge gets: one check, the launch that ran it, and the host's own facts.
+struct JudgeInput {
+  const Check& check;
+  const BatchResult& result;
+  const FactIndex& facts;
+  const Controls& controls;
+  const WitnessFacts& witnesses;
+};
+
+struct FamilyRow {
+  const char* name;
+  Status (*expand)(const ExpandInput& in, BatchBuilder& batch);
+  Verdict (*judge)(const JudgeInput& in);
+  // Resource probes: their own launch, never beside another launch.
+  bool exclusive = false;
+};
+
+// Every family the host side knows, in the order `list` shows them.
+const std::vector<FamilyRow>& FamilyTable();
+const FamilyRow* FindFamily(const std::string& name);
+
+// --- Helpers for Expand and Judge functions ---
+
+// Expands placeholders in a policy path; errors name the policy position.
+StatusOr<std::string> ResolvePolicyPath(const PolicyPath& path, const ExpandInput& in);
+// "tier-low.json:12:5 /filesystem/unreadable/2"
+std::string PolicyReference(const PolicyPath& path);
+
+// A verdict for `check` with the launch as evidence; outcome still to be set.
+Verdict StartVerdict(const JudgeInput& in);
+// pass when `as_promised`, else fail in direction `if_not`.
+void Judge(Verdict& v, bool as_promised, Direction if_not);
+// A deny that passed proves nothing when the allowed counterpart failed too: inconclusive.
+void ApplyControl(Verdict& v, Control control, const char* what);
+bool FactOk(const nlohmann::json& fact);
+// "open: EACCES"
+std::string DescribeFailure(const nlohmann::json& fact);
+
+}  // namespace sandprobe
