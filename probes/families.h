@@ -1,5 +1,6 @@
-// The probe families: one file per family, each a pair of functions in the probe table
-// (probe_main.cc). A family only reports facts; judging them is the host's job.
+// The probe families: one file per family, each a row in the probe table (probe_table.cc,
+// assembled from one function per family group). A family only reports facts; judging them is
+// the host's job.
 #pragma once
 
 #include <signal.h>
@@ -25,6 +26,23 @@ struct ProbeContext {
 };
 
 using FamilyArgs = std::vector<std::string>;
+
+// A row of the probe table.
+struct ProbeFamilyRow {
+  const char* name;   // "fs.read": what the runner passes on the command line
+  const char* usage;  // "PATH...": the arguments, for the usage message
+  // Checks the arguments before any frame is written: "" or the usage error.
+  std::string (*check)(const FamilyArgs&);
+  void (*run)(const ProbeContext&, const FamilyArgs&);
+};
+
+// Every family, assembled from the groups below (probe_table.cc).
+const std::vector<ProbeFamilyRow>& ProbeFamilyTable();
+// One function per family group, each defined in that group's file.
+std::vector<ProbeFamilyRow> FilesystemProbeFamilies();  // fs_group.cc
+std::vector<ProbeFamilyRow> NetworkProbeFamilies();     // net_group.cc
+std::vector<ProbeFamilyRow> PrivilegeProbeFamilies();   // priv_group.cc
+std::vector<ProbeFamilyRow> ResourceProbeFamilies();    // resource_group.cc
 
 // Argument checks run for every family before the first frame is written, so bad usage exits 2
 // without a single fact. They return an error message, or "" when the arguments are usable.

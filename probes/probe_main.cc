@@ -32,21 +32,8 @@ constexpr long kDefaultDeadlineMs = 30'000;
 constexpr long kMaxDeadlineMs = 24L * 3600 * 1000;
 constexpr std::size_t kMaxNonceLength = 128;
 
-// The probe table: a row per family. Adding a family = one file + one row here.
-struct FamilyRow {
-  const char* name;
-  std::string (*check)(const FamilyArgs&);
-  void (*run)(const ProbeContext&, const FamilyArgs&);
-};
-constexpr FamilyRow kFamilies[] = {
-    {"fs.read", CheckFsReadArgs, RunFsRead},
-    {"fs.write", CheckFsWriteArgs, RunFsWrite},
-    {"fs.alias", CheckFsAliasArgs, RunFsAlias},
-    {"env.secret", CheckEnvSecretArgs, RunEnvSecret},
-};
-
 struct Step {
-  const FamilyRow* family;
+  const ProbeFamilyRow* family;
   FamilyArgs args;
 };
 
@@ -56,8 +43,8 @@ struct Invocation {
   std::vector<Step> steps;
 };
 
-const FamilyRow* FindFamily(const std::string& name) {
-  for (const FamilyRow& row : kFamilies) {
+const ProbeFamilyRow* FindFamily(const std::string& name) {
+  for (const ProbeFamilyRow& row : ProbeFamilyTable()) {
     if (name == row.name) return &row;
   }
   return nullptr;
@@ -104,7 +91,7 @@ std::string ParseInvocation(int argc, char** argv, Invocation& inv) {
   if (i >= argc) return "no family given";
   while (i < argc) {
     const std::string name = argv[i++];
-    const FamilyRow* row = FindFamily(name);
+    const ProbeFamilyRow* row = FindFamily(name);
     if (row == nullptr) return "unknown family: " + name;
     Step step{row, {}};
     while (i < argc && std::string(argv[i]) != "--next") step.args.emplace_back(argv[i++]);
@@ -122,10 +109,11 @@ void PrintUsage(const std::string& error) {
   std::fprintf(stderr,
                "sandprobe-probe: %s\n"
                "usage: sandprobe-probe --nonce NONCE [--deadline-ms MS] FAMILY ARGS... "
-               "[--next FAMILY ARGS...]...\nfamilies:\n"
-               "  fs.read PATH...\n  fs.write DIR...\n  fs.alias --scratch DIR PATH...\n"
-               "  env.secret PREFIX\n",
+               "[--next FAMILY ARGS...]...\nfamilies:\n",
                error.c_str());
+  for (const ProbeFamilyRow& row : ProbeFamilyTable()) {
+    std::fprintf(stderr, "  %s %s\n", row.name, row.usage);
+  }
 }
 
 extern "C" void OnDeadline(int) {

@@ -1,6 +1,7 @@
 // Evaluate: the one place where facts become judgement. Pure: no I/O, no clock, no globals.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,8 @@ struct WitnessFacts {
   std::string canary_path;        // the planted canary file
   std::string canary_sha256;      // sha256 of its content
   std::string env_secret_sha256;  // sha256 of the canary env secret's value
+  // What each RunWitness reported, by RunWitness::name() (see witness.h).
+  std::map<std::string, nlohmann::json> observed;
 };
 
 // `results[i]` belongs to `plan.batches[i]`. Returns one verdict per plan.checks entry, in order.

@@ -7,11 +7,15 @@ namespace sandprobe {
 // Defined in family_*.cc, one file per family group.
 std::vector<FamilyRow> FilesystemFamilies();
 std::vector<FamilyRow> EnvFamilies();
+std::vector<FamilyRow> NetworkFamilies();
+std::vector<FamilyRow> PrivilegeFamilies();
+std::vector<FamilyRow> ResourceFamilies();
 
 const std::vector<FamilyRow>& FamilyTable() {
   static const std::vector<FamilyRow> kTable = [] {
     std::vector<FamilyRow> rows;
-    for (auto group : {FilesystemFamilies, EnvFamilies}) {
+    for (auto group : {FilesystemFamilies, EnvFamilies, NetworkFamilies, PrivilegeFamilies,
+                       ResourceFamilies}) {
       for (FamilyRow& row : group()) rows.push_back(row);
     }
     return rows;

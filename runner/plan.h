@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -28,8 +29,10 @@ struct LaunchBatch {
   std::string id;  // "B1", ...
   std::vector<ProbeInvocation> invocations;
   std::vector<std::size_t> check_indexes;  // into Plan::checks
-  // Resource probes run alone (never beside another launch). No family sets it yet.
+  // Resource probes run alone (never beside another launch).
   bool exclusive = false;
+  // Per-launch timeout for this batch; 0: the profile's timeout_seconds.
+  int timeout_seconds = 0;
 };
 
 struct Plan {
@@ -41,6 +44,8 @@ struct Plan {
 struct PlanContext {
   std::string host_canary;  // {host_canary}: the canary file's path (same path inside a leaky sandbox)
   std::string workspace;    // {workspace}: where the workspace appears inside the sandbox
+  // What the run's witnesses offer the probes, keyed "<witness>.<key>" (RunWitness::PlanValues).
+  std::map<std::string, std::string> values;
 };
 
 // Families the planner knows how to expand (what a suite may name).

@@ -18,6 +18,7 @@
 #include "runner/profile.h"
 #include "runner/sandbox.h"
 #include "runner/suite.h"
+#include "runner/witness.h"
 #include "runner/witnesses.h"
 
 namespace sandprobe {
@@ -125,6 +126,21 @@ StatusOr<Loaded> LoadInputs(const RunOptions& options) {
   return Loaded{std::move(*profile), std::move(*policy), std::move(*suite)};
 }
 
+// Starts the witnesses the suite's families need.
+StatusOr<std::vector<std::unique_ptr<RunWitness>>> StartWitnesses(const Suite& suite,
+                                                                  const WitnessSetup& setup) {
+  std::vector<std::unique_ptr<RunWitness>> started;
+  for (const WitnessRow& row : WitnessTable()) {
+    bool needed = false;
+    for (const SuiteEntry& entry : suite.entries) needed = needed || row.families.count(entry.family);
+    if (!needed) continue;
+    StatusOr<std::unique_ptr<RunWitness>> witness = row.start(setup);
+    if (!witness.ok()) return witness.status().WithContext(std::string("witness ") + row.name);
+    started.push_back(std::move(*witness));
+  }
+  return started;
+}
+
 }  // namespace
 
 StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
@@ -161,7 +177,16 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
   StatusOr<std::string> workspace_inside =
       ExpandString(profile.workspace_path, {{"workspace", run_dir->workspace()}});
   if (!workspace_inside.ok()) return workspace_inside.status().WithContext(profile.source_path);
-  StatusOr<Plan> plan = ExpandChecks(policy, suite, {canary->path(), *workspace_inside});
+  StatusOr<std::vector<std::unique_ptr<RunWitness>>> run_witnesses = StartWitnesses(
+      suite, WitnessSetup{report.run_id, run_dir->root(), profile, launcher, RandomHex(16)});
+  if (!run_witnesses.ok()) return run_witnesses.status();
+  PlanContext plan_context{canary->path(), *workspace_inside, {}};
+  for (const auto& witness : *run_witnesses) {
+    for (const auto& [key, value] : witness->PlanValues()) {
+      plan_context.values[witness->name() + "." + key] = value;
+    }
+  }
+  StatusOr<Plan> plan = ExpandChecks(policy, suite, plan_context);
   if (!plan.ok()) return plan.status();
 
   Sandbox sandbox(profile, launcher,
@@ -183,7 +208,8 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
       continue;
     }
     std::string nonce = RandomHex(8);
-    LaunchRecord record = sandbox.RunProbe(ProbeCommandArgs(plan->batches[b], nonce), nonce);
+    LaunchRecord record = sandbox.RunProbe(ProbeCommandArgs(plan->batches[b], nonce), nonce,
+                                           std::chrono::seconds(plan->batches[b].timeout_seconds));
     result = ToBatchResult(record);
     // Witness: fs.write removes what it creates, so a nonce file on the host side means the
     // probe was stopped half-way (or the sandbox kept it).
@@ -200,6 +226,12 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
                       {"workspace", run_dir->workspace()},
                       {"probe_leftovers_on_host", leftovers},
                       {"preflight", preflight.ok() ? "ok" : preflight.message()}};
+  for (const auto& witness : *run_witnesses) {
+    nlohmann::json seen = witness->Collect();
+    report.witnesses[witness->name()] = seen;
+    witnesses.observed[witness->name()] = std::move(seen);
+  }
+  run_witnesses->clear();  // listeners closed, canary processes ended
   report.verdicts = Evaluate(*plan, results, witnesses);
   report.launches = sandbox.records();
   // A launch's time is shared among the checks it decided (JUnit wants a time per case).

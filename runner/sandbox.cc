@@ -104,8 +104,8 @@ Status Sandbox::Preflight() {
 }
 
 LaunchRecord Sandbox::RunProbe(const std::vector<std::string>& probe_args,
-                               const std::string& nonce) {
-  milliseconds timeout = seconds(profile_.timeout_seconds);
+                               const std::string& nonce, milliseconds timeout) {
+  if (timeout.count() <= 0) timeout = seconds(profile_.timeout_seconds);
   std::string instance;
   const std::vector<std::string>* argv_template = &profile_.run;
   if (profile_.lifecycle == Lifecycle::kSession) {

@@ -38,8 +38,10 @@ class Sandbox {
   // with its output, and the profile's install hint.
   Status Preflight();
 
-  // One probe launch (nonce already in `probe_args`); frames parsed with `nonce`.
-  LaunchRecord RunProbe(const std::vector<std::string>& probe_args, const std::string& nonce);
+  // One probe launch (nonce already in `probe_args`); frames parsed with `nonce`. `timeout`
+  // zero: the profile's timeout_seconds.
+  LaunchRecord RunProbe(const std::vector<std::string>& probe_args, const std::string& nonce,
+                        std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
   // Stops an open session and runs its cleanup. Safe to call twice.
   void Close();

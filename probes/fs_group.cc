@@ -1,0 +1,15 @@
+// The filesystem and environment families (fs_read.cc, fs_write.cc, fs_alias.cc, env_secret.cc).
+#include "probes/families.h"
+
+namespace sandprobe {
+
+std::vector<ProbeFamilyRow> FilesystemProbeFamilies() {
+  return {
+      {"fs.read", "PATH...", CheckFsReadArgs, RunFsRead},
+      {"fs.write", "DIR...", CheckFsWriteArgs, RunFsWrite},
+      {"fs.alias", "--scratch DIR PATH...", CheckFsAliasArgs, RunFsAlias},
+      {"env.secret", "PREFIX", CheckEnvSecretArgs, RunEnvSecret},
+  };
+}
+
+}  // namespace sandprobe

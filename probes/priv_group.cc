@@ -1,0 +1,8 @@
+// The privilege probe families. (None yet.)
+#include "probes/families.h"
+
+namespace sandprobe {
+
+std::vector<ProbeFamilyRow> PrivilegeProbeFamilies() { return {}; }
+
+}  // namespace sandprobe

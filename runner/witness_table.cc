@@ -1,0 +1,20 @@
+#include "runner/witness.h"
+
+namespace sandprobe {
+
+// Defined in witness_*.cc, one file per group.
+std::vector<WitnessRow> NetworkWitnesses();
+std::vector<WitnessRow> PrivilegeWitnesses();
+
+const std::vector<WitnessRow>& WitnessTable() {
+  static const std::vector<WitnessRow> kTable = [] {
+    std::vector<WitnessRow> rows;
+    for (auto group : {NetworkWitnesses, PrivilegeWitnesses}) {
+      for (WitnessRow& row : group()) rows.push_back(std::move(row));
+    }
+    return rows;
+  }();
+  return kTable;
+}
+
+}  // namespace sandprobe
