@@ -13,7 +13,7 @@ PACKAGES=(
   nlohmann-json3-dev libfmt-dev libcli11-dev libpugixml-dev libutfcpp-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   docker.io bubblewrap busybox-static
-  libxml2-utils python3 python3-jsonschema procps
+  libxml2-utils python3 python3-jsonschema procps iproute2
 )
 
 install_packages() {
