@@ -5,7 +5,8 @@ For each profile it measures, interleaved, N times:
   suite: `sandprobe run --sandbox PROFILE` wall time (load, witnesses, preflight, launches,
          cleanup, sweep, evaluate, reports)
   raw:   the same probe launch argv, taken from the report, run directly (the launch floor)
-and prints medians, the launch counts and the ratio suite / (probe launches x raw).
+  naive: bench/naive_harness.sh doing the same checks with one sandbox launch per check
+and prints medians, the launch counts, suite / (probe launches x raw) and naive / suite.
 
 Usage: bench/e2e.py [--runs N] [PROFILE...]   (default: bwrap-strict docker-hardened)
 """
@@ -28,8 +29,33 @@ def timed(argv, **kwargs):
     return time.perf_counter() - start, done
 
 
+def naive_checks(report):
+    """One "FAMILY ARG..." line per check, as a per-check harness would launch them."""
+    lines = []
+    for check in report["checks"]:
+        family, target = check["family"], check["resolved_target"]
+        if family == "fs.alias":
+            lines.append(f"fs.alias --scratch /tmp {target}")
+        elif family == "env.secret":
+            lines.append("env.secret SANDPROBE_CANARY_")
+        else:
+            lines.append(f"{family} {target}")
+    return "\n".join(lines) + "\n"
+
+
+def run_naive(argv, report, workspace):
+    prefix = argv[:argv.index("--nonce")]
+    os.makedirs(workspace, mode=0o777, exist_ok=True)
+    os.chmod(workspace, 0o777)
+    seconds, done = timed([os.path.join(ROOT, "bench", "naive_harness.sh")] + prefix,
+                          input=naive_checks(report).encode())
+    subprocess.run(["rm", "-rf", os.path.dirname(workspace)])
+    return seconds, int(done.stdout.decode().strip() or 0)
+
+
 def measure(profile, runs):
-    suite_times, raw_times = [], []
+    suite_times, raw_times, naive_times = [], [], []
+    naive_launches = 0
     report = None
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")
@@ -49,9 +75,12 @@ def measure(profile, runs):
             seconds, _ = timed(probe[0]["argv"])
             subprocess.run(["rm", "-rf", os.path.dirname(workspace)])
             raw_times.append(seconds)
+            seconds, naive_launches = run_naive(probe[0]["argv"], report, workspace)
+            naive_times.append(seconds)
     launches = report["launches"]
     probe_launches = sum(1 for l in launches if l["purpose"] == "probe")
     suite, raw = statistics.median(suite_times), statistics.median(raw_times)
+    naive = statistics.median(naive_times)
     return {
         "profile": report["profile"]["name"],
         "checks": len(report["checks"]),
@@ -60,6 +89,9 @@ def measure(profile, runs):
         "suite_s": suite,
         "raw_launch_s": raw,
         "ratio": suite / (probe_launches * raw),
+        "naive_s": naive,
+        "naive_launches": naive_launches,
+        "naive_ratio": naive / suite,
     }
 
 
@@ -70,11 +102,12 @@ def main():
                         default=["sandboxes/bwrap-strict.json", "sandboxes/docker-hardened.json"])
     args = parser.parse_args()
     print(f"{'profile':<18} {'checks':>6} {'probe':>5} {'all':>4} {'suite s':>8} {'raw s':>7} "
-          f"{'suite/(probe x raw)':>20}")
+          f"{'suite/(probe x raw)':>20} {'naive s':>8} {'naive n':>7} {'naive/suite':>11}")
     for profile in args.profiles:
         r = measure(os.path.join(ROOT, profile) if not os.path.isabs(profile) else profile, args.runs)
         print(f"{r['profile']:<18} {r['checks']:>6} {r['probe_launches']:>5} {r['all_launches']:>4} "
-              f"{r['suite_s']:>8.3f} {r['raw_launch_s']:>7.3f} {r['ratio']:>20.2f}")
+              f"{r['suite_s']:>8.3f} {r['raw_launch_s']:>7.3f} {r['ratio']:>20.2f} "
+              f"{r['naive_s']:>8.3f} {r['naive_launches']:>7} {r['naive_ratio']:>11.1f}")
 
 
 if __name__ == "__main__":
