@@ -43,6 +43,7 @@ std::vector<ProbeFamilyRow> FilesystemProbeFamilies();  // fs_group.cc
 std::vector<ProbeFamilyRow> NetworkProbeFamilies();     // net_group.cc
 std::vector<ProbeFamilyRow> PrivilegeProbeFamilies();   // priv_group.cc
 std::vector<ProbeFamilyRow> ResourceProbeFamilies();    // resource_group.cc
+std::vector<ProbeFamilyRow> PersistenceProbeFamilies();  // persist.cc
 
 // Argument checks run for every family before the first frame is written, so bad usage exits 2
 // without a single fact. They return an error message, or "" when the arguments are usable.

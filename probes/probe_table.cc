@@ -6,7 +6,7 @@ const std::vector<ProbeFamilyRow>& ProbeFamilyTable() {
   static const std::vector<ProbeFamilyRow> kTable = [] {
     std::vector<ProbeFamilyRow> rows;
     for (auto group : {FilesystemProbeFamilies, NetworkProbeFamilies, PrivilegeProbeFamilies,
-                       ResourceProbeFamilies}) {
+                       ResourceProbeFamilies, PersistenceProbeFamilies}) {
       for (const ProbeFamilyRow& row : group()) rows.push_back(row);
     }
     return rows;

@@ -1,8 +1,196 @@
-// The resource families, host side. (None yet.)
+// Resource families, host side: res.pids, res.memory, res.cpu, res.wall, res.disk, res.fds.
+//
+// Each runs in its own exclusive launch with its own timeout. Expand turns a declared limit
+// into one check and the probe's ceiling; Judge reads the probe's result frame, computes the
+// measured limit and the mechanism that stopped the probe, and sorts it into one of three
+// outcomes (ClassifyLimit). Host readings of the launch (profile `inspect`, e.g. docker
+// inspect: OOMKilled, HostConfig limits) are shown next to the measurement.
+//
+// What "complete" means here: the memory probe lets a forked child be OOM-killed and reports
+// it itself, so an OOM kill still ends in a clean, complete launch. If the whole sandbox is
+// killed instead, Evaluate keeps only a fail (e.g. progress frames beyond the ceiling), never
+// a pass: a streamed frame is a real fact, a missing result frame is not a measurement.
+#include "runner/family_resource.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
 #include "runner/family.h"
 
 namespace sandprobe {
+namespace {
 
-std::vector<FamilyRow> ResourceFamilies() { return {}; }
+using nlohmann::json;
+
+std::string LimitReference(const ExpandInput& in, const char* key) {
+  return fmt::format("{} /limits/{}", in.policy.source_path, key);
+}
+
+// `variant` carries the tolerance band for the judge: "±1" (absolute) or "±5%".
+Check LimitCheck(const ExpandInput& in, const char* family, std::string id, const char* key,
+                 Severity severity) {
+  const LimitsTolerance& t = in.policy.limits.tolerance;
+  std::string key_name = key;
+  Check check;
+  check.family = family;
+  check.id = std::move(id);
+  check.expect = Expectation::kDenied;  // going beyond the limit must be denied
+  check.severity = severity;
+  check.target = key;
+  check.reference = LimitReference(in, key);
+  check.variant = key_name == "pids"           ? fmt::format("±{}", t.pids)
+                  : key_name == "memory_mib"   ? fmt::format("±{:g}%", t.memory_percent)
+                  : key_name == "cpus"         ? fmt::format("±{:g}%", t.cpus_percent)
+                  : key_name == "wall_seconds" ? fmt::format("±{}", t.wall_seconds)
+                  : key_name == "tmp_mib"      ? fmt::format("±{:g}%", t.tmp_percent)
+                                               : fmt::format("±{}", t.open_files);
+  return check;
+}
+
+// ApplyResourceTimeouts (run.cc, after planning) sets it on the batch: BatchBuilder offers no setter.
+Status AddExclusive(BatchBuilder& batch, Check check, const char* family,
+                    std::vector<std::string> args) {
+  batch.Invocation(family).args = std::move(args);
+  return batch.AddCheck(std::move(check));
+}
+
+Status ExpandPids(const ExpandInput& in, BatchBuilder& batch) {
+  if (!in.policy.limits.pids) return Status::Ok();
+  std::int64_t declared = *in.policy.limits.pids;
+  return AddExclusive(batch,
+                      LimitCheck(in, "res.pids", fmt::format("limits.pids.max:{}", declared), "pids",
+                                 Severity::kHigh),
+                      "res.pids", {"--ceiling", std::to_string(PidsCeiling(declared))});
+}
+
+Status ExpandMemory(const ExpandInput& in, BatchBuilder& batch) {
+  if (!in.policy.limits.memory_mib) return Status::Ok();
+  std::int64_t declared = *in.policy.limits.memory_mib;
+  return AddExclusive(batch,
+                      LimitCheck(in, "res.memory", fmt::format("limits.memory_mib:{}", declared),
+                                 "memory_mib", Severity::kHigh),
+                      "res.memory",
+                      {"--ceiling-mib", std::to_string(MemoryCeilingMib(declared)), "--every-mib", "8"});
+}
+
+Status ExpandCpu(const ExpandInput& in, BatchBuilder& batch) {
+  if (!in.policy.limits.cpus) return Status::Ok();
+  double declared = *in.policy.limits.cpus;
+  return AddExclusive(batch,
+                      LimitCheck(in, "res.cpu", fmt::format("limits.cpus:{:g}", declared), "cpus",
+                                 Severity::kMedium),
+                      "res.cpu",
+                      {"--threads", std::to_string(CpuThreads(declared)), "--window-ms", "2000"});
+}
+
+// Only limits of at most 10 s are measured (the probe sleeps past them); a longer one would
+// hold the suite for a minute, so its check is a skip with that reason (a 1 s probe runs so
+// the check has a launch).
+constexpr std::int64_t kMaxMeasuredWallSeconds = 10;
+
+Status ExpandWall(const ExpandInput& in, BatchBuilder& batch) {
+  if (!in.policy.limits.wall_seconds) return Status::Ok();
+  std::int64_t declared = *in.policy.limits.wall_seconds;
+  bool measured = declared <= kMaxMeasuredWallSeconds;
+  std::int64_t sleep = measured ? declared + 5 : 1;
+  return AddExclusive(batch,
+                      LimitCheck(in, "res.wall", fmt::format("limits.wall_seconds:{}", declared),
+                                 "wall_seconds", Severity::kMedium),
+                      "res.wall", {"--ceiling-seconds", std::to_string(sleep)});
+}
+
+// /tmp when the policy lets the sandbox write there, else its first writable path.
+StatusOr<std::string> DiskDir(const ExpandInput& in) {
+  const auto& writable = in.policy.filesystem.writable;
+  for (const PolicyPath& path : writable) {
+    if (path.path == "/tmp") return std::string("/tmp");
+  }
+  if (!writable.empty()) return ResolvePolicyPath(writable.front(), in);
+  return std::string("/tmp");
+}
+
+Status ExpandDisk(const ExpandInput& in, BatchBuilder& batch) {
+  if (!in.policy.limits.tmp_mib) return Status::Ok();
+  std::int64_t declared = *in.policy.limits.tmp_mib;
+  StatusOr<std::string> dir = DiskDir(in);
+  if (!dir.ok()) return dir.status();
+  Check check = LimitCheck(in, "res.disk", fmt::format("limits.tmp_mib:{}", declared), "tmp_mib",
+                           Severity::kMedium);
+  check.resolved_target = *dir;
+  return AddExclusive(batch, std::move(check), "res.disk",
+                      {"--dir", *dir, "--ceiling-mib", std::to_string(DiskCeilingMib(declared))});
+}
+
+Status ExpandFds(const ExpandInput& in, BatchBuilder& batch) {
+  if (!in.policy.limits.open_files) return Status::Ok();
+  std::int64_t declared = *in.policy.limits.open_files;
+  return AddExclusive(batch,
+                      LimitCheck(in, "res.fds", fmt::format("limits.open_files:{}", declared),
+                                 "open_files", Severity::kMedium),
+                      "res.fds", {"--ceiling", std::to_string(FdsCeiling(declared))});
+}
+
+}  // namespace
+
+std::int64_t PidsCeiling(std::int64_t declared) {
+  return std::min<std::int64_t>(std::max<std::int64_t>(4 * declared, 256), 4096);
+}
+std::int64_t MemoryCeilingMib(std::int64_t declared) {
+  return std::min<std::int64_t>(2 * declared, 4096);
+}
+std::int64_t DiskCeilingMib(std::int64_t declared) {
+  return std::min<std::int64_t>(std::max<std::int64_t>(2 * declared, declared + 16), 2048);
+}
+std::int64_t FdsCeiling(std::int64_t declared) {
+  return std::min<std::int64_t>(std::max<std::int64_t>(2 * declared, declared + 64), 65536);
+}
+int CpuThreads(double declared) {
+  return static_cast<int>(std::clamp(std::ceil(2 * declared), 2.0, 64.0));
+}
+
+int ResourceTimeoutSeconds(const ProbeInvocation& inv) {
+  if (inv.family == "res.wall") {
+    for (std::size_t i = 0; i + 1 < inv.args.size(); ++i) {
+      if (inv.args[i] == "--ceiling-seconds") return std::stoi(inv.args[i + 1]) + 20;
+    }
+  }
+  if (inv.family == "res.memory" || inv.family == "res.disk") return 90;
+  if (inv.family.rfind("res.", 0) == 0) return 60;
+  return 0;
+}
+
+void ApplyResourceTimeouts(Plan& plan) {
+  for (LaunchBatch& batch : plan.batches) {
+    if (batch.timeout_seconds != 0) continue;
+    for (const ProbeInvocation& inv : batch.invocations) {
+      batch.timeout_seconds = std::max(batch.timeout_seconds, ResourceTimeoutSeconds(inv));
+    }
+  }
+}
+
+LimitOutcome ClassifyLimit(const LimitBand& band, double measured, bool reached_ceiling) {
+  if (reached_ceiling) return LimitOutcome::kNotEnforced;
+  if (measured >= band.low && measured <= band.high) return LimitOutcome::kAtDeclared;
+  return LimitOutcome::kAtOtherValue;
+}
+
+// Judges, in family_resource_judge.cc.
+Verdict JudgeResPids(const JudgeInput& in);
+Verdict JudgeResMemory(const JudgeInput& in);
+Verdict JudgeResCpu(const JudgeInput& in);
+Verdict JudgeResWall(const JudgeInput& in);
+Verdict JudgeResDisk(const JudgeInput& in);
+Verdict JudgeResFds(const JudgeInput& in);
+
+std::vector<FamilyRow> ResourceFamilies() {
+  return {{"res.pids", ExpandPids, JudgeResPids, true},
+          {"res.memory", ExpandMemory, JudgeResMemory, true},
+          {"res.cpu", ExpandCpu, JudgeResCpu, true},
+          {"res.wall", ExpandWall, JudgeResWall, true},
+          {"res.disk", ExpandDisk, JudgeResDisk, true},
+          {"res.fds", ExpandFds, JudgeResFds, true}};
+}
 
 }  // namespace sandprobe

@@ -25,7 +25,8 @@ std::size_t SkipSpaceAndComments(const std::string& t, std::size_t i) {
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
       ++i;
     } else if (c == '/' && i + 1 < t.size() && t[i + 1] == '/') {
-      while (i < t.size() && t[i] != '\n') ++i;
+      // As nlohmann ends a line comment: at '\n', '\r' or NUL.
+      while (i < t.size() && t[i] != '\n' && t[i] != '\r' && t[i] != '\0') ++i;
     } else if (c == '/' && i + 1 < t.size() && t[i + 1] == '*') {
       std::size_t end = t.find("*/", i + 2);
       i = end == std::string::npos ? t.size() : end + 2;
@@ -112,16 +113,24 @@ class PositionScanner {
     return Status::Ok();
   }
 
+  // The character at `i`, or NUL past the end: the scanner never reads out of bounds, even
+  // if it and nlohmann ever disagree about the text.
+  char At(std::size_t i) const { return i < t_.size() ? t_[i] : '\0'; }
+
   Status Object() {
     ++i_;  // '{'
     i_ = SkipSpaceAndComments(t_, i_);
-    if (t_[i_] == '}') return ++i_, Status::Ok();
-    while (true) {
+    if (At(i_) == '}') return ++i_, Status::Ok();
+    while (i_ < t_.size()) {
       i_ = SkipSpaceAndComments(t_, i_);
       std::size_t key_start = i_;
       i_ = SkipString(t_, i_);
       // Let nlohmann decode escapes so the pointer matches the parsed key exactly.
-      std::string key = json::parse(t_.substr(key_start, i_ - key_start)).get<std::string>();
+      json key_json = json::parse(t_.substr(key_start, i_ - key_start), nullptr, false);
+      // Out of step with the parser (a bug, never bad input: nlohmann accepted the text):
+      // stop recording; Where() falls back to the nearest recorded ancestor.
+      if (!key_json.is_string()) return Status::Ok();
+      std::string key = key_json.get<std::string>();
       JsonPointer parent = ptr_;
       ptr_.push_back(key);
       auto [it, inserted] = doc_.key_offsets_.emplace(ptr_.to_string(), key_start);
@@ -135,21 +144,23 @@ class PositionScanner {
       if (Status s = Value(); !s.ok()) return s;
       ptr_.pop_back();
       i_ = SkipSpaceAndComments(t_, i_);
-      if (t_[i_++] == '}') return Status::Ok();  // else ','
+      if (At(i_++) == '}') return Status::Ok();  // else ','
     }
+    return Status::Ok();
   }
 
   Status Array() {
     ++i_;  // '['
     i_ = SkipSpaceAndComments(t_, i_);
-    if (t_[i_] == ']') return ++i_, Status::Ok();
-    for (std::size_t index = 0;; ++index) {
+    if (At(i_) == ']') return ++i_, Status::Ok();
+    for (std::size_t index = 0; i_ < t_.size(); ++index) {
       ptr_.push_back(std::to_string(index));
       if (Status s = Value(); !s.ok()) return s;
       ptr_.pop_back();
       i_ = SkipSpaceAndComments(t_, i_);
-      if (t_[i_++] == ']') return Status::Ok();  // else ','
+      if (At(i_++) == ']') return Status::Ok();  // else ','
     }
+    return Status::Ok();
   }
 
   JsonDocument& doc_;
@@ -184,6 +195,10 @@ StatusOr<JsonDocument> JsonDocument::Parse(std::string text, std::string file_na
       return Status::Error(fmt::format("{}:{}: syntax error: {}", doc.file_name_,
                                        doc.LineCol(offset), ParseErrorDetail(e)));
     }
+  } catch (const json::exception& e) {
+    // Not a syntax error but still unusable (e.g. out_of_range.406: a number that overflows);
+    // nlohmann gives no position for these.
+    return Status::Error(fmt::format("{}: invalid JSON: {}", doc.file_name_, e.what()));
   }
   if (too_deep != std::string::npos) {
     return Status::Error(fmt::format("{}:{}: nesting deeper than {} levels", doc.file_name_,

@@ -243,5 +243,20 @@ TEST(ObjectReaderTest, FirstErrorWins) {
   EXPECT_EQ(r.status().message(), "x.json:1:7: /a: expected integer, got string");
 }
 
+// Found by fuzz_load: errors nlohmann raises that are not parse errors, and comment endings
+// the position scanner must read exactly as nlohmann does.
+TEST(JsonSourceFuzzRegressionTest, NumberOverflowIsAnErrorNotACrash) {
+  auto doc = JsonDocument::Parse("{\"a\": 1e999999}", "f.json");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_NE(doc.status().message().find("f.json: invalid JSON: "), std::string::npos);
+  EXPECT_NE(doc.status().message().find("number overflow"), std::string::npos);
+}
+
+TEST(JsonSourceFuzzRegressionTest, LineCommentEndsAtCarriageReturnAsInNlohmann) {
+  auto doc = JsonDocument::Parse("// c\r{\"k\":\n 5}", "f.json");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  EXPECT_EQ(doc->Where(nlohmann::json::json_pointer("/k")), "f.json:2:2");
+}
+
 }  // namespace
 }  // namespace sandprobe

@@ -6,11 +6,14 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <cerrno>
 #include <optional>
 #include <system_error>
@@ -90,7 +93,7 @@ void SweepEveryNumber() noexcept {
 
 // Which step of the child's setup failed, written by the child into a MAP_SHARED page so the
 // parent can name it (Boost.Process only carries the errno back).
-enum class ChildStep : int { kNone, kSetpgid, kSigmask, kFdSweep, kChdir };
+enum class ChildStep : int { kNone, kSetpgid, kSigmask, kFdSweep, kChdir, kRlimit, kCgroup };
 struct ChildFailure {
   ChildStep step;
   int err;
@@ -102,6 +105,8 @@ struct ChildSetup : bp::extend::handler {
   ChildFailure* failure;     // MAP_SHARED
   const char* working_dir;   // nullptr: inherit
   pid_t* failed_pid;         // parent side: a child that failed before or at exec, to reap
+  const LaunchEnvelope* envelope;
+  const char* cgroup_procs;  // nullptr: no pids cgroup to join
 
   template <class Executor>
   void on_exec_setup(Executor& exec) const {
@@ -120,6 +125,29 @@ struct ChildSetup : bp::extend::handler {
     ::signal(SIGPIPE, SIG_DFL);
     if (int err = MarkInheritedFdsCloexec(FdSweep::kCloseRange)) fail(ChildStep::kFdSweep, err);
     if (working_dir && ::chdir(working_dir) != 0) fail(ChildStep::kChdir, errno);
+    auto limit = [&](int resource, const std::optional<std::uint64_t>& value) {
+      if (!value) return;
+      struct rlimit lim = {static_cast<rlim_t>(*value), static_cast<rlim_t>(*value)};
+      struct rlimit old {};
+      // Never raise a hard limit (that needs CAP_SYS_RESOURCE): only lower.
+      if (::getrlimit(resource, &old) == 0 && old.rlim_max != RLIM_INFINITY &&
+          old.rlim_max < lim.rlim_max) {
+        lim.rlim_max = old.rlim_max;
+        lim.rlim_cur = std::min(lim.rlim_cur, old.rlim_max);
+      }
+      if (::setrlimit(resource, &lim) != 0) fail(ChildStep::kRlimit, errno);
+    };
+    limit(RLIMIT_AS, envelope->address_space_bytes);
+    limit(RLIMIT_NOFILE, envelope->open_files);
+    limit(RLIMIT_FSIZE, envelope->file_size_bytes);
+    limit(RLIMIT_CPU, envelope->cpu_seconds);
+    if (cgroup_procs) {
+      int fd = ::open(cgroup_procs, O_WRONLY | O_CLOEXEC);
+      if (fd < 0) fail(ChildStep::kCgroup, errno);
+      // cgroup v1: "0" moves the writing process.
+      if (::write(fd, "0", 1) != 1) fail(ChildStep::kCgroup, errno);
+      ::close(fd);
+    }
   }
 
   template <class Executor>
@@ -172,6 +200,8 @@ class LaunchSession {
 
  private:
   Status Spawn();
+  void MakePidsCgroup();
+  void RemovePidsCgroup();
   void Read(Capture& c);
   void WriteStdin();
   void WatchExit();
@@ -192,6 +222,7 @@ class LaunchSession {
   asio::steady_timer timeout_timer_{ios_}, grace_timer_{ios_}, cancel_timer_{ios_},
       drain_timer_{ios_};
   bp::child child_;
+  std::string cgroup_, cgroup_procs_;  // the launch's pids cgroup, when one was made
   pid_t pid_ = 0;
   bool reaped_ = false, exited_ = false, killing_ = false;
   LaunchResult result_;
@@ -204,6 +235,49 @@ LaunchSession::~LaunchSession() {
     child_.wait(ec);
   }
   if (waiter_.joinable()) waiter_.join();
+  RemovePidsCgroup();
+}
+
+bool WriteSmallFile(const std::string& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  return ok;
+}
+
+constexpr const char* kPidsRoot = "/sys/fs/cgroup/pids/sandprobe";
+
+void LaunchSession::MakePidsCgroup() {
+  if (!spec_.envelope.pids_max) return;
+  static std::atomic<int> counter{0};
+  std::string dir = fmt::format("{}/{}-{}", kPidsRoot, ::getpid(), ++counter);
+  if ((::mkdir(kPidsRoot, 0755) != 0 && errno != EEXIST) || ::mkdir(dir.c_str(), 0755) != 0) {
+    result_.envelope_note = fmt::format("pids cgroup unavailable: mkdir({}): {}", dir, ErrnoName(errno));
+    return;
+  }
+  cgroup_ = dir;
+  cgroup_procs_ = dir + "/cgroup.procs";
+  if (!WriteSmallFile(dir + "/pids.max", std::to_string(*spec_.envelope.pids_max))) {
+    result_.envelope_note = fmt::format("pids cgroup unavailable: write {}/pids.max: {}", dir, ErrnoName(errno));
+    RemovePidsCgroup();
+  }
+}
+
+// Every process still in the launch's cgroup is killed (one that left the process group with
+// setsid included), then the cgroup is removed.
+void LaunchSession::RemovePidsCgroup() {
+  if (cgroup_.empty()) return;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    if (::rmdir(cgroup_.c_str()) == 0 || errno == ENOENT) break;
+    if (FILE* procs = ::fopen(cgroup_procs_.c_str(), "re")) {
+      int pid = 0;
+      while (::fscanf(procs, "%d", &pid) == 1) ::kill(pid, SIGKILL);
+      ::fclose(procs);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  cgroup_.clear();
 }
 
 Status LaunchSession::Spawn() {
@@ -230,6 +304,8 @@ Status LaunchSession::Spawn() {
   setup.failure = failure;
   setup.working_dir = spec_.working_dir.empty() ? nullptr : spec_.working_dir.c_str();
   setup.failed_pid = &failed_pid;
+  setup.envelope = &spec_.envelope;
+  setup.cgroup_procs = cgroup_.empty() ? nullptr : cgroup_procs_.c_str();
   std::error_code ec;
   auto start = [&](auto&& stdin_init) {
     return bp::child(bp::exe = exe, bp::args = args, env, stdin_init, bp::std_out > out_.pipe,
@@ -257,6 +333,11 @@ Status LaunchSession::Spawn() {
       return Status::Error(fmt::format("sigprocmask for {}: {}", spec_.argv[0], ErrnoName(err)));
     case ChildStep::kFdSweep:
       return Status::Error(fmt::format("close fds >= 3 for {}: {}", spec_.argv[0], ErrnoName(err)));
+    case ChildStep::kRlimit:
+      return Status::Error(fmt::format("setrlimit for {}: {}", spec_.argv[0], ErrnoName(err)));
+    case ChildStep::kCgroup:
+      return Status::Error(fmt::format("join {} for {}: {}", cgroup_procs_, spec_.argv[0],
+                                       ErrnoName(err)));
     case ChildStep::kChdir:
       return Status::Error(fmt::format("chdir({}) for {}: {}", spec_.working_dir, spec_.argv[0],
                                        ErrnoName(err)));
@@ -383,6 +464,7 @@ StatusOr<LaunchResult> LaunchSession::Run() {
     return std::move(result_);
   }
   if (!spec_.stdin_data.empty()) stdin_.emplace(ios_);
+  MakePidsCgroup();
   if (Status s = Spawn(); !s.ok()) return s;
   result_.pid = pid_;
   Read(out_);
@@ -406,6 +488,7 @@ StatusOr<LaunchResult> LaunchSession::Run() {
   result_.err = std::move(err_.kept);
   result_.out_dropped = out_.dropped;
   result_.err_dropped = err_.dropped;
+  RemovePidsCgroup();
   return std::move(result_);
 }
 

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -19,6 +20,24 @@
 #include "runner/status.h"
 
 namespace sandprobe {
+
+// The harness's own bounds around a process it starts directly (host, bwrap, firejail
+// profiles): applied in the child before exec, inherited by everything it starts. Each is
+// optional; set them above the probes' ceilings so they only catch a runaway probe.
+struct LaunchEnvelope {
+  std::optional<std::uint64_t> address_space_bytes;  // RLIMIT_AS
+  std::optional<std::uint64_t> open_files;           // RLIMIT_NOFILE
+  std::optional<std::uint64_t> file_size_bytes;      // RLIMIT_FSIZE
+  std::optional<std::uint64_t> cpu_seconds;          // RLIMIT_CPU
+  // A pids cgroup (v1, /sys/fs/cgroup/pids/sandprobe/...) made for this launch with this
+  // pids.max, because RLIMIT_NPROC does not bind root. When the cgroup cannot be made (no v1
+  // pids hierarchy, not root), the launch runs without it and LaunchResult::envelope_note
+  // says so.
+  std::optional<std::int64_t> pids_max;
+  bool empty() const {
+    return !address_space_bytes && !open_files && !file_size_bytes && !cpu_seconds && !pids_max;
+  }
+};
 
 // What to run and how long to let it run.
 struct LaunchSpec {
@@ -32,6 +51,7 @@ struct LaunchSpec {
   std::chrono::milliseconds grace{2000};
   std::size_t output_cap = 1 << 20;        // per stream: the first `output_cap` bytes are kept, the rest drained and counted
   const std::atomic<bool>* cancel = nullptr;  // when it turns true: kill as on timeout, result.cancelled = true
+  LaunchEnvelope envelope;  // empty: the child inherits the harness's limits
 };
 
 // Facts about one finished launch; the caller judges them.
@@ -45,6 +65,7 @@ struct LaunchResult {
   std::chrono::milliseconds wall{0};
   std::string out, err;
   std::size_t out_dropped = 0, err_dropped = 0;   // bytes beyond the cap
+  std::string envelope_note;  // "pids cgroup unavailable: mkdir(...): EROFS"; empty when all applied
 };
 
 class Launcher {  // interface, so lifecycles can be unit-tested with a fake

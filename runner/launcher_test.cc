@@ -381,3 +381,36 @@ TEST(FormatArgv, QuotesOnlyWhatNeedsIt) {
 
 }  // namespace
 }  // namespace sandprobe
+
+namespace sandprobe {
+namespace {
+
+// The envelope: rlimits set in the child before exec, inherited by what it starts.
+TEST(LauncherEnvelopeTest, RlimitsApplyInsideTheChild) {
+  ProcessLauncher launcher;
+  LaunchSpec spec;
+  spec.argv = {"/bin/sh", "-c", "ulimit -n; ulimit -v"};
+  spec.envelope.open_files = 77;
+  spec.envelope.address_space_bytes = 512ull << 20;
+  StatusOr<LaunchResult> r = launcher.Launch(spec);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->out, "77\n524288\n");
+}
+
+TEST(LauncherEnvelopeTest, PidsCgroupBoundsForksEvenForRoot) {
+  ProcessLauncher launcher;
+  LaunchSpec spec;
+  // Builtins only until the forks: with pids.max=4, some of the 8 sleeps cannot start.
+  spec.argv = {"/bin/sh", "-c", "while read l; do case $l in *pids*) echo $l;; esac; done "
+                                "</proc/self/cgroup; for i in 1 2 3 4 5 6 7 8; do sleep 5 & done"};
+  spec.envelope.pids_max = 4;
+  StatusOr<LaunchResult> r = launcher.Launch(spec);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  if (!r->envelope_note.empty()) GTEST_SKIP() << r->envelope_note;
+  EXPECT_NE(r->out.find("/sandprobe/"), std::string::npos) << r->out;
+  EXPECT_NE(r->err.find("fork"), std::string::npos) << "no fork failed: " << r->err;
+  EXPECT_LT(r->wall.count(), 4000) << "the sleeps were killed with the launch";
+}
+
+}  // namespace
+}  // namespace sandprobe

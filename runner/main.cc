@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "reports/console_report.h"
+#include "reports/diff.h"
 #include "reports/json_report.h"
 #include "reports/junit_report.h"
 #include "runner/evaluate.h"
@@ -111,6 +112,33 @@ int Run(const RunFlags& flags) {
   return exit_code;
 }
 
+struct DiffFlags {
+  std::string old_report, new_report, format = "text";
+  bool fail_on_change = false;
+};
+
+// Exit: 0 nothing regressed, 1 a regression (or any change with --fail-on-change), 2 bad input.
+int Diff(const DiffFlags& flags) {
+  auto load = [](const std::string& path) -> StatusOr<nlohmann::json> {
+    StatusOr<JsonDocument> doc = JsonDocument::Load(path);
+    if (!doc.ok()) return doc.status();
+    return doc->root();
+  };
+  StatusOr<nlohmann::json> before = load(flags.old_report);
+  if (!before.ok()) return std::cerr << "sandprobe diff: " << before.status().message() << "\n", kExitUsage;
+  StatusOr<nlohmann::json> after = load(flags.new_report);
+  if (!after.ok()) return std::cerr << "sandprobe diff: " << after.status().message() << "\n", kExitUsage;
+  StatusOr<ReportDiff> diff = DiffReports(*before, *after);
+  if (!diff.ok()) return std::cerr << "sandprobe diff: " << diff.status().message() << "\n", kExitUsage;
+  if (flags.format == "json") {
+    std::cout << DiffToJson(*diff).dump(2) << "\n";
+  } else {
+    std::cout << RenderDiffText(*diff);
+  }
+  if (diff->regressions > 0) return 1;
+  return flags.fail_on_change && !diff->changes.empty() ? 1 : 0;
+}
+
 int Validate(const std::vector<std::string>& files) {
   int failures = 0;
   for (const std::string& file : files) {
@@ -192,6 +220,17 @@ int Main(int argc, char** argv) {
 
   CLI::App* list = app.add_subcommand("list", "probe families, suites, policies and sandboxes");
 
+  DiffFlags diff_flags;
+  CLI::App* diff = app.add_subcommand(
+      "diff", "checks whose verdict or measured value changed between two JSON reports");
+  diff->add_option("old", diff_flags.old_report, "the earlier JSON report")->required();
+  diff->add_option("new", diff_flags.new_report, "the later JSON report")->required();
+  diff->add_option("--format", diff_flags.format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  diff->add_flag("--fail-on-change", diff_flags.fail_on_change,
+                 "exit 1 on any change, not only on a regression");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -204,6 +243,7 @@ int Main(int argc, char** argv) {
   }
   if (*validate) return Validate(files);
   if (*list) return List(data_dir);
+  if (*diff) return Diff(diff_flags);
   return kExitUsage;
 }
 

@@ -101,10 +101,30 @@ void ReadNetwork(ObjectReader& parent, NetworkPolicy& net) {
   parent.Fail(r.status());
 }
 
+void ReadTolerance(ObjectReader& parent, LimitsTolerance& t) {
+  if (!parent.Has("tolerance")) return;
+  ObjectReader r(parent.doc(), parent.PointerTo("tolerance"),
+                 {"pids", "memory_percent", "cpus_percent", "wall_seconds", "tmp_percent",
+                  "open_files"});
+  constexpr std::int64_t kMax = INT64_MAX;
+  t.pids = r.Int("pids", Presence::kOptional, 0, kMax).value_or(t.pids);
+  t.wall_seconds = r.Int("wall_seconds", Presence::kOptional, 0, kMax).value_or(t.wall_seconds);
+  t.open_files = r.Int("open_files", Presence::kOptional, 0, kMax).value_or(t.open_files);
+  auto percent = [&](const char* key, double& out) {
+    std::optional<std::int64_t> value = r.Int(key, Presence::kOptional, 0, 100);
+    if (value) out = static_cast<double>(*value);
+  };
+  percent("memory_percent", t.memory_percent);
+  percent("cpus_percent", t.cpus_percent);
+  percent("tmp_percent", t.tmp_percent);
+  parent.Fail(r.status());
+}
+
 void ReadLimits(ObjectReader& parent, LimitsPolicy& limits) {
   if (!parent.Has("limits")) return;
   ObjectReader r(parent.doc(), parent.PointerTo("limits"),
-                 {"pids", "memory_mib", "cpus", "wall_seconds", "tmp_mib", "open_files"});
+                 {"pids", "memory_mib", "cpus", "wall_seconds", "tmp_mib", "open_files",
+                  "tolerance"});
   constexpr std::int64_t kMax = INT64_MAX;
   limits.pids = r.Int("pids", Presence::kOptional, 1, kMax);
   limits.memory_mib = r.Int("memory_mib", Presence::kOptional, 1, kMax);
@@ -112,6 +132,7 @@ void ReadLimits(ObjectReader& parent, LimitsPolicy& limits) {
   limits.wall_seconds = r.Int("wall_seconds", Presence::kOptional, 1, kMax);
   limits.tmp_mib = r.Int("tmp_mib", Presence::kOptional, 1, kMax);
   limits.open_files = r.Int("open_files", Presence::kOptional, 1, kMax);
+  ReadTolerance(r, limits.tolerance);
   parent.Fail(r.status());
 }
 

@@ -42,6 +42,19 @@ struct NetworkPolicy {
   std::string unix_sockets = "deny";  // "deny" | "allow": host unix sockets reachable
 };
 
+// How far a measured limit may sit from the declared one and still count as "enforced at the
+// declared value". JSON "limits": {"tolerance": {...}}; every field optional, >= 0.
+struct LimitsTolerance {
+  // Tasks (count). The probe itself and a sandbox's init count against pids.max; the probe
+  // counts the tasks it saw before forking, so 1 covers one process it could not see.
+  std::int64_t pids = 1;
+  double memory_percent = 5;   // page tables, the probe binary, the sandbox's own pages
+  double cpus_percent = 15;    // CFS quota accounting over a ~2 s window
+  std::int64_t wall_seconds = 1;
+  double tmp_percent = 5;      // filesystem metadata, tmpfs rounding
+  std::int64_t open_files = 0; // RLIMIT_NOFILE is exact; the probe counts inherited fds
+};
+
 // Upper bounds the sandbox must enforce; absent means "not promised" (not checked). All > 0.
 struct LimitsPolicy {
   std::optional<std::int64_t> pids;          // processes/threads
@@ -50,6 +63,7 @@ struct LimitsPolicy {
   std::optional<std::int64_t> tmp_mib;       // size of /tmp
   std::optional<std::int64_t> open_files;    // RLIMIT_NOFILE
   std::optional<double> cpus;                // CPU share, 1.0 = one core
+  LimitsTolerance tolerance;                 // JSON "tolerance": the bands of the checks
 };
 
 struct PersistencePolicy {

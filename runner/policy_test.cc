@@ -158,3 +158,36 @@ TEST(PolicyTest, Capabilities) {
 
 }  // namespace
 }  // namespace sandprobe
+
+namespace sandprobe {
+namespace {
+
+TEST(PolicyToleranceTest, DefaultsAndOverridesAndErrors) {
+  StatusOr<JsonDocument> plain = JsonDocument::Parse(R"({"name": "n", "description": "d", "limits": {"pids": 5}})", "x");
+  ASSERT_TRUE(plain.ok());
+  StatusOr<Policy> p = ParsePolicy(*plain);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->limits.tolerance.pids, 1);
+  EXPECT_EQ(p->limits.tolerance.memory_percent, 5);
+  EXPECT_EQ(p->limits.tolerance.cpus_percent, 15);
+  EXPECT_EQ(p->limits.tolerance.wall_seconds, 1);
+
+  StatusOr<JsonDocument> set = JsonDocument::Parse(
+      R"({"name": "n", "description": "d", "limits": {"tolerance": {"pids": 3, "memory_percent": 10}}})", "x");
+  ASSERT_TRUE(set.ok());
+  StatusOr<Policy> q = ParsePolicy(*set);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(q->limits.tolerance.pids, 3);
+  EXPECT_EQ(q->limits.tolerance.memory_percent, 10);
+
+  StatusOr<JsonDocument> bad = JsonDocument::Parse(
+      R"({"name": "n", "description": "d", "limits": {"tolerance": {"memroy_percent": 10}}})", "x");
+  ASSERT_TRUE(bad.ok());
+  StatusOr<Policy> r = ParsePolicy(*bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("/limits/tolerance/memroy_percent"), std::string::npos)
+      << r.status().message();
+}
+
+}  // namespace
+}  // namespace sandprobe

@@ -131,6 +131,37 @@ void ReadSweep(ObjectReader& parent, Profile& p) {
   parent.Fail(r.status());
 }
 
+void ReadInspect(ObjectReader& parent, Profile& p) {
+  if (!parent.Has("inspect")) return;
+  ObjectReader r(parent.doc(), parent.PointerTo("inspect"), {"argv", "readings"});
+  InspectSpec inspect;
+  inspect.argv = r.Argv("argv", Presence::kRequired).value_or(inspect.argv);
+  CheckArgv(r, r.PointerTo("argv"), inspect.argv, {}, p.vars);
+  inspect.readings = r.StringMap("readings", Presence::kRequired).value_or(inspect.readings);
+  for (const auto& [name, pointer] : inspect.readings) {
+    if (r.ok() && !pointer.empty() && pointer[0] != '/') {
+      r.FailAtKey(r.PointerTo("readings"), name, "must be a JSON pointer (\"/0/State/OOMKilled\")");
+    }
+  }
+  p.inspect = std::move(inspect);
+  parent.Fail(r.status());
+}
+
+void ReadEnvelope(ObjectReader& parent, Profile& p) {
+  if (!parent.Has("envelope")) return;
+  ObjectReader r(parent.doc(), parent.PointerTo("envelope"),
+                 {"memory_mib", "open_files", "file_size_mib", "cpu_seconds", "pids"});
+  constexpr std::int64_t kMax = 1LL << 40;
+  EnvelopeSpec e;
+  e.memory_mib = r.Int("memory_mib", Presence::kOptional, 1, kMax);
+  e.open_files = r.Int("open_files", Presence::kOptional, 16, kMax);
+  e.file_size_mib = r.Int("file_size_mib", Presence::kOptional, 1, kMax);
+  e.cpu_seconds = r.Int("cpu_seconds", Presence::kOptional, 1, kMax);
+  e.pids = r.Int("pids", Presence::kOptional, 1, kMax);
+  p.envelope = e;
+  parent.Fail(r.status());
+}
+
 Lifecycle ParseLifecycle(std::string_view name) {
   return name == "session" ? Lifecycle::kSession : Lifecycle::kOneShot;
 }
@@ -149,7 +180,7 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
   ObjectReader r(doc, JsonPointer(),
                  {"name", "description", "backend", "policy", "requires", "install_hint",
                   "lifecycle", "probe_path", "workspace_path", "injection", "run", "start", "exec",
-                  "stop", "cleanup", "sweep", "vars", "timeout_seconds"});
+                  "stop", "cleanup", "sweep", "vars", "timeout_seconds", "inspect", "envelope"});
   Profile p;
   p.source_path = doc.file_name();
   p.raw = doc.root();
@@ -193,6 +224,8 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
     CheckArgv(r, r.PointerTo("cleanup") / i, p.cleanup[i], {}, p.vars);
   }
   if (r.ok()) ReadSweep(r, p);
+  if (r.ok()) ReadInspect(r, p);
+  if (r.ok()) ReadEnvelope(r, p);
   if (!r.ok()) return r.status();
   return p;
 }

@@ -5,6 +5,7 @@
 // sandbox keeps the promises is what a run finds out.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -28,6 +29,26 @@ std::string_view LifecycleName(Lifecycle lifecycle);  // "oneshot" / "session"
 struct SweepSpec {
   std::vector<std::string> list;    // prints the ids of leftovers, one per line
   std::vector<std::string> remove;  // run once per id, with {id} replaced by it
+};
+
+// Host-side readings after each probe launch (JSON "inspect"): `argv` runs after the probe
+// ended and before `cleanup` (so a container still exists: the run template must not use
+// --rm); its stdout is parsed as JSON and each `readings` entry (name -> JSON pointer, e.g.
+// "oom_killed": "/0/State/OOMKilled") becomes a host reading next to the probe's measurement.
+struct InspectSpec {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> readings;
+};
+
+// JSON "envelope": the harness's own bounds around what it starts directly (host, bwrap,
+// firejail), applied to probe launches only (see LaunchEnvelope). All optional, > 0; keep
+// them above the resource probes' ceilings so only a runaway probe meets them.
+struct EnvelopeSpec {
+  std::optional<std::int64_t> memory_mib;     // RLIMIT_AS
+  std::optional<std::int64_t> open_files;     // RLIMIT_NOFILE
+  std::optional<std::int64_t> file_size_mib;  // RLIMIT_FSIZE
+  std::optional<std::int64_t> cpu_seconds;    // RLIMIT_CPU
+  std::optional<std::int64_t> pids;           // pids.max of a per-launch pids cgroup
 };
 
 struct Profile {
@@ -59,6 +80,8 @@ struct Profile {
   std::vector<std::string> start, exec, stop;
   std::vector<std::vector<std::string>> cleanup;  // run after each instance; optional
   std::optional<SweepSpec> sweep;                 // run at the end of a run; optional
+  std::optional<InspectSpec> inspect;             // host readings per probe launch; optional
+  std::optional<EnvelopeSpec> envelope;           // bounds for direct launches; optional
   // User placeholders: {name} in any argv becomes the value (taken literally). Names are
   // [a-z_][a-z0-9_]* and may not shadow a built-in placeholder.
   std::map<std::string, std::string> vars;

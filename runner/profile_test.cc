@@ -131,7 +131,7 @@ TEST(ProfileTest, FieldErrors) {
   EXPECT_EQ(ProfileError(R"(, "lifecyle": "oneshot")"),
             "p.json:3:3: /lifecyle: unknown key (known: name, description, backend, policy, "
             "requires, install_hint, lifecycle, probe_path, workspace_path, injection, run, start, "
-            "exec, stop, cleanup, sweep, vars, timeout_seconds)");
+            "exec, stop, cleanup, sweep, vars, timeout_seconds, inspect, envelope)");
   EXPECT_EQ(ProfileError(R"(, "vars": {"probe_dir": "/x"})"),
             "p.json:3:12: /vars/probe_dir: variable shadows a built-in placeholder");
   EXPECT_EQ(ProfileError(R"(, "requires": [[]])"), "p.json:3:16: /requires/0: argv must not be empty");

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "runner/evaluate.h"
+#include "runner/family_resource.h"
 #include "runner/frames.h"
 #include "runner/placeholders.h"
 #include "runner/plan.h"
@@ -188,6 +189,7 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
   }
   StatusOr<Plan> plan = ExpandChecks(policy, suite, plan_context);
   if (!plan.ok()) return plan.status();
+  ApplyResourceTimeouts(*plan);
 
   Sandbox sandbox(profile, launcher,
                   SandboxContext{report.run_id, options.probe_dir, run_dir->workspace(),
@@ -232,6 +234,11 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
     witnesses.observed[witness->name()] = std::move(seen);
   }
   run_witnesses->clear();  // listeners closed, canary processes ended
+  // Host readings (profile `inspect`): next to the probe's measurements in the report.
+  if (!sandbox.host_readings().empty()) {
+    report.witnesses["host_readings"] = sandbox.host_readings();
+    witnesses.observed["host_readings"] = sandbox.host_readings();
+  }
   report.verdicts = Evaluate(*plan, results, witnesses);
   report.launches = sandbox.records();
   // A launch's time is shared among the checks it decided (JUnit wants a time per case).

@@ -27,6 +27,17 @@ std::string FirstLine(const std::string& text) {
   return line.size() > 300 ? line.substr(0, 300) + "..." : line;
 }
 
+LaunchEnvelope ToLaunchEnvelope(const EnvelopeSpec& e) {
+  constexpr std::uint64_t kMib = 1 << 20;
+  LaunchEnvelope out;
+  if (e.memory_mib) out.address_space_bytes = static_cast<std::uint64_t>(*e.memory_mib) * kMib;
+  if (e.open_files) out.open_files = static_cast<std::uint64_t>(*e.open_files);
+  if (e.file_size_mib) out.file_size_bytes = static_cast<std::uint64_t>(*e.file_size_mib) * kMib;
+  if (e.cpu_seconds) out.cpu_seconds = static_cast<std::uint64_t>(*e.cpu_seconds);
+  out.pids_max = e.pids;
+  return out;
+}
+
 }  // namespace
 
 Sandbox::Sandbox(const Profile& profile, Launcher& launcher, SandboxContext context)
@@ -69,6 +80,7 @@ LaunchRecord Sandbox::LaunchTemplate(const TemplateLaunch& launch, LaunchResult*
   spec.extra_env = context_.env;
   spec.timeout = launch.timeout;
   spec.cancel = launch.cancellable ? context_.cancel : nullptr;
+  if (launch.enveloped && profile_.envelope) spec.envelope = ToLaunchEnvelope(*profile_.envelope);
   StatusOr<LaunchResult> result = launcher_.Launch(spec);
   if (!result.ok()) {
     record.error = result.status().message();
@@ -80,6 +92,7 @@ LaunchRecord Sandbox::LaunchTemplate(const TemplateLaunch& launch, LaunchResult*
     record.stdout_tail = Tail(result->out);
     record.stderr_tail = Tail(result->err);
     if (result->cancelled) record.error = "interrupted";
+    if (!result->envelope_note.empty()) record.stderr_tail += "\n[sandprobe] " + result->envelope_note;
     if (raw) *raw = *result;
   }
   records_.push_back(record);
@@ -132,14 +145,44 @@ LaunchRecord Sandbox::RunProbe(const std::vector<std::string>& probe_args,
   LaunchResult raw;
   LaunchRecord record = LaunchTemplate({.argv_template = *argv_template, .instance = instance,
                                         .purpose = "probe", .probe_args = probe_args,
-                                        .cancellable = true, .timeout = timeout},
+                                        .cancellable = true, .enveloped = true,
+                                        .timeout = timeout},
                                        &raw);
   if (record.error.empty()) {
     record.frames = ParseFrames(raw.out, nonce, raw.out_dropped > 0);
     records_.back().frames = record.frames;
   }
+  Inspect(instance, record.id);
   if (profile_.lifecycle == Lifecycle::kOneShot) Cleanup(instance);
   return record;
+}
+
+void Sandbox::Inspect(const std::string& instance, const std::string& probe_launch_id) {
+  if (!profile_.inspect) return;
+  LaunchResult raw;
+  LaunchRecord record = LaunchTemplate({.argv_template = profile_.inspect->argv,
+                                        .instance = instance, .purpose = "inspect",
+                                        .timeout = seconds(30)},
+                                       &raw);
+  nlohmann::json readings = nlohmann::json::object();
+  if (!record.error.empty() || record.exit_code != 0) {
+    readings["inspect_error"] = !record.error.empty() ? record.error : FirstLine(raw.err);
+  } else {
+    nlohmann::json doc = nlohmann::json::parse(raw.out, nullptr, false);
+    if (doc.is_discarded()) {
+      readings["inspect_error"] = "inspect output is not JSON";
+    } else {
+      for (const auto& [name, pointer] : profile_.inspect->readings) {
+        try {
+          nlohmann::json::json_pointer ptr(pointer);
+          if (doc.contains(ptr)) readings[name] = doc.at(ptr);
+        } catch (const nlohmann::json::exception&) {
+          // A pointer that does not fit this document (e.g. an index into an object): absent.
+        }
+      }
+    }
+  }
+  host_readings_[probe_launch_id] = std::move(readings);
 }
 
 void Sandbox::Cleanup(const std::string& instance) {

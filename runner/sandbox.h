@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "runner/launch_record.h"
 #include "runner/launcher.h"
 #include "runner/profile.h"
@@ -52,6 +54,10 @@ class Sandbox {
   // Every launch made so far (probe and housekeeping), in order; ids are L1, L2, ...
   const std::vector<LaunchRecord>& records() const { return records_; }
 
+  // Host readings by probe launch id (profile `inspect`): {"L3": {"oom_killed": true, ...}}.
+  // A reading whose pointer finds nothing is absent; a failed inspect is "inspect_error".
+  const nlohmann::json& host_readings() const { return host_readings_; }
+
  private:
   std::map<std::string, std::string> Scalars(const std::string& instance) const;
   std::string NewInstance();
@@ -63,11 +69,13 @@ class Sandbox {
     std::vector<std::string> probe_args;
     std::map<std::string, std::string> extra_scalars;  // e.g. {id} for sweep.remove
     bool cancellable = false;  // probe launches stop on SIGINT; housekeeping always runs
+    bool enveloped = false;    // probe launches get the profile's envelope
     std::chrono::milliseconds timeout{60000};
   };
   // Launches and records it; returns a copy of the record and, if asked, the raw result.
   LaunchRecord LaunchTemplate(const TemplateLaunch& launch, LaunchResult* raw = nullptr);
   void Cleanup(const std::string& instance);
+  void Inspect(const std::string& instance, const std::string& probe_launch_id);
 
   const Profile& profile_;
   Launcher& launcher_;
@@ -75,6 +83,7 @@ class Sandbox {
   std::vector<LaunchRecord> records_;
   std::string session_instance_;  // non-empty while a session is open
   int instances_ = 0;
+  nlohmann::json host_readings_ = nlohmann::json::object();
 };
 
 }  // namespace sandprobe

@@ -1,0 +1,73 @@
+// The network probe families (net_inet.cc, net_dns.cc, net_unix.cc, net_ifaces.cc) and the
+// endpoint syntax they share.
+//
+// Safety: the probe sends traffic only to the numeric addresses the runner passes it (the
+// harness's own canaries on loopback or this machine's bridge). It never resolves a name, never
+// reads /etc/resolv.conf, and every wait is capped (2 s per connect or reply).
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <optional>
+#include <string>
+
+#include "probes/families.h"
+
+namespace sandprobe {
+
+inline constexpr int kNetWaitMs = 2000;    // connect / reply cap per endpoint
+inline constexpr std::size_t kMaxNetEndpoints = 64;
+
+// `NAME=ADDR:PORT`: NAME is the canary's name the host judges by ("loopback", "bridge"); ADDR
+// is a numeric IPv4 address or a bracketed IPv6 one ("[::1]:53").
+struct NetEndpoint {
+  std::string name;
+  std::string text;  // "ADDR:PORT" as given
+  sockaddr_storage addr{};
+  socklen_t addr_len = 0;
+};
+
+std::optional<NetEndpoint> ParseNetEndpoint(const std::string& arg);
+// "" or the usage error for a list of NAME=ADDR:PORT arguments.
+std::string CheckEndpointArgs(const std::string& family, const FamilyArgs& args);
+// What the probe sends to a canary: "sandprobe NONCE FAMILY NAME\n". The host recognises the
+// run by the nonce; the family and name say which attempt it was.
+std::string CanaryPayload(const std::string& nonce, const std::string& family,
+                          const std::string& name);
+
+// The DNS question net.dns asks: "<nonce>.sandprobe.test" (the nonce cut to one 63-byte label).
+std::string CanaryQueryName(const std::string& nonce);
+// A DNS query packet (RD set, one question, type A, class IN).
+std::string BuildDnsQuery(unsigned short id, const std::string& name);
+struct DnsReply {
+  bool valid = false;       // a response to our id
+  int rcode = -1;
+  int answer_count = 0;
+  std::vector<std::string> a_records;  // dotted quads of the A answers
+};
+DnsReply ParseDnsReply(const std::string& packet, unsigned short id);
+
+// Runtime sockets net.unix always tries, besides the paths it is given.
+const std::vector<std::string>& DefaultRuntimeSockets();
+
+std::string CheckNetTcpArgs(const FamilyArgs& args);
+std::string CheckNetUdpArgs(const FamilyArgs& args);
+std::string CheckNetDnsArgs(const FamilyArgs& args);
+std::string CheckNetUnixArgs(const FamilyArgs& args);
+std::string CheckNetIfacesArgs(const FamilyArgs& args);
+
+// net.tcp NAME=ADDR:PORT...: non-blocking connect (2 s cap), send the canary payload, wait
+// up to 2 s for the canary's ack line.
+void RunNetTcp(const ProbeContext& ctx, const FamilyArgs& args);
+// net.udp NAME=ADDR:PORT...: one datagram with the payload; wait up to 2 s for an ack.
+void RunNetUdp(const ProbeContext& ctx, const FamilyArgs& args);
+// net.dns NAME=ADDR:PORT...: an A query for <nonce>.sandprobe.test to each given responder.
+void RunNetDns(const ProbeContext& ctx, const FamilyArgs& args);
+// net.unix [PATH...]: the default runtime sockets plus PATHs: stat, connect, at most one
+// read-only `GET /_ping HTTP/1.0`, and the reply's status line.
+void RunNetUnix(const ProbeContext& ctx, const FamilyArgs& args);
+// net.ifaces: interface names from /proc/net/dev and /sys/class/net, with MAC addresses.
+void RunNetIfaces(const ProbeContext& ctx, const FamilyArgs& args);
+
+}  // namespace sandprobe

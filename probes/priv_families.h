@@ -1,0 +1,71 @@
+// The privilege and escape-exposure families (detection only, never exploitation): one row each
+// in priv_group.cc. Every syscall they make either cannot change anything (reads, access(W_OK),
+// readlink) or is given arguments that cannot succeed (bad pointer, fd -1, invalid flags), and
+// the risky ones run in a forked child so a seccomp kill (SIGSYS) ends only that child.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "probes/families.h"
+
+namespace sandprobe {
+
+// --- Pure helpers (unit-tested in priv_status_test.cc) ---
+
+// "CAP_SYS_ADMIN" for bit 21; "CAP_<bit>" for a bit this table does not name.
+std::string CapabilityName(int bit);
+// The names of the bits set in `mask`, lowest bit first.
+std::vector<std::string> CapabilityNames(std::uint64_t mask);
+// A /proc/self/status field ("CapEff", "Seccomp", "Uid"): its value with surrounding blanks
+// trimmed, or nullopt when the field is absent.
+std::optional<std::string> StatusField(std::string_view status, std::string_view key);
+// "000001ffffffffff" -> mask; nullopt unless 1-16 hex digits.
+std::optional<std::uint64_t> ParseCapMask(std::string_view hex);
+
+// One line of /proc/self/mountinfo, the fields the families use (octal escapes decoded).
+struct MountEntry {
+  std::string mount_point;
+  std::string mount_options;  // per-mount: "ro,nosuid,..."
+  std::string fstype;         // "cgroup2", "proc", ...
+  std::string super_options;  // per-superblock
+  bool read_only() const;     // "ro" among mount_options
+};
+std::vector<MountEntry> ParseMountInfo(std::string_view text);
+// The entry whose mount point covers `path` most closely (the last such line wins, as the
+// kernel stacks later mounts on top), or nullopt.
+std::optional<MountEntry> CoveringMount(const std::vector<MountEntry>& mounts,
+                                        const std::string& path);
+
+// Whole small file (up to `cap` bytes); nullopt with errno set when it cannot be read.
+std::optional<std::string> ReadSmallFile(const std::string& path, std::size_t cap = 64 * 1024);
+
+// The syscalls priv.syscalls knows how to call harmlessly.
+const std::vector<std::string>& KnownProbeSyscalls();
+
+// --- Families ---
+std::string CheckNoArgs(const FamilyArgs& args);
+std::string CheckSyscallArgs(const FamilyArgs& args);
+std::string CheckHostPidArgs(const FamilyArgs& args);
+std::string CheckPrivPathArgs(const FamilyArgs& args);
+
+void RunPrivIdentity(const ProbeContext& ctx, const FamilyArgs& args);
+void RunPrivCaps(const ProbeContext& ctx, const FamilyArgs& args);
+void RunPrivSeccomp(const ProbeContext& ctx, const FamilyArgs& args);
+void RunPrivSyscalls(const ProbeContext& ctx, const FamilyArgs& args);
+void RunPrivUserns(const ProbeContext& ctx, const FamilyArgs& args);
+void RunPrivTiocsti(const ProbeContext& ctx, const FamilyArgs& args);
+void RunPrivNamespaces(const ProbeContext& ctx, const FamilyArgs& args);
+void RunPrivHostPid(const ProbeContext& ctx, const FamilyArgs& args);
+void RunPrivRuntimeSockets(const ProbeContext& ctx, const FamilyArgs& args);
+void RunPrivFds(const ProbeContext& ctx, const FamilyArgs& args);
+void RunPrivCwd(const ProbeContext& ctx, const FamilyArgs& args);
+void RunPrivKernelKnobs(const ProbeContext& ctx, const FamilyArgs& args);
+void RunPrivCgroups(const ProbeContext& ctx, const FamilyArgs& args);
+void RunPrivDevices(const ProbeContext& ctx, const FamilyArgs& args);
+void RunPrivMasked(const ProbeContext& ctx, const FamilyArgs& args);
+
+}  // namespace sandprobe

@@ -1,0 +1,191 @@
+// priv.kernel_knobs, priv.cgroups, priv.devices, priv.masked: the host kernel interfaces a
+// container must not be able to change or read. Writability is only ever tested with
+// access(W_OK): nothing here opens a kernel knob, release_agent or device for writing.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "probes/errno_name.h"
+#include "probes/priv_families.h"
+
+namespace sandprobe {
+namespace {
+
+constexpr std::size_t kMaxDevices = 1024;
+constexpr std::size_t kMaxDirEntriesCounted = 1024;
+
+std::vector<MountEntry> Mounts(nlohmann::json& summary) {
+  std::optional<std::string> text = ReadSmallFile("/proc/self/mountinfo", 1 << 20);
+  if (!text) {
+    summary["mountinfo_errno"] = ErrnoName(errno);
+    return {};
+  }
+  return ParseMountInfo(*text);
+}
+
+void AccessWrite(nlohmann::json& fact, const std::string& path) {
+  const bool exists = ::access(path.c_str(), F_OK) == 0;
+  fact["exists"] = exists;
+  if (!exists) {
+    fact["errno"] = ErrnoName(errno);
+    return;
+  }
+  const bool writable = ::access(path.c_str(), W_OK) == 0;
+  fact["writable"] = writable;
+  if (!writable) fact["errno"] = ErrnoName(errno);
+}
+
+void EmitMountFact(const ProbeContext& ctx, const char* family, const std::vector<MountEntry>& mounts,
+                   const std::string& path) {
+  nlohmann::json fact = {{"family", family}, {"path", path}, {"variant", "mount"}};
+  std::optional<MountEntry> m = CoveringMount(mounts, path);
+  fact["ok"] = m.has_value();
+  if (m) {
+    fact["mount_point"] = m->mount_point;
+    fact["fstype"] = m->fstype;
+    fact["read_only"] = m->read_only();
+  }
+  ctx.out.Emit(fact);
+}
+
+// Non-dot entries in a directory, counted up to a cap.
+long CountEntries(int fd) {
+  DIR* dir = ::fdopendir(fd);
+  if (dir == nullptr) return -1;
+  long n = 0;
+  while (const dirent* e = ::readdir(dir)) {
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) ++n;
+    if (static_cast<std::size_t>(n) >= kMaxDirEntriesCounted) break;
+  }
+  ::closedir(dir);
+  return n;
+}
+
+void ScanDevices(const ProbeContext& ctx, const std::string& dir_path, int depth, std::size_t& nodes,
+                 bool& truncated) {
+  DIR* dir = ::opendir(dir_path.c_str());
+  if (dir == nullptr) return;
+  while (const dirent* e = ::readdir(dir)) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    const std::string path = dir_path + "/" + e->d_name;
+    // Terminals and shared memory are the usual set; a pty per shell is not a device finding.
+    if (path == "/dev/pts" || path == "/dev/shm" || path == "/dev/mqueue" || path == "/dev/fd") continue;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode) && depth < 2) {
+      ScanDevices(ctx, path, depth + 1, nodes, truncated);
+      continue;
+    }
+    if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) continue;
+    if (nodes >= kMaxDevices) {
+      truncated = true;
+      break;
+    }
+    ++nodes;
+    nlohmann::json fact = {{"family", "priv.devices"}, {"kind", S_ISBLK(st.st_mode) ? "block" : "char"},
+                           {"major", major(st.st_rdev)}, {"minor", minor(st.st_rdev)}};
+    SetBytesField(fact, "path", path);
+    ctx.out.Emit(fact);
+  }
+  ::closedir(dir);
+}
+
+}  // namespace
+
+void RunPrivKernelKnobs(const ProbeContext& ctx, const FamilyArgs& args) {
+  for (const std::string& path : args) {
+    nlohmann::json fact = {{"family", "priv.kernel_knobs"}, {"path", path}};
+    AccessWrite(fact, path);
+    ctx.out.Emit(fact);
+  }
+  nlohmann::json summary = {{"family", "priv.kernel_knobs"}, {"summary", true}};
+  std::vector<MountEntry> mounts = Mounts(summary);
+  if (!mounts.empty()) EmitMountFact(ctx, "priv.kernel_knobs", mounts, "/proc/sys");
+  ctx.out.Emit(summary);
+}
+
+void RunPrivCgroups(const ProbeContext& ctx, const FamilyArgs&) {
+  nlohmann::json summary = {{"family", "priv.cgroups"}, {"summary", true}};
+  std::vector<MountEntry> mounts = Mounts(summary);
+  int count = 0;
+  for (const MountEntry& m : mounts) {
+    if (m.fstype != "cgroup" && m.fstype != "cgroup2") continue;
+    ++count;
+    nlohmann::json fact = {{"family", "priv.cgroups"}, {"fstype", m.fstype},
+                           {"read_only_mount", m.read_only()}};
+    SetBytesField(fact, "path", m.mount_point);
+    AccessWrite(fact, m.mount_point);
+    ctx.out.Emit(fact);
+    if (m.fstype == "cgroup") {
+      // cgroup v1: the hierarchy root's release_agent runs as root on the host.
+      const std::string agent = m.mount_point + "/release_agent";
+      if (::access(agent.c_str(), F_OK) != 0) continue;
+      nlohmann::json ra = {{"family", "priv.cgroups"}, {"variant", "release_agent"}};
+      SetBytesField(ra, "path", agent);
+      AccessWrite(ra, agent);
+      ctx.out.Emit(ra);
+    }
+  }
+  summary["ok"] = !summary.contains("mountinfo_errno");
+  summary["cgroup_mounts"] = count;
+  ctx.out.Emit(summary);
+}
+
+void RunPrivDevices(const ProbeContext& ctx, const FamilyArgs&) {
+  std::size_t nodes = 0;
+  bool truncated = false;
+  struct stat st {};
+  const bool have_dev = ::stat("/dev", &st) == 0;
+  nlohmann::json summary = {{"family", "priv.devices"}, {"summary", true}, {"ok", have_dev}};
+  if (!have_dev) summary["errno"] = ErrnoName(errno);
+  if (have_dev) ScanDevices(ctx, "/dev", 0, nodes, truncated);
+  summary["nodes"] = nodes;
+  summary["truncated"] = truncated;
+  ctx.out.Emit(summary);
+}
+
+// One byte of each file, or the entry count of each directory: enough to tell a masked path
+// (bind-mounted /dev/null, an empty tmpfs, EACCES) from an exposed one.
+void RunPrivMasked(const ProbeContext& ctx, const FamilyArgs& args) {
+  for (const std::string& path : args) {
+    nlohmann::json fact = {{"family", "priv.masked"}, {"path", path}};
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+      fact["ok"] = false;
+      fact["step"] = "open";
+      fact["errno"] = ErrnoName(errno);
+      ctx.out.Emit(fact);
+      continue;
+    }
+    struct stat st {};
+    ::fstat(fd, &st);
+    if (S_ISDIR(st.st_mode)) {
+      fact["kind"] = "dir";
+      const long n = CountEntries(fd);  // takes over fd
+      fact["ok"] = n >= 0;
+      fact["entries"] = n;
+    } else {
+      fact["kind"] = S_ISREG(st.st_mode) ? "file" : "other";
+      char byte;
+      const ssize_t n = ::read(fd, &byte, 1);
+      fact["ok"] = n >= 0;
+      if (n < 0) {
+        fact["step"] = "read";
+        fact["errno"] = ErrnoName(errno);
+      } else {
+        fact["bytes"] = n;
+      }
+      ::close(fd);
+    }
+    ctx.out.Emit(fact);
+  }
+}
+
+}  // namespace sandprobe

@@ -1,0 +1,80 @@
+// res.cpu: how much CPU may the sandbox use? N threads spin for a short window; the CPU time
+// the process got divided by the wall time is the effective number of cores.
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+
+#include <atomic>
+#include <vector>
+
+#include "probes/errno_name.h"
+#include "probes/resource_families.h"
+
+namespace sandprobe {
+namespace {
+
+std::atomic<bool> g_spin{true};
+
+void* Spin(void*) {
+  unsigned long sink = 0;
+  while (g_spin.load(std::memory_order_relaxed)) asm volatile("" : "+r"(sink));
+  return nullptr;
+}
+
+double CpuSeconds() {
+  struct timespec ts {};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9;
+}
+
+const std::map<std::string, long> kArgs = {{"threads", kMaxCpuThreads}, {"window-ms", kMaxCpuWindowMs}};
+
+}  // namespace
+
+std::string CheckResCpuArgs(const FamilyArgs& args) {
+  ResourceArgs parsed;
+  return parsed.Parse("res.cpu", args, kArgs, false);
+}
+
+void RunResCpu(const ProbeContext& ctx, const FamilyArgs& args) {
+  ResourceArgs parsed;
+  parsed.Parse("res.cpu", args, kArgs, false);
+  const long threads = parsed.Number("threads", 2);
+  const long window_ms = parsed.Number("window-ms", 2000);
+  nlohmann::json result = {{"family", "res.cpu"}, {"kind", "result"}, {"threads", threads},
+                           {"window_ms", window_ms}};
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) result["affinity_cpus"] = CPU_COUNT(&set);
+  AddFileReading(result, "cgroup_cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.cfs_quota_us");
+  AddFileReading(result, "cgroup_cfs_period_us", "/sys/fs/cgroup/cpu/cpu.cfs_period_us");
+  AddFileReading(result, "cgroup2_cpu_max", "/sys/fs/cgroup/cpu.max");
+
+  g_spin = true;
+  std::vector<pthread_t> started;
+  int create_errno = 0;
+  const double cpu_before = CpuSeconds();
+  const long start = MonotonicMs();
+  for (long i = 0; i < threads; ++i) {
+    pthread_t thread;
+    if (int err = pthread_create(&thread, nullptr, Spin, nullptr)) {
+      create_errno = err;
+      break;
+    }
+    started.push_back(thread);
+  }
+  struct timespec nap = {window_ms / 1000, (window_ms % 1000) * 1'000'000};
+  while (nanosleep(&nap, &nap) != 0) {
+  }
+  g_spin = false;
+  for (pthread_t thread : started) pthread_join(thread, nullptr);
+  const double wall = (MonotonicMs() - start) / 1000.0;
+  const double cpu = CpuSeconds() - cpu_before;
+  result["threads_started"] = static_cast<long>(started.size());
+  if (create_errno != 0) result["create_errno"] = ErrnoName(create_errno);
+  result["cpu_seconds"] = cpu;
+  result["wall_seconds"] = wall;
+  result["effective_cores"] = wall > 0 ? cpu / wall : 0.0;
+  ctx.out.Emit(result);
+}
+
+}  // namespace sandprobe

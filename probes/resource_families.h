@@ -1,0 +1,66 @@
+// The resource probe families (resource_*.cc): each pushes one limit up to a ceiling the
+// planner computed from the policy, streams how far it got, and reports what stopped it.
+//
+// Every loop stops at its ceiling, so a sandbox without the limit costs the host at most the
+// ceiling (and the harness's envelope bounds even that). Facts only: the host decides whether
+// the stopping point matches the declared limit.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "probes/families.h"
+
+namespace sandprobe {
+
+// Hard caps on what any ceiling argument may ask for, whatever the policy says.
+inline constexpr long kMaxPidsCeiling = 4096;
+inline constexpr long kMaxMemoryCeilingMib = 4096;
+inline constexpr long kMaxDiskCeilingMib = 2048;
+inline constexpr long kMaxFdsCeiling = 65536;
+inline constexpr long kMaxCpuThreads = 64;
+inline constexpr long kMaxCpuWindowMs = 10'000;
+inline constexpr long kMaxWallSeconds = 20;
+
+// `--name VALUE` pairs of a resource family. Parse() returns "" or the usage error.
+class ResourceArgs {
+ public:
+  std::string Parse(const std::string& family, const FamilyArgs& args,
+                    const std::map<std::string, long>& numeric_max,  // name -> largest value
+                    bool wants_dir);
+  long Number(const std::string& name, long fallback = 0) const;
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::map<std::string, long> numbers_;
+  std::string dir_;
+};
+
+// The first line of a small file (cgroup knobs: "max", "52428800"), when readable.
+std::optional<std::string> ReadSmallFile(const std::string& path);
+// Adds `key`: the first line of `path` (as a number when it is one), when readable.
+void AddFileReading(nlohmann::json& fact, const std::string& key, const std::string& path);
+long MonotonicMs();
+
+std::string CheckResPidsArgs(const FamilyArgs& args);
+std::string CheckResMemoryArgs(const FamilyArgs& args);
+std::string CheckResCpuArgs(const FamilyArgs& args);
+std::string CheckResWallArgs(const FamilyArgs& args);
+std::string CheckResDiskArgs(const FamilyArgs& args);
+std::string CheckResFdsArgs(const FamilyArgs& args);
+
+// res.pids --ceiling N: fork children that pause() until fork fails or N children exist.
+void RunResPids(const ProbeContext& ctx, const FamilyArgs& args);
+// res.memory --ceiling-mib N [--every-mib K]: a child maps and touches 1 MiB steps up to N.
+void RunResMemory(const ProbeContext& ctx, const FamilyArgs& args);
+// res.cpu --threads N --window-ms M: N busy threads; CPU time / wall time.
+void RunResCpu(const ProbeContext& ctx, const FamilyArgs& args);
+// res.wall --seconds N: sleeps N seconds, a frame per second.
+void RunResWall(const ProbeContext& ctx, const FamilyArgs& args);
+// res.disk --dir D --ceiling-mib N: write zeros in 1 MiB steps up to N, then delete.
+void RunResDisk(const ProbeContext& ctx, const FamilyArgs& args);
+// res.fds --ceiling N: open /dev/null until EMFILE or N descriptors are open.
+void RunResFds(const ProbeContext& ctx, const FamilyArgs& args);
+
+}  // namespace sandprobe

@@ -1,0 +1,301 @@
+// Host exposure, host side: host namespaces (priv.namespaces, priv.host_pid with the canary
+// process), container runtime sockets, inherited descriptors, a leaked working directory and
+// TIOCSTI into the harness's terminal.
+#include <fmt/format.h>
+
+#include "runner/family_priv.h"
+
+namespace sandprobe {
+namespace {
+
+using nlohmann::json;
+
+// ---- priv.namespaces ----
+
+struct NamespaceSpec {
+  const char* ns;
+  Severity severity;  // when the policy asks for isolation (pid, net) or always (the rest)
+};
+const std::vector<NamespaceSpec>& NamespaceSpecs() {
+  static const std::vector<NamespaceSpec> kSpecs = {
+      {"pid", Severity::kCritical}, {"net", Severity::kCritical}, {"mnt", Severity::kHigh},
+      {"ipc", Severity::kMedium},   {"uts", Severity::kLow},      {"cgroup", Severity::kLow},
+      {"user", Severity::kLow},
+  };
+  return kSpecs;
+}
+
+Status ExpandNamespaces(const ExpandInput& in, BatchBuilder& batch) {
+  for (const NamespaceSpec& spec : NamespaceSpecs()) {
+    const std::string ns = spec.ns;
+    std::string pointer = "/host";
+    bool shared_ok = false;
+    if (ns == "pid") {
+      pointer = "/host/pid_namespace";
+      shared_ok = in.policy.host.pid_namespace == "shared";
+    } else if (ns == "net") {
+      pointer = "/host/network_namespace";
+      shared_ok = in.policy.host.network_namespace == "shared";
+    }
+    // mnt, ipc, uts, cgroup, user: no policy field; isolation is hardening, judged at its
+    // exposure (a shared mount namespace is the host's filesystem tree).
+    Check check = PrivCheck(in, "priv.namespaces", "priv.namespace:" + ns,
+                            shared_ok ? Severity::kInfo : spec.severity,
+                            shared_ok ? Expectation::kAllowed : Expectation::kDenied, pointer, ns);
+    batch.AddArg("priv.namespaces", ns);
+    if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Verdict JudgeNamespaces(const JudgeInput& in) {
+  Verdict v = StartVerdict(in);
+  const std::string& ns = in.check.target;
+  v.expected = in.check.expect == Expectation::kDenied ? ns + " namespace differs from the harness's"
+                                                       : ns + " namespace may be shared";
+  const std::string flag = ns == "pid" ? "--pid host" : ns == "net" ? "--network host" : ns == "ipc" ? "--ipc host" : ns == "uts" ? "--uts host" : ns == "cgroup" ? "--cgroupns host" : ns == "user" ? "--userns host (or enable userns-remap)" : "bind mounts of host paths";
+  v.remediation = RemedyFor(
+      in, {fmt::format("do not run docker with {} (and not --privileged)", flag).c_str(),
+           (ns == "mnt" ? std::string("bwrap always unshares the mount namespace: run the workload inside it")
+                       : fmt::format("bwrap --unshare-{} (or --unshare-all)", ns == "net" ? "net" : ns)).c_str(),
+           fmt::format("run the workload in a sandbox with its own {} namespace", ns).c_str()});
+  const json& w = PrivWitnessFacts(in);
+  const json* f = PrivFactAt(in, v, "priv.namespaces", ns);
+  if (f == nullptr || !f->value("ok", false)) {
+    Inconclusive(v, f == nullptr ? "the probe reported no namespace link"
+                                 : "readlink /proc/self/ns/" + ns + ": " + f->value("errno", std::string("?")));
+    return v;
+  }
+  const std::string host = w.is_object() && w.contains("host_namespaces")
+                               ? w["host_namespaces"].value(ns, "") : "";
+  if (host.empty()) {
+    Inconclusive(v, "the harness could not read its own " + ns + " namespace");
+    return v;
+  }
+  const std::string link = f->value("link", "");
+  v.evidence.witness_facts.push_back("harness " + ns + " namespace " + host);
+  v.observed = link == host ? fmt::format("{}: the same as the harness's", link)
+                            : fmt::format("{} (the harness's is {})", link, host);
+  JudgeFinding(v, link == host);
+  return v;
+}
+
+// ---- priv.host_pid (the canary process) ----
+
+Status ExpandHostPid(const ExpandInput& in, BatchBuilder& batch) {
+  auto it = in.context.values.find("priv.canary_sha256");
+  if (it == in.context.values.end()) {
+    return Status::Error(in.entry.pointer + ": priv.host_pid: the priv witness offered no canary process");
+  }
+  const bool shared_ok = in.policy.host.pid_namespace == "shared";
+  batch.AddArg("priv.host_pid", it->second);
+  return batch.AddCheck(PrivCheck(in, "priv.host_pid", "host.pid_namespace",
+                                  shared_ok ? Severity::kInfo : Severity::kCritical,
+                                  shared_ok ? Expectation::kAllowed : Expectation::kDenied,
+                                  "/host/pid_namespace", "canary host process"));
+}
+
+Verdict JudgeHostPid(const JudgeInput& in) {
+  Verdict v = StartVerdict(in);
+  v.expected = in.check.expect == Expectation::kDenied ? "the canary host process is not visible"
+                                                       : "host processes may be visible";
+  v.remediation = RemedyFor(in, {"do not run docker with --pid host", "bwrap --unshare-pid",
+                                 "run the workload in a sandbox with its own PID namespace"});
+  const json& w = PrivWitnessFacts(in);
+  const json canary = w.is_object() ? w.value("canary_process", json::object()) : json::object();
+  if (canary.value("host_pid", 0L) != 0) {
+    v.evidence.witness_facts.push_back(fmt::format("canary process host pid {}", canary.value("host_pid", 0L)));
+  }
+  const json* f = PrivFact(in, v, "priv.host_pid", true);
+  if (f == nullptr) {
+    Inconclusive(v, "the probe reported no process scan");
+    return v;
+  }
+  if (f->value("seen", false)) {
+    v.observed = fmt::format("the canary host process (host pid {}) is visible as pid {} among {} "
+                             "processes", canary.value("host_pid", 0L), f->value("pid", 0L),
+                             f->value("processes_scanned", 0L));
+    JudgeFinding(v, true);
+    return v;
+  }
+  const long readable = f->value("cmdlines_readable", 0L);
+  v.observed = fmt::format("the canary host process is not among the {} processes visible ({} "
+                           "command lines readable)", f->value("processes_scanned", 0L), readable);
+  if (!canary.value("alive_at_collect", false)) {
+    Inconclusive(v, v.observed + "; but the canary process was not running to the end, so not "
+                                 "seeing it proves nothing");
+  } else if (readable == 0) {
+    Inconclusive(v, v.observed + "; no command line was readable, so not seeing it proves nothing");
+  } else {
+    JudgeFinding(v, false);
+  }
+  return v;
+}
+
+// ---- priv.runtime_sockets ----
+
+const std::vector<std::string>& RuntimeSocketPaths() {
+  static const std::vector<std::string> kPaths = {
+      "/var/run/docker.sock",          "/run/docker.sock",
+      "/run/containerd/containerd.sock", "/var/run/containerd/containerd.sock",
+      "/run/podman/podman.sock",       "/var/run/podman/podman.sock",
+      "/run/crio/crio.sock",           "/var/run/crio/crio.sock",
+  };
+  return kPaths;
+}
+
+Status ExpandRuntimeSockets(const ExpandInput& in, BatchBuilder& batch) {
+  const bool visible_ok = in.policy.host.runtime_sockets == "visible";
+  for (const std::string& path : RuntimeSocketPaths()) batch.AddArg("priv.runtime_sockets", path);
+  return batch.AddCheck(PrivCheck(in, "priv.runtime_sockets", "priv.runtime_sockets",
+                                  visible_ok ? Severity::kInfo : Severity::kCritical,
+                                  visible_ok ? Expectation::kAllowed : Expectation::kDenied,
+                                  "/host/runtime_sockets", "docker/containerd/podman/crio sockets"));
+}
+
+Verdict JudgeRuntimeSockets(const JudgeInput& in) {
+  Verdict v = StartVerdict(in);
+  v.expected = in.check.expect == Expectation::kDenied ? "no container runtime socket connectable"
+                                                       : "runtime sockets may be visible";
+  v.remediation = RemedyFor(in, {"do not bind-mount the runtime socket (-v /var/run/docker.sock:...)",
+                                 "do not --bind /run or the runtime socket into the sandbox",
+                                 "run the workload in a sandbox that does not see /run"});
+  if (PrivFact(in, v, "priv.runtime_sockets", true) == nullptr) {
+    Inconclusive(v, "the probe reported no socket scan");
+    return v;
+  }
+  std::vector<std::string> connectable, present;
+  for (int index : in.facts.OfFamily("priv.runtime_sockets")) {
+    const json& f = in.facts.Fact(index);
+    if (!f.value("exists", false)) continue;
+    v.evidence.frame_indexes.push_back(index);
+    const std::string path = f.value("path", "?");
+    if (f.value("connect_ok", false)) {
+      connectable.push_back(path);
+    } else {
+      present.push_back(path + " (" + f.value("errno", f.value("kind", std::string("?"))) + ")");
+    }
+  }
+  v.observed = connectable.empty() ? "no runtime socket connectable" : "connectable: " + JoinLimited(connectable);
+  if (!present.empty()) v.observed += "; present but not connectable: " + JoinLimited(present);
+  JudgeFinding(v, !connectable.empty());
+  return v;
+}
+
+// ---- priv.fds ----
+
+Status ExpandFds(const ExpandInput& in, BatchBuilder& batch) {
+  batch.Invocation("priv.fds");
+  if (Status s = batch.AddCheck(PrivCheck(in, "priv.fds", "priv.fds.inherited", Severity::kMedium,
+                                          Expectation::kDenied, "/host"));
+      !s.ok()) {
+    return s;
+  }
+  return batch.AddCheck(PrivCheck(in, "priv.fds", "priv.fds.directory", Severity::kHigh,
+                                  Expectation::kDenied, "/host"));
+}
+
+Verdict JudgeFds(const JudgeInput& in) {
+  Verdict v = StartVerdict(in);
+  const bool dirs_only = in.check.id == "priv.fds.directory";
+  v.expected = dirs_only ? "no inherited directory descriptor" : "only fds 0-2 open";
+  v.remediation = RemedyFor(in, {"close descriptors before docker run/exec (update runc: "
+                                 "CVE-2024-21626 leaked a directory fd)",
+                                 "close descriptors before starting bwrap (no --sync-fd/--info-fd "
+                                 "left open into the sandbox)",
+                                 "start the sandbox with only fds 0-2 open (close_range)"});
+  const json* summary = PrivFact(in, v, "priv.fds", true);
+  if (summary == nullptr || !summary->value("ok", false)) {
+    Inconclusive(v, summary == nullptr ? "the probe reported no fd listing"
+                                       : "/proc/self/fd: " + summary->value("errno", std::string("?")));
+    return v;
+  }
+  std::vector<std::string> found;
+  for (int index : in.facts.OfFamily("priv.fds")) {
+    const json& f = in.facts.Fact(index);
+    if (f.value("summary", false) || (dirs_only && f.value("kind", "") != "dir")) continue;
+    v.evidence.frame_indexes.push_back(index);
+    found.push_back(fmt::format("fd {} -> {} ({})", f.value("fd", -1), f.value("target", "?"),
+                                f.value("kind", "?")));
+  }
+  v.observed = found.empty() ? (dirs_only ? "no directory fd" : "no fd beyond 0-2")
+                             : JoinLimited(found);
+  JudgeFinding(v, !found.empty());
+  return v;
+}
+
+// ---- priv.cwd ----
+
+Status ExpandCwd(const ExpandInput& in, BatchBuilder& batch) {
+  batch.Invocation("priv.cwd");
+  return batch.AddCheck(PrivCheck(in, "priv.cwd", "priv.cwd", Severity::kHigh, Expectation::kDenied, "/host"));
+}
+
+Verdict JudgeCwd(const JudgeInput& in) {
+  Verdict v = StartVerdict(in);
+  v.expected = "the working directory is inside the sandbox's root";
+  v.remediation = RemedyFor(in, {"set -w/--workdir to a path inside the container; update runc "
+                                 "(CVE-2024-21626)",
+                                 "bwrap --chdir DIR inside the sandbox",
+                                 "chdir into the sandbox's root before starting the workload"});
+  const json* f = PrivFact(in, v, "priv.cwd", false);
+  if (f == nullptr || !(*f)["reaches_root"].is_boolean()) {
+    Inconclusive(v, f == nullptr ? "the probe reported no working directory"
+                                 : "walking up from the working directory failed: " + f->value("walk_errno", std::string("?")));
+    return v;
+  }
+  const bool inside = (*f)["reaches_root"].get<bool>() && f->value("getcwd_ok", false);
+  v.observed = fmt::format("getcwd: {}; '..' from it {} the root", f->value("cwd", f->value("errno", std::string("?"))),
+                           (*f)["reaches_root"].get<bool>() ? "reaches" : "never reaches");
+  JudgeFinding(v, !inside);
+  return v;
+}
+
+// ---- priv.tiocsti ----
+
+Status ExpandTiocsti(const ExpandInput& in, BatchBuilder& batch) {
+  batch.Invocation("priv.tiocsti");
+  return batch.AddCheck(PrivCheck(in, "priv.tiocsti", "priv.tiocsti", Severity::kMedium, Expectation::kDenied, "/host"));
+}
+
+Verdict JudgeTiocsti(const JudgeInput& in) {
+  Verdict v = StartVerdict(in);
+  v.expected = "no terminal the probe can push input into";
+  v.remediation = RemedyFor(in, {"do not give the container a terminal (-t) shared with a shell",
+                                 "bwrap --new-session",
+                                 "start the workload in a new session (setsid) without the "
+                                 "caller's terminal; sysctl dev.tty.legacy_tiocsti=0"});
+  const json* summary = PrivFact(in, v, "priv.tiocsti", true);
+  if (summary == nullptr) {
+    Inconclusive(v, "the probe reported no terminal scan");
+    return v;
+  }
+  std::vector<std::string> reachable, refused;
+  for (int index : in.facts.OfFamily("priv.tiocsti")) {
+    const json& f = in.facts.Fact(index);
+    if (!f.value("isatty", false)) continue;
+    v.evidence.frame_indexes.push_back(index);
+    const std::string err = f.value("errno", "");
+    const std::string item = f.value("path", "?") + ": " + (err.empty() ? "ok" : err);
+    (err == "EFAULT" || f.value("returned", false) ? reachable : refused).push_back(item);
+  }
+  v.observed = fmt::format("{} terminal fd(s); TIOCSTI reachable: {}; refused: {}",
+                           summary->value("ttys", 0), JoinLimited(reachable), JoinLimited(refused));
+  JudgeFinding(v, !reachable.empty());
+  return v;
+}
+
+}  // namespace
+
+std::vector<FamilyRow> PrivilegeHostFamilies() {
+  return {
+      {"priv.namespaces", ExpandNamespaces, JudgeNamespaces},
+      {"priv.host_pid", ExpandHostPid, JudgeHostPid},
+      {"priv.runtime_sockets", ExpandRuntimeSockets, JudgeRuntimeSockets},
+      {"priv.fds", ExpandFds, JudgeFds},
+      {"priv.cwd", ExpandCwd, JudgeCwd},
+      {"priv.tiocsti", ExpandTiocsti, JudgeTiocsti},
+  };
+}
+
+}  // namespace sandprobe

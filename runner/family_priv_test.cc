@@ -1,0 +1,272 @@
+// Judges of the privilege families, with hand-made facts: a hardened sandbox passes, each kind
+// of exposure fails at its severity, a missing fact is inconclusive, an incomplete launch never
+// passes, and remediation names the backend's own flag.
+#include <gtest/gtest.h>
+
+#include "runner/evaluate.h"
+#include "runner/test_policies.h"
+
+namespace sandprobe {
+namespace {
+
+using nlohmann::json;
+
+const char* const kAllPriv[] = {"priv.identity", "priv.caps", "priv.seccomp", "priv.syscalls",
+                                "priv.userns", "priv.namespaces", "priv.host_pid",
+                                "priv.runtime_sockets", "priv.fds", "priv.cwd", "priv.tiocsti",
+                                "priv.kernel_knobs", "priv.cgroups", "priv.devices", "priv.masked"};
+const std::string kCanarySha(64, 'a');
+
+Plan PrivPlan(const Policy& policy = testing::TierLowPolicy()) {
+  Suite suite = testing::SuiteOf({});
+  for (const char* f : kAllPriv) suite.entries.push_back({f, {}, "/families/x"});
+  PlanContext context{"/c", "/workspace", {{"priv.canary_sha256", kCanarySha}}};
+  auto plan = ExpandChecks(policy, suite, context);
+  EXPECT_TRUE(plan.ok()) << plan.status().message();
+  return plan.ok() ? *plan : Plan{};
+}
+
+WitnessFacts Witness(const std::string& backend = "docker", bool canary_alive = true) {
+  WitnessFacts w{"/c", "c", "e"};
+  json ns = json::object();
+  for (const char* n : {"pid", "net", "mnt", "ipc", "uts", "cgroup", "user"}) {
+    ns[n] = std::string(n) + ":[1]";
+  }
+  w.observed["priv"] = {{"backend", backend}, {"host_namespaces", ns},
+                        {"canary_process", {{"started", true}, {"host_pid", 42}, {"alive_at_collect", canary_alive}}}};
+  return w;
+}
+
+// What docker-hardened reports (uid 1000, no caps, seccomp filter, everything masked).
+std::vector<json> HardenedFacts() {
+  std::vector<json> f = {
+      {{"family", "priv.identity"}, {"uid", 1000}, {"euid", 1000}, {"gid", 1000}, {"uid_map", "0 0 4294967295\n"}},
+      {{"family", "priv.caps"}, {"ok", true}, {"effective", json::array()}, {"permitted", json::array()},
+       {"inheritable", json::array()}, {"ambient", json::array()}, {"bounding", json::array()}},
+      {{"family", "priv.seccomp"}, {"ok", true}, {"seccomp", 2}, {"seccomp_filters", 1}, {"no_new_privs", 1}},
+      {{"family", "priv.userns"}, {"newuser_ok", false}, {"newuser_errno", "EPERM"}, {"newns_ok", false}},
+      {{"family", "priv.host_pid"}, {"summary", true}, {"seen", false}, {"processes_scanned", 1}, {"cmdlines_readable", 1}},
+      {{"family", "priv.runtime_sockets"}, {"summary", true}, {"paths", 8}},
+      {{"family", "priv.fds"}, {"summary", true}, {"ok", true}, {"inherited", 0}},
+      {{"family", "priv.cwd"}, {"cwd", "/workspace"}, {"getcwd_ok", true}, {"reaches_root", true}},
+      {{"family", "priv.tiocsti"}, {"summary", true}, {"ttys", 0}},
+      {{"family", "priv.kernel_knobs"}, {"path", "/proc/sys"}, {"variant", "mount"}, {"ok", true}, {"read_only", true}},
+      {{"family", "priv.cgroups"}, {"summary", true}, {"ok", true}},
+      {{"family", "priv.cgroups"}, {"path", "/sys/fs/cgroup"}, {"exists", true}, {"writable", false}, {"errno", "EROFS"}},
+      {{"family", "priv.devices"}, {"summary", true}, {"ok", true}, {"nodes", 1}},
+      {{"family", "priv.devices"}, {"path", "/dev/null"}, {"kind", "char"}, {"major", 1}, {"minor", 3}},
+  };
+  for (const char* s : {"chroot", "mount", "unshare", "setns", "bpf", "keyctl", "add_key", "ptrace",
+                        "perf_event_open", "userfaultfd", "io_uring_setup", "open_by_handle_at",
+                        "init_module", "kexec_load", "clone3", "personality"}) {
+    f.push_back({{"family", "priv.syscalls"}, {"path", s}, {"errno", "EPERM"}});
+  }
+  for (const char* n : {"pid", "net", "mnt", "ipc", "uts", "cgroup", "user"}) {
+    f.push_back({{"family", "priv.namespaces"}, {"path", n}, {"ok", true}, {"link", std::string(n) + ":[2]"}});
+  }
+  for (const char* k : {"/proc/sys/kernel/core_pattern", "/proc/sys/kernel/modprobe", "/proc/sysrq-trigger"}) {
+    f.push_back({{"family", "priv.kernel_knobs"}, {"path", k}, {"exists", true}, {"writable", false}, {"errno", "EROFS"}});
+  }
+  for (const char* m : {"/proc/kcore", "/proc/keys", "/proc/timer_list"}) {
+    f.push_back({{"family", "priv.masked"}, {"path", m}, {"ok", true}, {"kind", "other"}, {"bytes", 0}});
+  }
+  f.push_back({{"family", "priv.masked"}, {"path", "/sys/firmware"}, {"ok", true}, {"kind", "dir"}, {"entries", 0}});
+  return f;
+}
+
+json& FactOf(std::vector<json>& facts, const std::string& family, const std::string& path = "") {
+  for (json& f : facts) {
+    if (f.value("family", "") == family && f.value("path", "") == path && !f.value("summary", false)) return f;
+  }
+  for (json& f : facts) {
+    if (f.value("family", "") == family && f.value("summary", false)) return f;
+  }
+  ADD_FAILURE() << "no fact " << family << " " << path;
+  static json none;
+  return none;
+}
+
+BatchResult Ran(std::vector<json> facts, bool complete = true) {
+  BatchResult r;
+  r.state = BatchResult::State::kRan;
+  r.launch_id = "L1";
+  r.frames.facts = std::move(facts);
+  r.frames.done = complete;
+  r.complete = complete;
+  if (!complete) r.reason = "killed";
+  return r;
+}
+
+Verdict Judged(const std::vector<json>& facts, const std::string& id, const WitnessFacts& w = Witness(),
+               bool complete = true) {
+  Plan plan = PrivPlan();
+  for (const Verdict& v : Evaluate(plan, {Ran(facts, complete)}, w)) {
+    if (v.check.id == id) return v;
+  }
+  ADD_FAILURE() << "no verdict " << id;
+  return {};
+}
+
+TEST(FamilyPrivTest, HardenedSandboxPassesEveryCheckInOneLaunch) {
+  Plan plan = PrivPlan();
+  EXPECT_EQ(plan.batches.size(), 1u);
+  EXPECT_EQ(plan.checks.size(), 48u);
+  for (const Verdict& v : Evaluate(plan, {Ran(HardenedFacts())}, Witness())) {
+    EXPECT_EQ(v.outcome, Outcome::kPass) << v.check.id << ": " << v.observed;
+  }
+}
+
+TEST(FamilyPrivTest, CapSysAdminIsCriticalAndNamedInTheDockerFix) {
+  auto facts = HardenedFacts();
+  FactOf(facts, "priv.caps")["effective"] = {"CAP_SYS_ADMIN"};
+  Verdict v = Judged(facts, "priv.caps.sys_admin");
+  EXPECT_EQ(v.outcome, Outcome::kFail);
+  EXPECT_EQ(v.check.severity, Severity::kCritical);
+  EXPECT_NE(v.remediation.find("--cap-drop ALL"), std::string::npos);
+  EXPECT_EQ(Judged(facts, "priv.caps.effective").outcome, Outcome::kFail);
+  // The same finding under bwrap names bwrap's flag.
+  EXPECT_NE(Judged(facts, "priv.caps.sys_admin", Witness("bwrap")).remediation.find("bwrap --cap-drop ALL"),
+            std::string::npos);
+}
+
+TEST(FamilyPrivTest, AllowedCapabilityIsNotAFinding) {
+  Policy policy = testing::TierLowPolicy();
+  policy.privileges.capabilities = {"CAP_NET_BIND_SERVICE"};
+  auto facts = HardenedFacts();
+  FactOf(facts, "priv.caps")["effective"] = {"CAP_NET_BIND_SERVICE"};
+  Plan plan = PrivPlan(policy);
+  for (const Verdict& v : Evaluate(plan, {Ran(facts)}, Witness())) {
+    if (v.check.family == "priv.caps") EXPECT_EQ(v.outcome, Outcome::kPass) << v.check.id;
+  }
+}
+
+TEST(FamilyPrivTest, SeccompRequiredIsHighOptionalIsInfo) {
+  auto facts = HardenedFacts();
+  FactOf(facts, "priv.seccomp")["seccomp"] = 0;
+  Verdict v = Judged(facts, "priv.seccomp");
+  EXPECT_EQ(v.outcome, Outcome::kFail);
+  EXPECT_EQ(v.check.severity, Severity::kHigh);
+  EXPECT_NE(v.remediation.find("seccomp"), std::string::npos);
+
+  Policy optional = testing::TierLowPolicy();
+  optional.privileges.seccomp = "optional";
+  for (const Verdict& o : Evaluate(PrivPlan(optional), {Ran(facts)}, Witness())) {
+    if (o.check.id == "priv.seccomp") EXPECT_EQ(o.check.severity, Severity::kInfo);
+    if (o.check.family == "priv.syscalls") EXPECT_EQ(o.check.severity, Severity::kInfo) << o.check.id;
+  }
+}
+
+TEST(FamilyPrivTest, SyscallErrnoDecidesReachability) {
+  auto facts = HardenedFacts();
+  FactOf(facts, "priv.syscalls", "mount") = {{"family", "priv.syscalls"}, {"path", "mount"}, {"errno", "EFAULT"}};
+  FactOf(facts, "priv.syscalls", "bpf") = {{"family", "priv.syscalls"}, {"path", "bpf"}, {"signal", "SIGSYS"}};
+  FactOf(facts, "priv.syscalls", "setns") = {{"family", "priv.syscalls"}, {"path", "setns"}, {"errno", "ENOSYS"}};
+  EXPECT_EQ(Judged(facts, "priv.syscall:mount").outcome, Outcome::kFail);
+  EXPECT_EQ(Judged(facts, "priv.syscall:bpf").outcome, Outcome::kPass);
+  EXPECT_EQ(Judged(facts, "priv.syscall:setns").outcome, Outcome::kPass);
+  // ptrace is reported, not judged: reachable is still a pass at info.
+  FactOf(facts, "priv.syscalls", "ptrace")["errno"] = "ESRCH";
+  Verdict ptrace = Judged(facts, "priv.syscall:ptrace");
+  EXPECT_EQ(ptrace.outcome, Outcome::kPass);
+  EXPECT_NE(ptrace.observed.find("reachable"), std::string::npos);
+}
+
+TEST(FamilyPrivTest, MissingFactsAreInconclusive) {
+  auto facts = HardenedFacts();
+  std::erase_if(facts, [](const json& f) {
+    return f["family"] == "priv.seccomp" || f["family"] == "priv.caps" ||
+           (f["family"] == "priv.syscalls" && f["path"] == "mount");
+  });
+  EXPECT_EQ(Judged(facts, "priv.seccomp").outcome, Outcome::kInconclusive);
+  EXPECT_EQ(Judged(facts, "priv.caps.sys_admin").outcome, Outcome::kInconclusive);
+  EXPECT_EQ(Judged(facts, "priv.syscall:mount").outcome, Outcome::kInconclusive);
+  // No host namespace from the witness: nothing to compare with.
+  EXPECT_EQ(Judged(HardenedFacts(), "priv.namespace:pid", WitnessFacts{}).outcome, Outcome::kInconclusive);
+}
+
+TEST(FamilyPrivTest, IncompleteLaunchNeverPassesButAProvenLeakStaysAFail) {
+  auto facts = HardenedFacts();
+  EXPECT_EQ(Judged(facts, "priv.seccomp", Witness(), false).outcome, Outcome::kError);
+  FactOf(facts, "priv.host_pid")["seen"] = true;
+  EXPECT_EQ(Judged(facts, "host.pid_namespace", Witness(), false).outcome, Outcome::kFail);
+}
+
+TEST(FamilyPrivTest, CanaryProcessSeenIsCriticalAndUnseenNeedsALiveCanary) {
+  auto facts = HardenedFacts();
+  Verdict unseen = Judged(facts, "host.pid_namespace");
+  EXPECT_EQ(unseen.outcome, Outcome::kPass);
+  EXPECT_EQ(Judged(facts, "host.pid_namespace", Witness("docker", false)).outcome, Outcome::kInconclusive);
+  FactOf(facts, "priv.host_pid")["seen"] = true;
+  Verdict seen = Judged(facts, "host.pid_namespace");
+  EXPECT_EQ(seen.outcome, Outcome::kFail);
+  EXPECT_EQ(seen.check.severity, Severity::kCritical);
+  EXPECT_NE(seen.remediation.find("--pid host"), std::string::npos);
+  EXPECT_NE(Judged(facts, "host.pid_namespace", Witness("bwrap")).remediation.find("--unshare-pid"),
+            std::string::npos);
+}
+
+TEST(FamilyPrivTest, SharedNamespaceFailsAtItsSeverityUnlessThePolicySharesIt) {
+  auto facts = HardenedFacts();
+  FactOf(facts, "priv.namespaces", "pid")["link"] = "pid:[1]";
+  Verdict v = Judged(facts, "priv.namespace:pid");
+  EXPECT_EQ(v.outcome, Outcome::kFail);
+  EXPECT_EQ(v.check.severity, Severity::kCritical);
+  Policy shared = testing::TierLowPolicy();
+  shared.host.pid_namespace = "shared";
+  for (const Verdict& s : Evaluate(PrivPlan(shared), {Ran(facts)}, Witness())) {
+    if (s.check.id == "priv.namespace:pid") EXPECT_EQ(s.outcome, Outcome::kPass);
+  }
+}
+
+TEST(FamilyPrivTest, RootBehindAUserNamespaceMapIsRoot) {
+  auto facts = HardenedFacts();
+  FactOf(facts, "priv.identity")["uid_map"] = "      1000          0          1\n";
+  Verdict v = Judged(facts, "priv.identity.root");
+  EXPECT_EQ(v.outcome, Outcome::kFail);
+  EXPECT_NE(v.observed.find("uid 0 in the parent user namespace"), std::string::npos);
+  FactOf(facts, "priv.identity")["uid_map"] = "1000 100000 1\n";
+  EXPECT_EQ(Judged(facts, "priv.identity.root").outcome, Outcome::kPass);
+}
+
+TEST(FamilyPrivTest, KernelInterfaces) {
+  auto facts = HardenedFacts();
+  FactOf(facts, "priv.kernel_knobs", "/proc/sys/kernel/core_pattern") =
+      {{"family", "priv.kernel_knobs"}, {"path", "/proc/sys/kernel/core_pattern"}, {"exists", true}, {"writable", true}};
+  Verdict core = Judged(facts, "priv.kernel_knob:/proc/sys/kernel/core_pattern");
+  EXPECT_EQ(core.outcome, Outcome::kFail);
+  EXPECT_EQ(core.check.severity, Severity::kCritical);
+  facts.push_back({{"family", "priv.cgroups"}, {"path", "/sys/fs/cgroup/cpu/release_agent"},
+                   {"variant", "release_agent"}, {"exists", true}, {"writable", true}});
+  EXPECT_EQ(Judged(facts, "priv.cgroup.release_agent").outcome, Outcome::kFail);
+  EXPECT_EQ(Judged(facts, "priv.cgroup.writable").outcome, Outcome::kPass);
+  facts.push_back({{"family", "priv.devices"}, {"path", "/dev/sda"}, {"kind", "block"}, {"major", 8}, {"minor", 0}});
+  Verdict dev = Judged(facts, "priv.devices");
+  EXPECT_EQ(dev.outcome, Outcome::kFail);
+  EXPECT_NE(dev.observed.find("/dev/sda (block 8:0)"), std::string::npos);
+  FactOf(facts, "priv.masked", "/proc/kcore")["bytes"] = 1;
+  EXPECT_EQ(Judged(facts, "priv.masked:/proc/kcore").outcome, Outcome::kFail);
+}
+
+TEST(FamilyPrivTest, HostExposure) {
+  auto facts = HardenedFacts();
+  facts.push_back({{"family", "priv.runtime_sockets"}, {"path", "/var/run/docker.sock"}, {"exists", true},
+                   {"kind", "socket"}, {"connect_ok", true}});
+  facts.push_back({{"family", "priv.fds"}, {"fd", 5}, {"target", "/"}, {"kind", "dir"}});
+  Verdict sock = Judged(facts, "priv.runtime_sockets");
+  EXPECT_EQ(sock.outcome, Outcome::kFail);
+  EXPECT_EQ(sock.check.severity, Severity::kCritical);
+  EXPECT_EQ(Judged(facts, "priv.fds.directory").outcome, Outcome::kFail);
+  EXPECT_EQ(Judged(facts, "priv.fds.inherited").outcome, Outcome::kFail);
+  FactOf(facts, "priv.cwd")["reaches_root"] = false;
+  EXPECT_EQ(Judged(facts, "priv.cwd").outcome, Outcome::kFail);
+  facts.push_back({{"family", "priv.tiocsti"}, {"path", "fd0"}, {"isatty", true}, {"errno", "EFAULT"}});
+  EXPECT_EQ(Judged(facts, "priv.tiocsti").outcome, Outcome::kFail);
+}
+
+TEST(FamilyPrivTest, HostPidNeedsTheWitness) {
+  Suite suite = testing::SuiteOf({"priv.host_pid"});
+  EXPECT_FALSE(ExpandChecks(testing::TierLowPolicy(), suite, PlanContext{"/c", "/w", {}}).ok());
+}
+
+}  // namespace
+}  // namespace sandprobe

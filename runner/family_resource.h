@@ -1,0 +1,40 @@
+// Resource families, host side: the ceilings the planner gives each probe, and the banded
+// judgement of a measured limit against the declared one (family_resource.cc).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "runner/plan.h"
+
+namespace sandprobe {
+
+// Ceilings: always above the declared limit, so "not enforced" is found at a bounded cost.
+// (The probe refuses anything above its own caps, see probes/resource_families.h.)
+std::int64_t PidsCeiling(std::int64_t declared);      // max(4 x declared, 256), at most 4096
+std::int64_t MemoryCeilingMib(std::int64_t declared); // min(2 x declared, 4096 MiB)
+std::int64_t DiskCeilingMib(std::int64_t declared);   // min(2 x declared, 2048 MiB), >= declared + 16
+std::int64_t FdsCeiling(std::int64_t declared);       // min(2 x declared, 65536), >= declared + 64
+int CpuThreads(double declared);                      // ceil(2 x declared), 2..64
+
+// Each resource launch gets its own timeout (its probe's worst case plus docker start-up):
+// res.memory and res.disk 90 s, res.wall its sleep + 20 s, the others 60 s. Sets
+// LaunchBatch::timeout_seconds where the planner left it 0 (BatchBuilder has no setter).
+int ResourceTimeoutSeconds(const ProbeInvocation& inv);
+void ApplyResourceTimeouts(Plan& plan);
+
+// The three outcomes a measured limit can have.
+enum class LimitOutcome {
+  kAtDeclared,     // stopped within [low, high]: pass
+  kAtOtherValue,   // stopped outside the band: fail, too permissive (above) or too restrictive
+  kNotEnforced,    // reached the probe's ceiling: fail, too permissive, "not enforced up to N"
+};
+
+struct LimitBand {
+  double declared = 0, low = 0, high = 0;
+};
+
+// `reached_ceiling`: the probe stopped at its own ceiling, not at a limit.
+LimitOutcome ClassifyLimit(const LimitBand& band, double measured, bool reached_ceiling);
+
+}  // namespace sandprobe

@@ -1,0 +1,94 @@
+#include "runner/family_resource.h"
+
+#include <gtest/gtest.h>
+
+#include "runner/evaluate.h"
+#include "runner/test_policies.h"
+
+namespace sandprobe {
+namespace {
+
+using nlohmann::json;
+
+TEST(FamilyResourceTest, CeilingsStayAboveTheDeclaredValueAndUnderTheCaps) {
+  EXPECT_EQ(PidsCeiling(50), 256);
+  EXPECT_EQ(PidsCeiling(100), 400);
+  EXPECT_EQ(PidsCeiling(100000), 4096);
+  EXPECT_EQ(MemoryCeilingMib(512), 1024);
+  EXPECT_EQ(MemoryCeilingMib(8192), 4096);
+  EXPECT_EQ(DiskCeilingMib(100), 200);
+  EXPECT_EQ(FdsCeiling(1024), 2048);
+  EXPECT_EQ(CpuThreads(1.0), 2);
+  EXPECT_EQ(CpuThreads(0.5), 2);
+}
+
+TEST(FamilyResourceTest, ClassifyTellsTheThreeOutcomesApart) {
+  LimitBand band{512, 486.4, 537.6};
+  EXPECT_EQ(ClassifyLimit(band, 510, false), LimitOutcome::kAtDeclared);
+  EXPECT_EQ(ClassifyLimit(band, 255, false), LimitOutcome::kAtOtherValue);
+  EXPECT_EQ(ClassifyLimit(band, 1024, true), LimitOutcome::kNotEnforced);
+}
+
+Plan MemoryPlan(Policy& policy) {
+  policy.limits.memory_mib = 512;
+  auto plan = ExpandChecks(policy, testing::SuiteOf({"res.memory"}), PlanContext{"/c", "/w", {}});
+  EXPECT_TRUE(plan.ok());
+  return *plan;
+}
+
+Verdict JudgeMemory(const json& result) {
+  Policy policy = testing::TierLowPolicy();
+  Plan plan = MemoryPlan(policy);
+  BatchResult ran;
+  ran.state = BatchResult::State::kRan;
+  ran.launch_id = "L1";
+  ran.complete = true;
+  ran.frames.done = true;
+  ran.frames.facts = {{{"family", "res.memory"}, {"kind", "progress"}, {"mib", 248}}, result};
+  WitnessFacts witnesses;
+  witnesses.observed["host_readings"] = {{"L1", {{"oom_killed", true}}}};
+  return Evaluate(plan, {ran}, witnesses).at(0);
+}
+
+TEST(FamilyResourceTest, PlansOneExclusiveLaunchWithTheCeilingAndTolerance) {
+  Policy policy = testing::TierLowPolicy();
+  Plan plan = MemoryPlan(policy);
+  ASSERT_EQ(plan.batches.size(), 1u);
+  EXPECT_TRUE(plan.batches[0].exclusive);
+  EXPECT_EQ(plan.batches[0].invocations[0].args,
+            (std::vector<std::string>{"--ceiling-mib", "1024", "--every-mib", "8"}));
+  EXPECT_EQ(plan.checks[0].id, "limits.memory_mib:512");
+  EXPECT_EQ(plan.checks[0].variant, "±5%");
+  ApplyResourceTimeouts(plan);
+  EXPECT_EQ(plan.batches[0].timeout_seconds, 90);
+}
+
+TEST(FamilyResourceTest, OomKillAtHalfTheDeclaredValueIsTooRestrictive) {
+  Verdict v = JudgeMemory({{"family", "res.memory"}, {"kind", "result"}, {"ok", true},
+                           {"reached_mib", 255}, {"ceiling_mib", 1024}, {"stopped_by", "SIGKILL"}});
+  EXPECT_EQ(v.outcome, Outcome::kFail);
+  EXPECT_EQ(v.direction, Direction::kTooRestrictive);
+  EXPECT_NE(v.observed.find("measured 255 MiB vs declared 512"), std::string::npos) << v.observed;
+  EXPECT_NE(v.observed.find("OOM killer"), std::string::npos);
+  EXPECT_NE(v.observed.find("oom_killed=true"), std::string::npos);
+}
+
+TEST(FamilyResourceTest, ReachingTheCeilingIsNotEnforcedAndAtTheLimitPasses) {
+  Verdict open = JudgeMemory({{"family", "res.memory"}, {"kind", "result"}, {"ok", true},
+                              {"reached_mib", 1024}, {"ceiling_mib", 1024}, {"stopped_by", "ceiling"}});
+  EXPECT_EQ(open.outcome, Outcome::kFail);
+  EXPECT_EQ(open.direction, Direction::kTooPermissive);
+  EXPECT_EQ(open.check.severity, Severity::kHigh);
+  EXPECT_NE(open.observed.find("not enforced up to 1024 MiB"), std::string::npos);
+  Verdict ok = JudgeMemory({{"family", "res.memory"}, {"kind", "result"}, {"ok", true},
+                            {"reached_mib", 509}, {"ceiling_mib", 1024}, {"stopped_by", "SIGKILL"}});
+  EXPECT_EQ(ok.outcome, Outcome::kPass) << ok.observed;
+}
+
+TEST(FamilyResourceTest, NoResultFrameIsNeverAPass) {
+  Verdict v = JudgeMemory({{"family", "res.memory"}, {"kind", "progress"}, {"mib", 504}});
+  EXPECT_EQ(v.outcome, Outcome::kInconclusive) << v.observed;
+}
+
+}  // namespace
+}  // namespace sandprobe

@@ -1,0 +1,122 @@
+// CanaryListeners on loopback: what they log, what they answer, and that they are gone after.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "runner/witness_net.h"
+
+namespace sandprobe {
+namespace {
+
+sockaddr_in Addr(const std::string& text) {
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  const std::size_t colon = text.rfind(':');
+  sa.sin_port = htons(static_cast<uint16_t>(std::stoi(text.substr(colon + 1))));
+  inet_pton(AF_INET, text.substr(0, colon).c_str(), &sa.sin_addr);
+  return sa;
+}
+
+// Sends `payload` and returns the reply (up to 2 s), "" when none.
+std::string Exchange(int type, const std::string& addr, const std::string& payload) {
+  int fd = ::socket(AF_INET, type, 0);
+  sockaddr_in sa = Addr(addr);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+    ::close(fd);
+    return "connect failed";
+  }
+  ::send(fd, payload.data(), payload.size(), MSG_NOSIGNAL);
+  pollfd p{fd, POLLIN, 0};
+  std::string reply;
+  if (::poll(&p, 1, 2000) == 1) {
+    char buf[512];
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n > 0) reply.assign(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return reply;
+}
+
+std::vector<CanaryReceipt> WaitForReceipts(const CanaryListeners& l, std::size_t n) {
+  for (int i = 0; i < 100; ++i) {
+    auto got = l.Receipts();
+    if (got.size() >= n) return got;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return l.Receipts();
+}
+
+TEST(WitnessNetTest, ParsesOnlyCanaryPayloads) {
+  std::string nonce, detail;
+  EXPECT_TRUE(ParseCanaryPayload("sandprobe abc-1 net.tcp loopback\n", nonce, detail));
+  EXPECT_EQ(nonce, "abc-1");
+  EXPECT_EQ(detail, "net.tcp loopback");
+  EXPECT_FALSE(ParseCanaryPayload("GET / HTTP/1.0\r\n", nonce, detail));
+  EXPECT_FALSE(ParseCanaryPayload("sandprobe a/b net.tcp x\n", nonce, detail));
+  EXPECT_FALSE(ParseCanaryPayload("sandprobe  x\n", nonce, detail));
+}
+
+TEST(WitnessNetTest, LogsTcpUdpAndDnsWithTheNonceAndPeerThenCloses) {
+  std::map<std::string, std::string> endpoints;
+  {
+    auto started = CanaryListeners::Start({{"loopback", "127.0.0.1"}});
+    ASSERT_TRUE(started.ok()) << started.status().message();
+    CanaryListeners& l = **started;
+    endpoints = l.endpoints();
+    ASSERT_EQ(endpoints.size(), 3u);
+    EXPECT_EQ(Exchange(SOCK_STREAM, endpoints["loopback-tcp"], "sandprobe n1 net.tcp loopback\n"),
+              "sandprobe-ack\n");
+    EXPECT_EQ(Exchange(SOCK_DGRAM, endpoints["loopback-udp"], "sandprobe n2 net.udp loopback\n"),
+              "sandprobe-ack\n");
+    const std::string query = std::string("\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00", 12) +
+                              "\x02n3\x09sandprobe\x04test" + std::string("\x00\x00\x01\x00\x01", 5);
+    std::string answer = Exchange(SOCK_DGRAM, endpoints["loopback-dns"], query);
+    ASSERT_GE(answer.size(), query.size() + 16);
+    EXPECT_EQ(answer.substr(answer.size() - 4), std::string("\x7f\x00\x00\x01", 4));
+    EXPECT_EQ(Exchange(SOCK_DGRAM, endpoints["loopback-udp"], "hello\n"), "");  // no reply to junk
+
+    auto got = WaitForReceipts(l, 4);
+    ASSERT_EQ(got.size(), 4u);
+    std::map<std::string, std::string> nonce_by_endpoint;
+    for (const CanaryReceipt& r : got) {
+      EXPECT_EQ(r.peer.rfind("127.0.0.1:", 0), 0u) << r.peer;
+      if (!r.nonce.empty()) nonce_by_endpoint[r.endpoint] = r.nonce;
+    }
+    EXPECT_EQ(nonce_by_endpoint["loopback-tcp"], "n1");
+    EXPECT_EQ(nonce_by_endpoint["loopback-udp"], "n2");
+    EXPECT_EQ(nonce_by_endpoint["loopback-dns"], "n3");
+  }
+  // Destroyed: the TCP port refuses connections.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa = Addr(endpoints["loopback-tcp"]);
+  EXPECT_NE(::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  ::close(fd);
+}
+
+TEST(WitnessNetTest, RefusesNamesOutsideItsZone) {
+  std::string qname;
+  const std::string query = std::string("\x00\x01\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00", 12) +
+                            "\x07" "example\x03" "com" + std::string("\x00\x00\x01\x00\x01", 5);
+  std::string answer = AnswerDnsQuery(query, qname);
+  EXPECT_EQ(qname, "example.com");
+  ASSERT_GE(answer.size(), 12u);
+  EXPECT_EQ(answer[3] & 0x0F, 5);  // REFUSED, no answer record
+  EXPECT_EQ(answer.size(), query.size());
+  EXPECT_EQ(AnswerDnsQuery("short", qname), "");
+}
+
+TEST(WitnessNetTest, AnAddressThisMachineDoesNotOwnIsAnError) {
+  auto started = CanaryListeners::Start({{"bridge", "203.0.113.254"}});  // TEST-NET-3: bind only, nothing sent
+  ASSERT_FALSE(started.ok());
+  EXPECT_NE(started.status().message().find("bridge"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sandprobe

@@ -1,0 +1,235 @@
+// Network suite against real backends: egress is proven only by what the harness's canaries
+// received, runtime sockets by what the probe found, and a test-made network namespace checks
+// the allowlist in both directions. Traffic goes only to this machine's own canaries.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/network_netns_fixture.h"
+#include "tests/test_cli_runner.h"
+
+namespace sandprobe::testing {
+namespace {
+
+using nlohmann::json;
+
+const std::vector<std::string> kDockerUp = {"docker", "image", "inspect", "sandprobe/agent:latest"};
+const std::vector<std::string> kBwrapUp = {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"};
+const char kSuite[] = "suites/network.json";
+
+CliRun RunNetwork(const std::string& profile, std::vector<std::string> extra = {}) {
+  extra.insert(extra.begin(), {"--suite", SourcePath(kSuite), "--require-backend"});
+  return RunProfile(profile, extra);
+}
+
+std::string VerdictOf(const json& report, const std::string& id) {
+  const json* check = FindCheck(report, id);
+  return check ? check->value("verdict", "?") : "missing";
+}
+std::string DirectionOf(const json& report, const std::string& id) {
+  const json* check = FindCheck(report, id);
+  return check && (*check)["direction"].is_string() ? (*check)["direction"].get<std::string>() : "";
+}
+std::string ObservedOf(const json& report, const std::string& id) {
+  const json* check = FindCheck(report, id);
+  return check ? check->value("observed", "") : "";
+}
+
+const std::vector<std::string> kEgressChecks = {
+    "net.tcp.denied:loopback", "net.tcp.denied:bridge", "net.udp.denied:loopback",
+    "net.udp.denied:bridge",   "net.dns.denied"};
+
+// Which endpoints received this run's traffic, from the report's witness section.
+std::set<std::string> EndpointsReached(const json& report) {
+  std::set<std::string> reached;
+  for (const json& r : report["witnesses"]["net"]["receipts"]) {
+    if (!r.value("nonce", "").empty()) reached.insert(r.value("endpoint", ""));
+  }
+  return reached;
+}
+
+// After the run, no canary port may still be bound: binding each one again must succeed.
+void ExpectListenersGone(const json& report) {
+  const json& endpoints = report["witnesses"]["net"]["endpoints"];
+  ASSERT_FALSE(endpoints.empty()) << report["witnesses"].dump();
+  for (const auto& [name, text] : endpoints.items()) {
+    const std::string addr = text.get<std::string>();
+    const std::size_t colon = addr.rfind(':');
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(static_cast<uint16_t>(std::stoi(addr.substr(colon + 1))));
+    if (inet_pton(AF_INET, addr.substr(0, colon).c_str(), &sa.sin_addr) != 1) continue;
+    const bool tcp = name.ends_with("-tcp");
+    int fd = ::socket(AF_INET, tcp ? SOCK_STREAM : SOCK_DGRAM, 0);
+    // TCP: a connect must be refused (binding again could trip over the TIME_WAIT of the
+    // connections the canary closed). UDP: the port must be free to bind.
+    int rc = tcp ? ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa)
+                 : ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+    int err = errno;
+    ::close(fd);
+    // EADDRNOTAVAIL/ENETUNREACH: the address itself is gone (the netns fixture's veth).
+    const bool gone = tcp ? rc != 0 && (err == ECONNREFUSED || err == ENETUNREACH || err == EADDRNOTAVAIL)
+                          : rc == 0 || err == EADDRNOTAVAIL;
+    EXPECT_TRUE(gone) << name << " " << addr << " still bound (" << err << ")";
+  }
+}
+
+void ExpectAllEgressPass(const CliRun& run) {
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  for (const std::string& id : kEgressChecks) {
+    EXPECT_EQ(VerdictOf(run.report, id), "pass") << id << ": " << ObservedOf(run.report, id);
+  }
+  EXPECT_TRUE(EndpointsReached(run.report).empty()) << run.report["witnesses"]["net"].dump();
+  EXPECT_EQ(VerdictOf(run.report, "net.unix.hidden:/var/run/docker.sock"), "pass");
+  EXPECT_EQ(VerdictOf(run.report, "net.ifaces.loopback-only"), "pass");
+  ExpectListenersGone(run.report);
+}
+
+TEST(NetworkTest, DockerHardenedReachesNoCanary) {
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  ExpectAllEgressPass(RunNetwork("sandboxes/docker-hardened.json"));
+}
+
+TEST(NetworkTest, BwrapStrictReachesNoCanary) {
+  if (!BackendAvailable("bwrap", kBwrapUp)) return;
+  ExpectAllEgressPass(RunNetwork("sandboxes/bwrap-strict.json"));
+}
+
+TEST(NetworkTest, DockerBridgeEgressToTheGatewayIsProvenByReceipt) {
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  CliRun run = RunNetwork("sandboxes/docker-bridge.json");
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const json& r = run.report;
+  for (const std::string id : {"net.tcp.denied:bridge", "net.udp.denied:bridge"}) {
+    EXPECT_EQ(VerdictOf(r, id), "fail") << ObservedOf(r, id);
+    EXPECT_EQ(DirectionOf(r, id), "too-permissive");
+    EXPECT_NE(ObservedOf(r, id).find("received this run's nonce"), std::string::npos);
+  }
+  EXPECT_EQ(VerdictOf(r, "net.tcp.denied:loopback"), "pass") << ObservedOf(r, "net.tcp.denied:loopback");
+  std::set<std::string> reached = EndpointsReached(r);
+  EXPECT_TRUE(reached.count("bridge-tcp") && reached.count("bridge-udp"));
+  EXPECT_FALSE(reached.count("loopback-tcp"));
+  ExpectListenersGone(r);
+}
+
+TEST(NetworkTest, HostNetworkReachesTheLoopbackCanary) {
+  for (const std::string profile : {"sandboxes/docker-hostnet.json", "sandboxes/bwrap-share-net.json"}) {
+    const bool docker = profile.find("docker") != std::string::npos;
+    if (!BackendAvailable(docker ? "docker" : "bwrap", docker ? kDockerUp : kBwrapUp)) continue;
+    CliRun run = RunNetwork(profile);
+    EXPECT_EQ(run.exit_code, 1) << profile << run.err;
+    for (const std::string id : {"net.tcp.denied:loopback", "net.udp.denied:loopback"}) {
+      EXPECT_EQ(VerdictOf(run.report, id), "fail") << profile << " " << id;
+      EXPECT_EQ(DirectionOf(run.report, id), "too-permissive");
+    }
+    EXPECT_EQ(VerdictOf(run.report, "net.dns.denied"), "fail") << profile;
+    EXPECT_EQ(VerdictOf(run.report, "net.ifaces.host-netns-hidden"), "fail") << profile;
+    EXPECT_TRUE(EndpointsReached(run.report).count("loopback-tcp")) << profile;
+    ExpectListenersGone(run.report);
+  }
+}
+
+TEST(NetworkTest, DockerSockExposesTheRuntimeSocket) {
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  CliRun run = RunNetwork("sandboxes/docker-sock.json");
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const std::string id = "net.unix.hidden:/var/run/docker.sock";
+  const json* check = FindCheck(run.report, id);
+  ASSERT_NE(check, nullptr);
+  EXPECT_EQ(check->value("verdict", ""), "fail");
+  EXPECT_EQ(check->value("severity", ""), "critical");
+  // Root in the container talks to the daemon: the read-only ping gets an HTTP status line.
+  EXPECT_NE(check->value("observed", "").find("GET /_ping -> \"HTTP/1."), std::string::npos)
+      << check->value("observed", "");
+  for (const std::string& egress : kEgressChecks) EXPECT_EQ(VerdictOf(run.report, egress), "pass");
+}
+
+// A profile for the fixture: tests/data/network-netns.json with the namespace and address.
+std::string WriteNetnsProfile(const NetnsFixture& ns, const std::string& dir) {
+  std::ifstream in(SourcePath("tests/data/network-netns.json"));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string profile = text.str();
+  for (auto [from, to] : {std::pair<std::string, std::string>{"@NETNS@", ns.name()},
+                          {"@HOST_IP@", ns.host_ip()}}) {
+    for (std::size_t at = profile.find(from); at != std::string::npos; at = profile.find(from, at)) {
+      profile.replace(at, from.size(), to);
+    }
+  }
+  const std::string path = dir + "/network-netns.json";
+  std::ofstream(path) << profile;
+  return path;
+}
+
+CliRun RunNetns(const std::string& profile, const std::string& policy) {
+  return RunCli({"run", "--sandbox", profile, "--policy", SourcePath(policy), "--suite",
+                 SourcePath("tests/data/network-egress-suite.json"), "--require-backend",
+                 "--no-color", "--json", profile + "." + policy.substr(11) + ".report.json"});
+}
+
+json ReadReport(const std::string& path) {
+  std::ifstream in(path);
+  return json::parse(in, nullptr, false);
+}
+
+TEST(NetworkTest, NetnsAllowlistHoldsInBothDirections) {
+  std::string dir;
+  {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "sp-netns-XXXXXX").string();
+    dir = mkdtemp(tmpl.data());
+  }
+  std::string ns_name, host_if;
+  {
+    NetnsFixture ns;
+    if (!ns.ok()) {
+      const std::string why = "netns fixture unavailable: " + ns.error();
+      if (const char* req = std::getenv("SANDPROBE_REQUIRE_BACKENDS"); req && *req == '1') {
+        ADD_FAILURE() << why;
+      } else {
+        GTEST_SKIP() << why;
+      }
+      return;
+    }
+    ns_name = ns.name();
+    host_if = ns.host_if();
+    const std::string profile = WriteNetnsProfile(ns, dir);
+
+    CliRun allowed = RunNetns(profile, "tests/data/network-allow-bridge.json");
+    json r = ReadReport(profile + ".network-allow-bridge.json.report.json");
+    EXPECT_EQ(allowed.exit_code, 0) << allowed.out << allowed.err;
+    for (const std::string id : {"net.tcp.allowed:bridge", "net.udp.allowed:bridge",
+                                 "net.tcp.denied:loopback", "net.udp.denied:loopback",
+                                 "net.dns.allowed", "net.ifaces.host-netns-hidden"}) {
+      EXPECT_EQ(VerdictOf(r, id), "pass") << id << ": " << ObservedOf(r, id);
+    }
+    EXPECT_NE(ObservedOf(r, "net.tcp.allowed:bridge").find(ns.host_ip()), std::string::npos);
+    ExpectListenersGone(r);
+
+    CliRun flipped = RunNetns(profile, "tests/data/network-allow-loopback.json");
+    json f = ReadReport(profile + ".network-allow-loopback.json.report.json");
+    EXPECT_EQ(flipped.exit_code, 1) << flipped.err;
+    for (const std::string id : {"net.tcp.denied:bridge", "net.udp.denied:bridge", "net.dns.denied"}) {
+      EXPECT_EQ(VerdictOf(f, id), "fail") << id;
+      EXPECT_EQ(DirectionOf(f, id), "too-permissive") << id;
+    }
+    for (const std::string id : {"net.tcp.allowed:loopback", "net.udp.allowed:loopback"}) {
+      EXPECT_EQ(VerdictOf(f, id), "fail") << id;
+      EXPECT_EQ(DirectionOf(f, id), "too-restrictive") << id;
+    }
+  }
+  // The fixture is gone: no namespace, no host-side veth.
+  EXPECT_EQ(RunCommand({"ip", "netns", "list"}).out.find(ns_name), std::string::npos);
+  EXPECT_NE(RunCommand({"ip", "link", "show", host_if}).exit_code, 0);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sandprobe::testing

@@ -1,0 +1,155 @@
+// The resource suite against real backends: measured limits, the three outcomes, host
+// readings, the envelope that lets the host profile survive, and `sandprobe diff`.
+#include <dirent.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/test_cli_runner.h"
+
+namespace sandprobe::testing {
+namespace {
+
+using nlohmann::json;
+
+const std::vector<std::string> kDockerUp = {"docker", "image", "inspect", "sandprobe/agent:latest"};
+
+CliRun RunResources(const std::string& profile) {
+  return RunProfile(profile, {"--suite", SourcePath("suites/resources.json"), "--require-backend"});
+}
+
+std::string Field(const json& report, const std::string& id, const char* key) {
+  const json* check = FindCheck(report, id);
+  return check && (*check)[key].is_string() ? (*check)[key].get<std::string>() : "";
+}
+
+// "measured 510 MiB: ..." -> 510
+double Measured(const json& report, const std::string& id) {
+  std::string observed = Field(report, id, "observed");
+  std::size_t at = observed.find("measured ");
+  return at == std::string::npos ? -1 : std::stod(observed.substr(at + 9));
+}
+
+void ExpectNoContainerLeft(const json& report) {
+  CliRun ps = RunCommand({"docker", "ps", "-aq", "--filter",
+                          "label=sandprobe.run=" + report.value("run_id", "?")});
+  EXPECT_EQ(ps.out, "") << "containers left behind";
+}
+
+TEST(ResourcesTest, DockerHardenedEnforcesTheDeclaredLimits) {
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  CliRun run = RunResources("sandboxes/docker-hardened.json");
+  const json& r = run.report;
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  for (const char* id : {"limits.pids.max:50", "limits.memory_mib:512", "limits.cpus:1",
+                         "limits.tmp_mib:100", "limits.open_files:1024"}) {
+    EXPECT_EQ(Field(r, id, "verdict"), "pass") << id << ": " << Field(r, id, "observed");
+  }
+  EXPECT_NEAR(Measured(r, "limits.pids.max:50"), 50, 1);
+  EXPECT_NEAR(Measured(r, "limits.memory_mib:512"), 512, 512 * 0.05);
+  EXPECT_NEAR(Measured(r, "limits.cpus:1"), 1.0, 0.15);
+  EXPECT_NE(Field(r, "limits.pids.max:50", "observed").find("pids.max=50"), std::string::npos);
+  // Host reading from docker inspect, next to the measurement.
+  EXPECT_NE(Field(r, "limits.memory_mib:512", "observed").find("oom_killed=true"), std::string::npos);
+  EXPECT_EQ(Field(r, "limits.wall_seconds:60", "verdict"), "skip");
+  ExpectNoContainerLeft(r);
+}
+
+TEST(ResourcesTest, DockerDefaultIsNotEnforcedUpToTheCeiling) {
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  CliRun run = RunResources("sandboxes/docker-default.json");
+  const json& r = run.report;
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  for (const char* id : {"limits.pids.max:50", "limits.memory_mib:512"}) {
+    EXPECT_EQ(Field(r, id, "verdict"), "fail") << id;
+    EXPECT_EQ(Field(r, id, "direction"), "too-permissive") << id;
+    EXPECT_EQ(Field(r, id, "severity"), "high") << id;
+  }
+  EXPECT_NE(Field(r, "limits.memory_mib:512", "observed").find("not enforced up to 1024 MiB"),
+            std::string::npos);
+  EXPECT_NE(Field(r, "limits.pids.max:50", "observed").find("not enforced up to"), std::string::npos);
+  ExpectNoContainerLeft(r);
+}
+
+TEST(ResourcesTest, DockerLimitsWrongIsTooRestrictiveAndDiffCatchesIt) {
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  CliRun good = RunResources("sandboxes/docker-hardened.json");
+  CliRun wrong = RunResources("sandboxes/docker-limits-wrong.json");
+  const json& r = wrong.report;
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_EQ(Field(r, "limits.memory_mib:512", "verdict"), "fail");
+  EXPECT_EQ(Field(r, "limits.memory_mib:512", "direction"), "too-restrictive");
+  EXPECT_NEAR(Measured(r, "limits.memory_mib:512"), 256, 256 * 0.05);
+  EXPECT_NE(Field(r, "limits.memory_mib:512", "observed").find("vs declared 512"), std::string::npos);
+  ExpectNoContainerLeft(r);
+
+  std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/old.json") << good.report.dump();
+  std::ofstream(dir + "/new.json") << wrong.report.dump();
+  CliRun diff = RunCli({"diff", dir + "/old.json", dir + "/new.json"});
+  EXPECT_EQ(diff.exit_code, 1) << diff.out << diff.err;
+  EXPECT_NE(diff.out.find("limits.memory_mib:512: pass -> fail (too-restrictive); measured"),
+            std::string::npos) << diff.out;
+  CliRun as_json = RunCli({"diff", "--format", "json", dir + "/old.json", dir + "/new.json"});
+  json parsed = json::parse(as_json.out, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << as_json.out;
+  EXPECT_GE(parsed["regressions"].get<int>(), 1);
+  CliRun same = RunCli({"diff", dir + "/old.json", dir + "/old.json"});
+  EXPECT_EQ(same.exit_code, 0) << same.out;
+}
+
+// Processes whose command line holds `needle` (a launch's nonce).
+int ProcessesWith(const std::string& needle) {
+  int found = 0;
+  DIR* proc = opendir("/proc");
+  while (dirent* e = proc ? readdir(proc) : nullptr) {
+    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+    if (cmdline.find(needle) != std::string::npos) ++found;
+  }
+  if (proc) closedir(proc);
+  return found;
+}
+
+TEST(ResourcesTest, HostSurvivesTheWholeSuiteInsideTheEnvelope) {
+  CliRun run = RunResources("sandboxes/host.json");
+  const json& r = run.report;
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_EQ(Field(r, "limits.pids.max:50", "verdict"), "fail");
+  EXPECT_NE(Field(r, "limits.memory_mib:512", "observed").find("not enforced up to 1024 MiB"),
+            std::string::npos);
+  EXPECT_EQ(Field(r, "limits.open_files:1024", "verdict"), "fail");
+  int probes = 0;
+  for (const json& launch : r["launches"]) {
+    if (launch.value("purpose", "") != "probe") continue;
+    ++probes;
+    EXPECT_FALSE(launch.value("timed_out", true));
+    EXPECT_EQ(launch["exit_code"], 0) << launch.dump();
+    const json& argv = launch["argv"];
+    for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
+      if (argv[i] == "--nonce") EXPECT_EQ(ProcessesWith(argv[i + 1].get<std::string>()), 0);
+    }
+  }
+  EXPECT_EQ(probes, 6);
+}
+
+TEST(ResourcesTest, GvisorRunsTheSuite) {
+  if (!BackendAvailable("gvisor", {"docker", "run", "--rm", "--runtime", "runsc", "--network",
+                                   "none", "sandprobe/agent:latest", "true"})) {
+    return;
+  }
+  CliRun run = RunResources("sandboxes/gvisor.json");
+  const json& r = run.report;
+  ASSERT_TRUE(r.contains("checks")) << run.err;
+  EXPECT_EQ(r["checks"].size(), 6u);
+  // Honest baseline of what gVisor (ptrace) gives here: the rlimit and tmpfs limits hold.
+  EXPECT_EQ(Field(r, "limits.open_files:1024", "verdict"), "pass");
+  EXPECT_EQ(Field(r, "limits.tmp_mib:100", "verdict"), "pass");
+  ExpectNoContainerLeft(r);
+}
+
+}  // namespace
+}  // namespace sandprobe::testing
