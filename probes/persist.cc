@@ -3,12 +3,16 @@
 // Invocation 1 (plant) writes `.sandprobe-persist-TOKEN` holding TOKEN into each given
 // directory and starts a detached background process (double fork + setsid) whose argv is the
 // probe's own, so it carries "persist.plant" and TOKEN; it sleeps a bounded time and exits.
-// Invocation 2 (check), in a fresh instance, reports which files still hold TOKEN and whether
-// such a process is alive — then removes the files and ends the process it found, so nothing
-// planted outlives the check.
+// Invocation 2 (check), in the next turn or a fresh instance, reports which files still hold
+// TOKEN and whether such a process is alive — then removes the files and ends the process it
+// found, so nothing planted outlives the check; with --keep it only reports (a turn check
+// that a later fresh-instance check follows).
+// Both report `same_as` for a directory that is the same directory (device and inode) as an
+// earlier one in the list — e.g. @cwd being /workspace — so the host judges it once.
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +38,7 @@ constexpr std::size_t kMaxCmdlineBytes = 64 * 1024;
 struct PersistArgs {
   std::string token;
   long background_seconds = 0;  // plant only: 0 = no background process
+  bool keep = false;            // check only: report, remove nothing, kill nothing
   std::vector<std::string> dirs;
 };
 
@@ -49,6 +54,11 @@ bool IsToken(const std::string& token) {
 std::string Parse(const std::string& family, const FamilyArgs& args, PersistArgs& out) {
   std::size_t i = 0;
   while (i < args.size() && args[i].rfind("--", 0) == 0) {
+    if (args[i] == "--keep" && family == "persist.check") {
+      out.keep = true;
+      ++i;
+      continue;
+    }
     if (i + 1 >= args.size()) return family + ": " + args[i] + ": missing value";
     if (args[i] == "--token") {
       out.token = args[i + 1];
@@ -93,6 +103,30 @@ std::string TokenFile(const std::string& dir, const std::string& token, nlohmann
   if (resolved.empty()) return "";
   return (resolved == "/" ? "" : resolved) + "/.sandprobe-persist-" + token;
 }
+
+// Marks fact["same_as"] when `dir` (resolved) is a directory seen before under another name.
+class SameDirectory {
+ public:
+  void Mark(const std::string& dir, const std::string& resolved, nlohmann::json& fact) {
+    struct stat st {};
+    if (resolved.empty() || ::stat(resolved.c_str(), &st) != 0) return;
+    for (const Seen& seen : seen_) {
+      if (seen.dev == st.st_dev && seen.ino == st.st_ino) {
+        fact["same_as"] = seen.dir;
+        return;
+      }
+    }
+    seen_.push_back({st.st_dev, st.st_ino, dir});
+  }
+
+ private:
+  struct Seen {
+    dev_t dev;
+    ino_t ino;
+    std::string dir;
+  };
+  std::vector<Seen> seen_;
+};
 
 void SleepSeconds(long seconds) {
   struct timespec left {seconds, 0};
@@ -178,9 +212,11 @@ std::string CheckPersistCheckArgs(const FamilyArgs& args) {
 void RunPersistPlant(const ProbeContext& ctx, const FamilyArgs& args) {
   PersistArgs parsed;
   Parse("persist.plant", args, parsed);
+  SameDirectory same;
   for (const std::string& dir : parsed.dirs) {
     nlohmann::json fact = {{"family", "persist.plant"}, {"path", dir}};
     std::string file = TokenFile(dir, parsed.token, fact);
+    same.Mark(dir, ResolveDir(dir), fact);
     errno = ENOENT;  // an unresolvable @home/@cwd
     int fd = file.empty() ? -1 : ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     bool ok = fd >= 0 && ::write(fd, parsed.token.data(), parsed.token.size()) ==
@@ -201,9 +237,11 @@ void RunPersistPlant(const ProbeContext& ctx, const FamilyArgs& args) {
 void RunPersistCheck(const ProbeContext& ctx, const FamilyArgs& args) {
   PersistArgs parsed;
   Parse("persist.check", args, parsed);
+  SameDirectory same;
   for (const std::string& dir : parsed.dirs) {
     nlohmann::json fact = {{"family", "persist.check"}, {"path", dir}};
     std::string file = TokenFile(dir, parsed.token, fact);
+    same.Mark(dir, ResolveDir(dir), fact);
     errno = ENOENT;
     int fd = file.empty() ? -1 : ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
@@ -214,21 +252,23 @@ void RunPersistCheck(const ProbeContext& ctx, const FamilyArgs& args) {
       ssize_t n = ::read(fd, buffer, sizeof buffer);
       ::close(fd);
       fact["present"] = n > 0 && std::string_view(buffer, static_cast<std::size_t>(n)) == parsed.token;
-      fact["removed"] = ::unlink(file.c_str()) == 0;
+      if (!parsed.keep) fact["removed"] = ::unlink(file.c_str()) == 0;
     }
     ctx.out.Emit(fact);
   }
   std::vector<pid_t> alive = FindPlanted(parsed.token);
   nlohmann::json fact = {{"family", "persist.check"}, {"path", "background-process"},
                          {"present", !alive.empty()}, {"pids", alive}};
-  for (pid_t pid : alive) ::kill(pid, SIGKILL);  // ours: it carries this run's token
+  if (!parsed.keep) {
+    for (pid_t pid : alive) ::kill(pid, SIGKILL);  // ours: it carries this run's token
+  }
   ctx.out.Emit(fact);
 }
 
 std::vector<ProbeFamilyRow> PersistenceProbeFamilies() {
   return {
       {"persist.plant", "--token T [--background-seconds N] DIR...", CheckPersistPlantArgs, RunPersistPlant},
-      {"persist.check", "--token T DIR...", CheckPersistCheckArgs, RunPersistCheck},
+      {"persist.check", "--token T [--keep] DIR...", CheckPersistCheckArgs, RunPersistCheck},
   };
 }
 

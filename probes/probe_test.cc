@@ -385,6 +385,63 @@ TEST(EnvSecret, FindsSecretByHashInOwnAndOtherEnvirons) {
 
 // --- protocol --------------------------------------------------------------------------------
 
+// persist.plant then persist.check: files found (kept with --keep, removed without), the same
+// directory under two names marked, and the background process found and ended by the check.
+TEST(Persist, PlantThenCheckFindsTokenAndBackgroundProcess) {
+  TempDir a, b;
+  const std::string token = "PersistTok" + std::to_string(::getpid());
+  const fs::path alias = fs::path(b.path()) / "alias";
+  fs::create_directory_symlink(a.path(), alias);
+  auto planted = Facts(RunProbe(Args({"persist.plant", "--token", token, "--background-seconds",
+                                      "30", a.path(), alias.string(), b.path() + "/missing"})),
+                       "persist.plant");
+  ASSERT_EQ(planted.size(), 4u);
+  EXPECT_EQ(planted[0]["ok"], true);
+  EXPECT_EQ(planted[1]["same_as"], a.path());
+  EXPECT_EQ(planted[2]["ok"], false);
+  EXPECT_EQ(planted[2]["errno"], "ENOENT");
+  EXPECT_EQ(planted[3]["path"], "background-process");
+  ASSERT_EQ(planted[3]["ok"], true);
+  const int pid = planted[3]["pid"].get<int>();
+  EXPECT_EQ(::kill(pid, 0), 0) << "the background process should outlive the plant";
+
+  auto kept = Facts(RunProbe(Args({"persist.check", "--token", token, "--keep", a.path()})),
+                    "persist.check");
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[0]["present"], true);
+  EXPECT_FALSE(kept[0].contains("removed"));
+  EXPECT_EQ(kept[1]["present"], true);
+  EXPECT_EQ(::kill(pid, 0), 0) << "--keep must not end the process";
+
+  auto checked = Facts(RunProbe(Args({"persist.check", "--token", token, a.path(), b.path()})),
+                       "persist.check");
+  ASSERT_EQ(checked.size(), 3u);
+  EXPECT_EQ(checked[0]["present"], true);
+  EXPECT_EQ(checked[0]["removed"], true);
+  EXPECT_EQ(checked[1]["present"], false);
+  EXPECT_EQ(checked[2]["present"], true);
+  EXPECT_EQ(checked[2]["pids"], json::array({pid}));
+  // Killed by the check; it is our grandchild's orphan, reparented away, so poll for its end.
+  for (int i = 0; i < 100 && ::kill(pid, 0) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  EXPECT_TRUE(line.empty() || line.find(") Z ") != std::string::npos) << line;
+  EXPECT_TRUE(fs::is_empty(a.path()));
+}
+
+TEST(Persist, RejectsBadArguments) {
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"persist.plant", "--token", "bad token", "/tmp"},
+        {"persist.plant", "--token", "T", "relative"},
+        {"persist.plant", "--keep", "--token", "T", "/tmp"},
+        {"persist.check", "--token", "T", "--background-seconds", "3", "/tmp"}}) {
+    EXPECT_EQ(RunProbe(Args(bad)).exit_code, 2) << bad[0] << " " << bad[1] << " " << bad[2];
+  }
+}
+
 TEST(Protocol, HelloFirstDoneLastEveryLineFramed) {
   const ProbeRun run = RunProbe(Args({"fs.read", "/"}));
   ASSERT_EQ(run.exit_code, 0) << run.err;

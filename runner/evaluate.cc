@@ -58,12 +58,22 @@ std::vector<Verdict> Evaluate(const Plan& plan, const std::vector<BatchResult>& 
                               const WitnessFacts& witnesses) {
   std::vector<Verdict> verdicts(plan.checks.size());
   std::vector<bool> judged(plan.checks.size(), false);
+  static const BatchResult kMissing{.state = BatchResult::State::kLaunchFailed,
+                                    .reason = "the harness recorded no result for this launch"};
+  // Every launch's facts first: a family spread over several launches judges across them.
+  std::vector<FactIndex> fact_indexes;
+  fact_indexes.reserve(plan.batches.size());
+  std::vector<LaunchFacts> launches;
+  launches.reserve(plan.batches.size());
+  for (std::size_t b = 0; b < plan.batches.size(); ++b) {
+    const BatchResult& result = b < results.size() ? results[b] : kMissing;
+    fact_indexes.emplace_back(result.frames);
+    launches.push_back({plan.batches[b], result, fact_indexes.back()});
+  }
   for (std::size_t b = 0; b < plan.batches.size(); ++b) {
     const LaunchBatch& batch = plan.batches[b];
-    static const BatchResult kMissing{.state = BatchResult::State::kLaunchFailed,
-                                      .reason = "the harness recorded no result for this launch"};
-    const BatchResult& result = b < results.size() ? results[b] : kMissing;
-    FactIndex facts(result.frames);
+    const BatchResult& result = launches[b].result;
+    const FactIndex& facts = fact_indexes[b];
     Controls controls{ComputeControl(plan, batch, facts, "fs.read"),
                       ComputeControl(plan, batch, facts, "fs.write")};
     for (std::size_t i : batch.check_indexes) {
@@ -73,7 +83,7 @@ std::vector<Verdict> Evaluate(const Plan& plan, const std::vector<BatchResult>& 
         verdicts[i] = NotRun(check, result);
         continue;
       }
-      Verdict v = JudgeCheck({check, result, facts, controls, witnesses});
+      Verdict v = JudgeCheck({check, result, facts, controls, witnesses, &launches});
       // Garbage is never a pass: a pass needs a launch that finished cleanly. A proven leak
       // stays a fail whatever happened after it.
       if (!result.complete && v.outcome != Outcome::kFail) {

@@ -27,6 +27,9 @@ struct BatchResult {
   // The frames are complete AND the launch ended by itself. Only a complete launch can
   // produce a pass; a fact proving a leak counts even from an incomplete one.
   bool complete = false;
+  // Processes the harness found still running after the launch ended and killed (their argv,
+  // as recorded before the kill): something the launch started outlived it.
+  std::vector<std::string> leftover_processes;
 };
 
 // Host-side facts that decide leaks the probe cannot fake.

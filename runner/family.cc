@@ -10,17 +10,30 @@ Status BatchBuilder::AddCheck(Check check) {
   if (!check_ids_.insert(check.id).second) {
     return Status::Error(fmt::format("{}: duplicate check {}", check.reference, check.id));
   }
-  batch_.check_indexes.push_back(plan_.checks.size());
+  current().check_indexes.push_back(plan_.checks.size());
   plan_.checks.push_back(std::move(check));
   return Status::Ok();
 }
 
 ProbeInvocation& BatchBuilder::Invocation(const std::string& family) {
-  for (ProbeInvocation& inv : batch_.invocations) {
+  for (ProbeInvocation& inv : current().invocations) {
     if (inv.family == family) return inv;
   }
-  batch_.invocations.push_back({family, {}});
-  return batch_.invocations.back();
+  current().invocations.push_back({family, {}});
+  return current().invocations.back();
+}
+
+Status BatchBuilder::StartLaunch(bool fresh_instance) {
+  if (!may_start_launches_) {
+    return Status::Error("only an exclusive family may start launches of its own");
+  }
+  LaunchBatch next{.id = fmt::format("B{}", plan_.batches.size() + 1), .exclusive = true,
+                   .timeout_seconds = current().timeout_seconds,
+                   .fresh_instance = fresh_instance};
+  plan_.batches.push_back(std::move(next));
+  batch_index_ = plan_.batches.size() - 1;
+  args_seen_.clear();
+  return Status::Ok();
 }
 
 void BatchBuilder::AddArg(const std::string& family, const std::string& arg) {

@@ -33,23 +33,35 @@ struct ExpandInput {
   const std::map<std::string, std::string>& path_values;
 };
 
-// Collects checks and the probe arguments they need into one LaunchBatch.
+// Collects checks and the probe arguments they need into a LaunchBatch of the plan. An
+// exclusive family's builder may start further launches of its own (StartLaunch), run in
+// order after the first: e.g. plant, then check in the next turn, then in a fresh instance.
 class BatchBuilder {
  public:
-  BatchBuilder(Plan& plan, LaunchBatch& batch, std::unordered_set<std::string>& check_ids)
-      : plan_(plan), batch_(batch), check_ids_(check_ids) {}
+  // Builds into plan.batches[batch_index]; it holds the index, not a reference, because
+  // StartLaunch grows plan.batches.
+  BatchBuilder(Plan& plan, std::size_t batch_index, std::unordered_set<std::string>& check_ids,
+               bool may_start_launches = false)
+      : plan_(plan), batch_index_(batch_index), check_ids_(check_ids),
+        may_start_launches_(may_start_launches) {}
 
-  // Adds the check; an id that exists already in the plan is an error naming it.
+  // Adds the check to the current launch; an id that exists already in the plan is an error
+  // naming it.
   Status AddCheck(Check check);
-  // The invocation of `family` in this batch (created on first use).
+  // The invocation of `family` in the current launch (created on first use).
   ProbeInvocation& Invocation(const std::string& family);
   // Appends a probe argument unless that family already has it (one fact per path).
   void AddArg(const std::string& family, const std::string& arg);
+  // Makes a new launch, after the current one, the current one. Only for exclusive families
+  // (the shared launch stays one launch); an error otherwise.
+  Status StartLaunch(bool fresh_instance);
+  LaunchBatch& current() { return plan_.batches[batch_index_]; }
 
  private:
   Plan& plan_;
-  LaunchBatch& batch_;
+  std::size_t batch_index_;
   std::unordered_set<std::string>& check_ids_;
+  bool may_start_launches_;
   std::unordered_set<std::string> args_seen_;
 };
 
@@ -77,6 +89,13 @@ struct Controls {
   Control write = Control::kAbsent;  // some policy-writable path was written
 };
 
+// One launch of the plan with its result and facts, for judges that read across launches.
+struct LaunchFacts {
+  const LaunchBatch& batch;
+  const BatchResult& result;
+  const FactIndex& facts;
+};
+
 // What a family's Judge gets: one check, the launch that ran it, and the host's own facts.
 struct JudgeInput {
   const Check& check;
@@ -84,6 +103,9 @@ struct JudgeInput {
   const FactIndex& facts;
   const Controls& controls;
   const WitnessFacts& witnesses;
+  // Every launch of the plan, in order (Evaluate sets it; null in tests that need only one):
+  // a family spread over several launches (persistence) reads its earlier launches here.
+  const std::vector<LaunchFacts>* launches = nullptr;
 };
 
 struct FamilyRow {

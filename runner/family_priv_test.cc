@@ -136,7 +136,9 @@ TEST(FamilyPrivTest, AllowedCapabilityIsNotAFinding) {
   FactOf(facts, "priv.caps")["effective"] = {"CAP_NET_BIND_SERVICE"};
   Plan plan = PrivPlan(policy);
   for (const Verdict& v : Evaluate(plan, {Ran(facts)}, Witness())) {
-    if (v.check.family == "priv.caps") EXPECT_EQ(v.outcome, Outcome::kPass) << v.check.id;
+    if (v.check.family == "priv.caps") {
+      EXPECT_EQ(v.outcome, Outcome::kPass) << v.check.id;
+    }
   }
 }
 
@@ -151,8 +153,12 @@ TEST(FamilyPrivTest, SeccompRequiredIsHighOptionalIsInfo) {
   Policy optional = testing::TierLowPolicy();
   optional.privileges.seccomp = "optional";
   for (const Verdict& o : Evaluate(PrivPlan(optional), {Ran(facts)}, Witness())) {
-    if (o.check.id == "priv.seccomp") EXPECT_EQ(o.check.severity, Severity::kInfo);
-    if (o.check.family == "priv.syscalls") EXPECT_EQ(o.check.severity, Severity::kInfo) << o.check.id;
+    if (o.check.id == "priv.seccomp") {
+      EXPECT_EQ(o.check.severity, Severity::kInfo);
+    }
+    if (o.check.family == "priv.syscalls") {
+      EXPECT_EQ(o.check.severity, Severity::kInfo) << o.check.id;
+    }
   }
 }
 
@@ -214,7 +220,9 @@ TEST(FamilyPrivTest, SharedNamespaceFailsAtItsSeverityUnlessThePolicySharesIt) {
   Policy shared = testing::TierLowPolicy();
   shared.host.pid_namespace = "shared";
   for (const Verdict& s : Evaluate(PrivPlan(shared), {Ran(facts)}, Witness())) {
-    if (s.check.id == "priv.namespace:pid") EXPECT_EQ(s.outcome, Outcome::kPass);
+    if (s.check.id == "priv.namespace:pid") {
+      EXPECT_EQ(s.outcome, Outcome::kPass);
+    }
   }
 }
 

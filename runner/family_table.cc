@@ -10,12 +10,13 @@ std::vector<FamilyRow> EnvFamilies();
 std::vector<FamilyRow> NetworkFamilies();
 std::vector<FamilyRow> PrivilegeFamilies();
 std::vector<FamilyRow> ResourceFamilies();
+std::vector<FamilyRow> PersistenceFamilies();
 
 const std::vector<FamilyRow>& FamilyTable() {
   static const std::vector<FamilyRow> kTable = [] {
     std::vector<FamilyRow> rows;
     for (auto group : {FilesystemFamilies, EnvFamilies, NetworkFamilies, PrivilegeFamilies,
-                       ResourceFamilies}) {
+                       ResourceFamilies, PersistenceFamilies}) {
       for (FamilyRow& row : group()) rows.push_back(row);
     }
     return rows;

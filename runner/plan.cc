@@ -17,14 +17,12 @@ const std::set<std::string>& KnownFamilies() {
 
 StatusOr<Plan> ExpandChecks(const Policy& policy, const Suite& suite, const PlanContext& context) {
   Plan plan;
-  // Launch batches are filled below and never move once a builder points into them.
-  plan.batches.reserve(suite.entries.size() + 1);
   std::unordered_set<std::string> check_ids;
   const std::map<std::string, std::string> path_values = {
       {"host_canary", context.host_canary}, {"workspace", context.workspace}};
   // Cheap, side-effect-free families share one launch; each exclusive family gets its own.
   plan.batches.push_back(LaunchBatch{.id = "B1"});
-  BatchBuilder shared(plan, plan.batches.front(), check_ids);
+  BatchBuilder shared(plan, 0, check_ids);
   for (const SuiteEntry& entry : suite.entries) {
     const FamilyRow* row = FindFamily(entry.family);
     if (row == nullptr) {
@@ -38,7 +36,7 @@ StatusOr<Plan> ExpandChecks(const Policy& policy, const Suite& suite, const Plan
     }
     plan.batches.push_back(LaunchBatch{.id = fmt::format("B{}", plan.batches.size() + 1),
                                        .exclusive = true});
-    BatchBuilder own(plan, plan.batches.back(), check_ids);
+    BatchBuilder own(plan, plan.batches.size() - 1, check_ids, /*may_start_launches=*/true);
     if (Status s = row->expand(in, own); !s.ok()) return s;
   }
   std::erase_if(plan.batches, [](const LaunchBatch& b) { return b.check_indexes.empty(); });

@@ -33,6 +33,10 @@ struct LaunchBatch {
   bool exclusive = false;
   // Per-launch timeout for this batch; 0: the profile's timeout_seconds.
   int timeout_seconds = 0;
+  // Run in a fresh sandbox instance: a session profile stops its instance and starts a new one
+  // first (a one-shot profile's launches are always fresh). Persistence needs "turn 2 in the
+  // same session" and "a new session" as distinct launches.
+  bool fresh_instance = false;
 };
 
 struct Plan {
@@ -46,6 +50,9 @@ struct PlanContext {
   std::string workspace;    // {workspace}: where the workspace appears inside the sandbox
   // What the run's witnesses offer the probes, keyed "<witness>.<key>" (RunWitness::PlanValues).
   std::map<std::string, std::string> values;
+  // The profile keeps one sandbox instance across launches (lifecycle "session"), so "the next
+  // launch" and "a fresh instance" differ; in a one-shot profile every launch is fresh.
+  bool session = false;
 };
 
 // Families the planner knows how to expand (what a suite may name).

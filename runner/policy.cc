@@ -139,12 +139,15 @@ void ReadLimits(ObjectReader& parent, LimitsPolicy& limits) {
 void ReadPersistence(ObjectReader& parent, PersistencePolicy& persistence) {
   if (!parent.Has("persistence")) return;
   ObjectReader r(parent.doc(), parent.PointerTo("persistence"),
-                 {"survives", "ephemeral", "background_processes"});
+                 {"survives", "survives_turns", "ephemeral", "background_processes"});
   persistence.survives = ReadPaths(r, "survives");
+  persistence.survives_turns = ReadPaths(r, "survives_turns");
   persistence.ephemeral = ReadPaths(r, "ephemeral");
   CheckNoOverlap(r, persistence.survives, persistence.ephemeral);
+  CheckNoOverlap(r, persistence.survives, persistence.survives_turns);
+  CheckNoOverlap(r, persistence.survives_turns, persistence.ephemeral);
   persistence.background_processes =
-      r.Enum("background_processes", Presence::kOptional, {"die", "survive"})
+      r.Enum("background_processes", Presence::kOptional, {"die", "survive_turns", "survive"})
           .value_or(persistence.background_processes);
   parent.Fail(r.status());
 }

@@ -66,10 +66,19 @@ struct LimitsPolicy {
   LimitsTolerance tolerance;                 // JSON "tolerance": the bands of the checks
 };
 
+// What outlives a launch. A "turn" is the next launch in the same sandbox instance (a session
+// profile's next `exec`, like an agent's next command); a "session" is a fresh instance (a
+// one-shot profile's every launch, or a session profile stopped and started again). The
+// probe plants a token in /tmp, $HOME, /dev/shm, /var/tmp, its working directory and every
+// path listed here; a location listed nowhere is ephemeral (default-deny). The lists must not
+// overlap.
 struct PersistencePolicy {
-  std::vector<PolicyPath> survives;   // files written here are still there next instance
-  std::vector<PolicyPath> ephemeral;  // files written here are gone next instance
-  std::string background_processes = "die";  // "die" | "survive": after the launch ends
+  std::vector<PolicyPath> survives;        // still there in the next turn and a new session
+  std::vector<PolicyPath> survives_turns;  // there in the next turn, gone in a new session
+  std::vector<PolicyPath> ephemeral;       // gone at the next launch, even in the same session
+  // A background process started by a launch: "die" (gone when the launch ends),
+  // "survive_turns" (alive in the next turn, gone in a new session), "survive".
+  std::string background_processes = "die";
 };
 
 struct PrivilegesPolicy {

@@ -114,9 +114,8 @@ void ReadLifecycleArgvs(ObjectReader& r, Profile& p) {
   }
 }
 
-void ReadSweep(ObjectReader& parent, Profile& p) {
-  if (!parent.Has("sweep")) return;
-  ObjectReader r(parent.doc(), parent.PointerTo("sweep"), {"list", "remove"});
+SweepSpec ReadOneSweep(ObjectReader& parent, const JsonPointer& ptr, const Profile& p) {
+  ObjectReader r(parent.doc(), ptr, {"list", "remove"});
   SweepSpec sweep;
   sweep.list = r.Argv("list", Presence::kRequired).value_or(sweep.list);
   sweep.remove = r.Argv("remove", Presence::kRequired).value_or(sweep.remove);
@@ -127,8 +126,32 @@ void ReadSweep(ObjectReader& parent, Profile& p) {
     uses_id = uses_id || arg.find("{id}") != std::string::npos;
   }
   if (r.ok() && !uses_id) r.FailAt(r.PointerTo("remove"), "must contain {id}");
-  p.sweep = std::move(sweep);
   parent.Fail(r.status());
+  return sweep;
+}
+
+// "sweep": one {list, remove} object, or an array of them (e.g. containers and volumes).
+void ReadSweep(ObjectReader& parent, Profile& p) {
+  if (!parent.Has("sweep")) return;
+  JsonPointer ptr = parent.PointerTo("sweep");
+  const nlohmann::json& value = parent.doc().root().at(ptr);
+  if (!value.is_array()) {
+    p.sweeps.push_back(ReadOneSweep(parent, ptr, p));
+    return;
+  }
+  if (value.empty()) parent.FailAt(ptr, "must not be empty");
+  for (std::size_t i = 0; i < value.size() && parent.ok(); ++i) {
+    p.sweeps.push_back(ReadOneSweep(parent, ptr / i, p));
+  }
+}
+
+// "teardown": argvs run once at the end of a run, after the last instance's cleanup (e.g.
+// removing a named volume that outlives the session instances by design).
+void ReadTeardown(ObjectReader& r, Profile& p) {
+  p.teardown = r.ArgvList("teardown", Presence::kOptional).value_or(p.teardown);
+  for (std::size_t i = 0; i < p.teardown.size(); ++i) {
+    CheckArgv(r, r.PointerTo("teardown") / i, p.teardown[i], {}, p.vars);
+  }
 }
 
 void ReadInspect(ObjectReader& parent, Profile& p) {
@@ -180,7 +203,8 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
   ObjectReader r(doc, JsonPointer(),
                  {"name", "description", "backend", "policy", "requires", "install_hint",
                   "lifecycle", "probe_path", "workspace_path", "injection", "run", "start", "exec",
-                  "stop", "cleanup", "sweep", "vars", "timeout_seconds", "inspect", "envelope"});
+                  "stop", "cleanup", "teardown", "sweep", "vars", "timeout_seconds", "inspect",
+                  "envelope"});
   Profile p;
   p.source_path = doc.file_name();
   p.raw = doc.root();
@@ -223,6 +247,7 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
   for (std::size_t i = 0; i < p.cleanup.size(); ++i) {
     CheckArgv(r, r.PointerTo("cleanup") / i, p.cleanup[i], {}, p.vars);
   }
+  if (r.ok()) ReadTeardown(r, p);
   if (r.ok()) ReadSweep(r, p);
   if (r.ok()) ReadInspect(r, p);
   if (r.ok()) ReadEnvelope(r, p);

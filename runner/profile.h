@@ -78,8 +78,13 @@ struct Profile {
   std::vector<std::string> run;
   // Session only (all three required there); `exec` contains {probe} and {probe_args...}.
   std::vector<std::string> start, exec, stop;
-  std::vector<std::vector<std::string>> cleanup;  // run after each instance; optional
-  std::optional<SweepSpec> sweep;                 // run at the end of a run; optional
+  std::vector<std::vector<std::string>> cleanup;   // run after each instance; optional
+  // Run once at the end of a run, after the last cleanup: what outlives instances on purpose
+  // (a session's named volume). Optional.
+  std::vector<std::vector<std::string>> teardown;
+  // JSON "sweep": one spec or an array; run at the end of a run (and by `sandprobe sweep` for a
+  // dead run). Optional.
+  std::vector<SweepSpec> sweeps;
   std::optional<InspectSpec> inspect;             // host readings per probe launch; optional
   std::optional<EnvelopeSpec> envelope;           // bounds for direct launches; optional
   // User placeholders: {name} in any argv becomes the value (taken literally). Names are

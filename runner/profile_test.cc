@@ -31,9 +31,9 @@ TEST(ProfileTest, LoadsOneShotProfileWithAllFields) {
   EXPECT_EQ(p->run.back(), "{probe_args...}");
   EXPECT_TRUE(p->start.empty() && p->exec.empty() && p->stop.empty());
   EXPECT_EQ(p->cleanup, (Argvs{{"docker", "rm", "-f", "{instance}"}}));
-  ASSERT_TRUE(p->sweep.has_value());
-  EXPECT_EQ(p->sweep->list.back(), "label=sandprobe.run={run_id}");
-  EXPECT_EQ(p->sweep->remove, (Strings{"docker", "rm", "-f", "{id}"}));
+  ASSERT_EQ(p->sweeps.size(), 1u);
+  EXPECT_EQ(p->sweeps.at(0).list.back(), "label=sandprobe.run={run_id}");
+  EXPECT_EQ(p->sweeps.at(0).remove, (Strings{"docker", "rm", "-f", "{id}"}));
   EXPECT_EQ(p->vars, (std::map<std::string, std::string>{{"image", "sandprobe/agent:latest"}}));
   EXPECT_EQ(p->timeout_seconds, 120);
   EXPECT_EQ(p->raw["name"], "docker-hardened");
@@ -52,7 +52,8 @@ TEST(ProfileTest, LoadsSessionProfileWithDefaults) {
   EXPECT_TRUE(p->run.empty());
   EXPECT_TRUE(p->policy_path.empty());
   EXPECT_TRUE(p->requirements.empty());
-  EXPECT_FALSE(p->sweep.has_value());
+  EXPECT_TRUE(p->sweeps.empty());
+  EXPECT_TRUE(p->teardown.empty());
   EXPECT_EQ(p->timeout_seconds, 60);
 }
 
@@ -65,6 +66,18 @@ std::string ProfileError(const std::string& extra, const std::string& run =
   if (!doc.ok()) return "parse: " + doc.status().message();
   StatusOr<Profile> p = ParseProfile(*doc);
   return p.ok() ? "ok" : p.status().message();
+}
+
+TEST(ProfileTest, SweepMayBeAListAndTeardownIsChecked) {
+  EXPECT_EQ(ProfileError(R"(, "sweep": [{"list": ["ls"], "remove": ["rm", "{id}"]},
+                         {"list": ["vls"], "remove": ["vrm", "{id}"]}],
+"teardown": [["vrm", "vol-{run_id}"]])"),
+            "ok");
+  EXPECT_EQ(ProfileError(R"(, "sweep": [{"list": ["ls"], "remove": ["rm", "{id}"]}, {"list": ["ls"], "remove": ["rm"]}])"),
+            "p.json:3:84: /sweep/1/remove: must contain {id}");
+  EXPECT_EQ(ProfileError(R"(, "sweep": [])"), "p.json:3:12: /sweep: must not be empty");
+  EXPECT_EQ(ProfileError(R"(, "teardown": [["rm", "{id}"]])"),
+            "p.json:3:23: /teardown/0/1: {id} is only allowed in sweep.remove");
 }
 
 TEST(ProfileTest, MinimalProfileIsValid) { EXPECT_EQ(ProfileError(""), "ok"); }
@@ -131,7 +144,7 @@ TEST(ProfileTest, FieldErrors) {
   EXPECT_EQ(ProfileError(R"(, "lifecyle": "oneshot")"),
             "p.json:3:3: /lifecyle: unknown key (known: name, description, backend, policy, "
             "requires, install_hint, lifecycle, probe_path, workspace_path, injection, run, start, "
-            "exec, stop, cleanup, sweep, vars, timeout_seconds, inspect, envelope)");
+            "exec, stop, cleanup, teardown, sweep, vars, timeout_seconds, inspect, envelope)");
   EXPECT_EQ(ProfileError(R"(, "vars": {"probe_dir": "/x"})"),
             "p.json:3:12: /vars/probe_dir: variable shadows a built-in placeholder");
   EXPECT_EQ(ProfileError(R"(, "requires": [[]])"), "p.json:3:16: /requires/0: argv must not be empty");

@@ -181,7 +181,8 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
   StatusOr<std::vector<std::unique_ptr<RunWitness>>> run_witnesses = StartWitnesses(
       suite, WitnessSetup{report.run_id, run_dir->root(), profile, launcher, RandomHex(16)});
   if (!run_witnesses.ok()) return run_witnesses.status();
-  PlanContext plan_context{canary->path(), *workspace_inside, {}};
+  PlanContext plan_context{canary->path(), *workspace_inside, {},
+                           profile.lifecycle == Lifecycle::kSession};
   for (const auto& witness : *run_witnesses) {
     for (const auto& [key, value] : witness->PlanValues()) {
       plan_context.values[witness->name() + "." + key] = value;
@@ -211,8 +212,10 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
     }
     std::string nonce = RandomHex(8);
     LaunchRecord record = sandbox.RunProbe(ProbeCommandArgs(plan->batches[b], nonce), nonce,
-                                           std::chrono::seconds(plan->batches[b].timeout_seconds));
+                                           std::chrono::seconds(plan->batches[b].timeout_seconds),
+                                           plan->batches[b].fresh_instance);
     result = ToBatchResult(record);
+    for (const auto& witness : *run_witnesses) witness->AfterLaunch(record.id);
     // Witness: fs.write removes what it creates, so a nonce file on the host side means the
     // probe was stopped half-way (or the sandbox kept it).
     for (const std::string& path : FindProbeLeftovers(run_dir->workspace(), nonce)) {
@@ -220,6 +223,7 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
     }
   }
   sandbox.Close();
+  sandbox.Teardown();
   sandbox.Sweep();
 
   // Witnesses down, then judgement.

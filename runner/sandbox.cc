@@ -117,8 +117,11 @@ Status Sandbox::Preflight() {
 }
 
 LaunchRecord Sandbox::RunProbe(const std::vector<std::string>& probe_args,
-                               const std::string& nonce, milliseconds timeout) {
+                               const std::string& nonce, milliseconds timeout,
+                               bool fresh_instance) {
   if (timeout.count() <= 0) timeout = seconds(profile_.timeout_seconds);
+  // A new session: the open instance is stopped and cleaned up, the next launch starts another.
+  if (fresh_instance && profile_.lifecycle == Lifecycle::kSession) Close();
   std::string instance;
   const std::vector<std::string>* argv_template = &profile_.run;
   if (profile_.lifecycle == Lifecycle::kSession) {
@@ -201,19 +204,27 @@ void Sandbox::Close() {
   Cleanup(instance);
 }
 
+void Sandbox::Teardown() {
+  for (const std::vector<std::string>& command : profile_.teardown) {
+    LaunchTemplate({.argv_template = command, .purpose = "teardown",
+                    .timeout = kHousekeepingTimeout});
+  }
+}
+
 void Sandbox::Sweep() {
-  if (!profile_.sweep) return;
-  LaunchRecord listed = LaunchTemplate(
-      {.argv_template = profile_.sweep->list, .purpose = "sweep", .timeout = kHousekeepingTimeout});
-  if (!listed.error.empty() || listed.exit_code != 0) return;
-  std::istringstream lines(listed.stdout_tail);
-  std::string id;
-  while (std::getline(lines, id)) {
-    id.erase(0, id.find_first_not_of(" \t\r"));
-    id.erase(id.find_last_not_of(" \t\r") + 1);
-    if (id.empty()) continue;
-    LaunchTemplate({.argv_template = profile_.sweep->remove, .purpose = "sweep",
-                    .extra_scalars = {{"id", id}}, .timeout = kHousekeepingTimeout});
+  for (const SweepSpec& sweep : profile_.sweeps) {
+    LaunchRecord listed = LaunchTemplate(
+        {.argv_template = sweep.list, .purpose = "sweep", .timeout = kHousekeepingTimeout});
+    if (!listed.error.empty() || listed.exit_code != 0) continue;
+    std::istringstream lines(listed.stdout_tail);
+    std::string id;
+    while (std::getline(lines, id)) {
+      id.erase(0, id.find_first_not_of(" \t\r"));
+      id.erase(id.find_last_not_of(" \t\r") + 1);
+      if (id.empty()) continue;
+      LaunchTemplate({.argv_template = sweep.remove, .purpose = "sweep",
+                      .extra_scalars = {{"id", id}}, .timeout = kHousekeepingTimeout});
+    }
   }
 }
 

@@ -2,7 +2,9 @@
 // up after them. Backends are data: nothing here knows docker from bwrap.
 //
 //   oneshot: each probe launch is `run` in a fresh {instance}, then that instance's `cleanup`.
-//   session: `start` once (first use), `exec` per probe launch, then `stop` and `cleanup`.
+//   session: `start` once (first use), `exec` per probe launch, then `stop` and `cleanup`; a
+//            launch that asks for a fresh instance stops the open one and starts another.
+// `teardown` runs once at the end of a run (what outlives instances on purpose, e.g. a volume).
 // `sweep` (end of run) lists what still carries this run's label and removes it by id.
 #pragma once
 
@@ -41,12 +43,17 @@ class Sandbox {
   Status Preflight();
 
   // One probe launch (nonce already in `probe_args`); frames parsed with `nonce`. `timeout`
-  // zero: the profile's timeout_seconds.
+  // zero: the profile's timeout_seconds. `fresh_instance`: a session profile stops its open
+  // instance first and starts a new one (a one-shot launch is always fresh).
   LaunchRecord RunProbe(const std::vector<std::string>& probe_args, const std::string& nonce,
-                        std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+                        std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
+                        bool fresh_instance = false);
 
   // Stops an open session and runs its cleanup. Safe to call twice.
   void Close();
+
+  // Runs the profile's `teardown` (once, at the end of a run, after Close()).
+  void Teardown();
 
   // Removes whatever still carries this run's label (profile `sweep`).
   void Sweep();

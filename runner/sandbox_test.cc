@@ -47,7 +47,7 @@ Profile OneShot() {
   p.run = {"rt", "run", "--name", "{instance}", "--label", "run={run_id}", "-v", "{probe_dir}:/opt/sp",
            "-v", "{workspace}:/w", "{probe}", "{probe_args...}"};
   p.cleanup = {{"rt", "rm", "{instance}"}};
-  p.sweep = SweepSpec{{"rt", "ps", "--filter", "run={run_id}"}, {"rt", "rm", "{id}"}};
+  p.sweeps = {SweepSpec{{"rt", "ps", "--filter", "run={run_id}"}, {"rt", "rm", "{id}"}}};
   p.timeout_seconds = 7;
   return p;
 }

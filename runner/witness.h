@@ -38,6 +38,9 @@ class RunWitness {
   virtual std::string name() const = 0;
   // Values the planner may pass to probes, e.g. {"tcp.loopback": "127.0.0.1:40123"}.
   virtual std::map<std::string, std::string> PlanValues() const { return {}; }
+  // Right after each probe launch ended (its id: LaunchRecord::id), before the next one: a
+  // witness that must look between launches (what a launch left behind) does it here.
+  virtual void AfterLaunch(const std::string& launch_id) { (void)launch_id; }
   // After every probe launch of the run, before judgement: what it observed. The witness is
   // destroyed (listeners closed, processes killed) right after.
   virtual nlohmann::json Collect() = 0;

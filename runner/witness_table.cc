@@ -5,11 +5,12 @@ namespace sandprobe {
 // Defined in witness_*.cc, one file per group.
 std::vector<WitnessRow> NetworkWitnesses();
 std::vector<WitnessRow> PrivilegeWitnesses();
+std::vector<WitnessRow> PersistenceWitnesses();
 
 const std::vector<WitnessRow>& WitnessTable() {
   static const std::vector<WitnessRow> kTable = [] {
     std::vector<WitnessRow> rows;
-    for (auto group : {NetworkWitnesses, PrivilegeWitnesses}) {
+    for (auto group : {NetworkWitnesses, PrivilegeWitnesses, PersistenceWitnesses}) {
       for (WitnessRow& row : group()) rows.push_back(std::move(row));
     }
     return rows;

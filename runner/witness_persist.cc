@@ -1,0 +1,87 @@
+// The persistence witness ("persist"): the token the persistence probes plant, and what the
+// host sees of it between launches.
+//
+//  - After each launch: the host side of {workspace} is scanned for the token file (a file the
+//    sandbox wrote there really is on the host), and /proc for processes carrying the token in
+//    their argv — noting whether each is in the harness's own (host) pid namespace, i.e. a
+//    background process that escaped the sandbox's lifetime onto the host.
+//  - At the end (Collect): every process still carrying the token is killed — by then every
+//    sandbox instance of the run is gone, so whatever is left outlived its sandbox.
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "runner/host_processes.h"
+#include "runner/witness.h"
+#include "runner/witnesses.h"
+
+namespace sandprobe {
+namespace {
+
+class PersistWitness final : public RunWitness {
+ public:
+  explicit PersistWitness(const WitnessSetup& setup)
+      : token_("persist" + RandomHex(10)), workspace_(setup.run_dir + "/workspace") {}
+  ~PersistWitness() override { KillLeftovers(); }
+
+  std::string name() const override { return "persist"; }
+  std::map<std::string, std::string> PlanValues() const override { return {{"token", token_}}; }
+
+  void AfterLaunch(const std::string& launch_id) override {
+    std::error_code ec;
+    if (std::filesystem::exists(workspace_ + "/.sandprobe-persist-" + token_, ec)) {
+      workspace_files_.push_back({{"after_launch", launch_id},
+                                  {"path", workspace_ + "/.sandprobe-persist-" + token_}});
+    }
+    std::vector<HostProcess> found = FindProcessesWithArg(token_);
+    if (!found.empty()) {
+      // A sandbox's pid namespace is torn down asynchronously (bwrap returns as its child
+      // exits, while the kernel is still killing the rest): look again a moment later and
+      // record only what is still there.
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      found = FindProcessesWithArg(token_);
+    }
+    for (const HostProcess& p : found) {
+      processes_.push_back({{"after_launch", launch_id}, {"pid", p.pid}, {"argv", p.argv},
+                            {"host_pid_namespace", p.host_pid_namespace}});
+    }
+  }
+
+  nlohmann::json Collect() override {
+    return {{"token", token_},
+            {"workspace_files", workspace_files_},
+            {"processes", processes_},
+            {"killed_at_end", KillLeftovers()}};
+  }
+
+ private:
+  nlohmann::json KillLeftovers() {
+    nlohmann::json killed = nlohmann::json::array();
+    for (const HostProcess& p : FindProcessesWithArg(token_)) {
+      // Ours: only the persistence probe puts this run's random token in an argv.
+      if (p.pid > 1 && ::kill(static_cast<pid_t>(p.pid), SIGKILL) == 0) {
+        killed.push_back({{"pid", p.pid}, {"argv", p.argv}});
+      }
+    }
+    return killed;
+  }
+
+  std::string token_;
+  std::string workspace_;
+  nlohmann::json workspace_files_ = nlohmann::json::array();
+  nlohmann::json processes_ = nlohmann::json::array();
+};
+
+StatusOr<std::unique_ptr<RunWitness>> StartPersistWitness(const WitnessSetup& setup) {
+  return std::unique_ptr<RunWitness>(std::make_unique<PersistWitness>(setup));
+}
+
+}  // namespace
+
+std::vector<WitnessRow> PersistenceWitnesses() {
+  return {{"persist", {"persist"}, StartPersistWitness}};
+}
+
+}  // namespace sandprobe
