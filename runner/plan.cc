@@ -1,5 +1,7 @@
 #include "runner/plan.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "runner/family.h"
@@ -41,6 +43,49 @@ StatusOr<Plan> ExpandChecks(const Policy& policy, const Suite& suite, const Plan
   }
   std::erase_if(plan.batches, [](const LaunchBatch& b) { return b.check_indexes.empty(); });
   return plan;
+}
+
+namespace {
+std::string GroupOf(const std::string& family) { return family.substr(0, family.find('.')); }
+}  // namespace
+
+void SplitSharedLaunch(Plan& plan, int parts) {
+  auto shared = std::find_if(plan.batches.begin(), plan.batches.end(),
+                             [](const LaunchBatch& b) { return !b.exclusive; });
+  if (parts < 2 || shared == plan.batches.end()) return;
+  // Groups in first-seen order, with their checks and invocations.
+  std::vector<std::string> groups;
+  std::map<std::string, LaunchBatch> by_group;
+  for (const ProbeInvocation& inv : shared->invocations) {
+    std::string group = GroupOf(inv.family);
+    if (!by_group.count(group)) groups.push_back(group);
+    by_group[group].invocations.push_back(inv);
+  }
+  for (std::size_t i : shared->check_indexes) {
+    std::string group = GroupOf(plan.checks[i].family);
+    if (!by_group.count(group)) groups.push_back(group);
+    by_group[group].check_indexes.push_back(i);
+  }
+  if (groups.size() < 2) return;
+  // Largest groups first, each into the launch with the fewest checks so far.
+  std::stable_sort(groups.begin(), groups.end(), [&](const std::string& a, const std::string& b) {
+    return by_group[a].check_indexes.size() > by_group[b].check_indexes.size();
+  });
+  std::vector<LaunchBatch> launches(std::min<std::size_t>(static_cast<std::size_t>(parts), groups.size()));
+  for (const std::string& group : groups) {
+    LaunchBatch& target = *std::min_element(launches.begin(), launches.end(),
+        [](const LaunchBatch& a, const LaunchBatch& b) { return a.check_indexes.size() < b.check_indexes.size(); });
+    const LaunchBatch& from = by_group[group];
+    target.invocations.insert(target.invocations.end(), from.invocations.begin(), from.invocations.end());
+    target.check_indexes.insert(target.check_indexes.end(), from.check_indexes.begin(), from.check_indexes.end());
+  }
+  for (std::size_t k = 0; k < launches.size(); ++k) {
+    launches[k].id = k == 0 ? shared->id : fmt::format("{}.{}", shared->id, k + 1);
+    launches[k].timeout_seconds = shared->timeout_seconds;
+  }
+  std::size_t at = static_cast<std::size_t>(shared - plan.batches.begin());
+  plan.batches.erase(shared);
+  plan.batches.insert(plan.batches.begin() + static_cast<long>(at), launches.begin(), launches.end());
 }
 
 std::vector<std::string> ProbeCommandArgs(const LaunchBatch& batch, std::string_view nonce) {

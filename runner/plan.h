@@ -63,6 +63,12 @@ const std::vector<std::string>& DefaultAliasVariants();
 
 StatusOr<Plan> ExpandChecks(const Policy& policy, const Suite& suite, const PlanContext& context);
 
+// For parallel runs (-j N): splits the shared launch into up to `parts` launches by family
+// group (fs, env, net, priv: the text before the first '.'), keeping each group whole (a
+// group's judges may read each other's facts: fs.alias uses fs.read's control). The number
+// of launches still grows with the number of groups, never with the number of checks.
+void SplitSharedLaunch(Plan& plan, int parts);
+
 // The probe's command line after the probe path: --nonce N FAMILY ARGS [--next FAMILY ARGS]...
 std::vector<std::string> ProbeCommandArgs(const LaunchBatch& batch, std::string_view nonce);
 

@@ -1,5 +1,7 @@
 #include "runner/plan.h"
 
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include "runner/family.h"
@@ -32,6 +34,33 @@ TEST(PlanTest, ExpandsReadsAndWritesInBothDirectionsWithStableIds) {
   EXPECT_EQ(plan->checks[2].severity, Severity::kHigh);
   EXPECT_EQ(plan->checks[0].severity, Severity::kMedium);
   EXPECT_EQ(plan->checks[2].reference, "p.json:1:1 /filesystem/unreadable/0");
+}
+
+TEST(PlanTest, SplitSharedLaunchKeepsFamilyGroupsWholeAndEveryCheckOnce) {
+  auto plan = ExpandChecks(TierLowPolicy(), SuiteOf({"fs.read", "fs.write", "fs.alias", "env.secret"}),
+                           kContext);
+  ASSERT_TRUE(plan.ok());
+  Plan one = *plan;
+  SplitSharedLaunch(one, 1);
+  EXPECT_EQ(one.batches.size(), plan->batches.size());
+  SplitSharedLaunch(*plan, 4);
+  ASSERT_EQ(plan->batches.size(), 2u);  // two groups: fs and env
+  std::multiset<std::size_t> seen;
+  for (const LaunchBatch& b : plan->batches) {
+    std::set<std::string> groups;
+    for (std::size_t i : b.check_indexes) {
+      seen.insert(i);
+      groups.insert(plan->checks[i].family.substr(0, plan->checks[i].family.find('.')));
+    }
+    EXPECT_EQ(groups.size(), 1u) << b.id;
+    for (const ProbeInvocation& inv : b.invocations) {
+      EXPECT_TRUE(groups.count(inv.family.substr(0, inv.family.find('.')))) << inv.family;
+    }
+  }
+  EXPECT_EQ(seen.size(), plan->checks.size());
+  EXPECT_EQ(std::set<std::size_t>(seen.begin(), seen.end()).size(), plan->checks.size());
+  EXPECT_EQ(plan->batches[0].id, "B1");
+  EXPECT_EQ(plan->batches[1].id, "B1.2");
 }
 
 TEST(PlanTest, EverythingGoesIntoOneLaunch) {

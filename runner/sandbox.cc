@@ -60,9 +60,23 @@ std::string Sandbox::NewInstance() {
   return fmt::format("sp-{}-{}", context_.run_id, ++instances_);
 }
 
-LaunchRecord Sandbox::LaunchTemplate(const TemplateLaunch& launch, LaunchResult* raw) {
+void Sandbox::StoreRecord(std::size_t index, const LaunchRecord& record) {
+  std::lock_guard lock(records_mutex_);
+  records_[index] = record;
+}
+
+LaunchRecord Sandbox::LaunchTemplate(const TemplateLaunch& launch, LaunchResult* raw,
+                                     std::size_t* index_out) {
   LaunchRecord record;
-  record.id = fmt::format("L{}", records_.size() + 1);
+  std::size_t index = 0;
+  {
+    // Ids follow start order; the slot is filled when the launch ends (launches may overlap).
+    std::lock_guard lock(records_mutex_);
+    index = records_.size();
+    record.id = fmt::format("L{}", index + 1);
+    records_.push_back(record);
+  }
+  if (index_out) *index_out = index;
   record.instance = launch.instance;
   record.purpose = launch.purpose;
   std::map<std::string, std::string> scalars = Scalars(launch.instance);
@@ -71,7 +85,7 @@ LaunchRecord Sandbox::LaunchTemplate(const TemplateLaunch& launch, LaunchResult*
       ExpandArgv(launch.argv_template, PlaceholderValues{std::move(scalars), launch.probe_args});
   if (!argv.ok()) {
     record.error = argv.status().message();
-    records_.push_back(record);
+    StoreRecord(index, record);
     return record;
   }
   record.argv = *argv;
@@ -95,7 +109,7 @@ LaunchRecord Sandbox::LaunchTemplate(const TemplateLaunch& launch, LaunchResult*
     if (!result->envelope_note.empty()) record.stderr_tail += "\n[sandprobe] " + result->envelope_note;
     if (raw) *raw = *result;
   }
-  records_.push_back(record);
+  StoreRecord(index, record);
   return record;
 }
 
@@ -125,6 +139,8 @@ LaunchRecord Sandbox::RunProbe(const std::vector<std::string>& probe_args,
   std::string instance;
   const std::vector<std::string>* argv_template = &profile_.run;
   if (profile_.lifecycle == Lifecycle::kSession) {
+    // Launches may run side by side: the first one starts the session, the others wait for it.
+    std::lock_guard session_lock(session_mutex_);
     if (session_instance_.empty()) {
       std::string fresh = NewInstance();
       LaunchRecord started = LaunchTemplate(
@@ -146,14 +162,15 @@ LaunchRecord Sandbox::RunProbe(const std::vector<std::string>& probe_args,
     instance = NewInstance();
   }
   LaunchResult raw;
+  std::size_t index = 0;
   LaunchRecord record = LaunchTemplate({.argv_template = *argv_template, .instance = instance,
                                         .purpose = "probe", .probe_args = probe_args,
                                         .cancellable = true, .enveloped = true,
                                         .timeout = timeout},
-                                       &raw);
+                                       &raw, &index);
   if (record.error.empty()) {
     record.frames = ParseFrames(raw.out, nonce, raw.out_dropped > 0);
-    records_.back().frames = record.frames;
+    StoreRecord(index, record);
   }
   Inspect(instance, record.id);
   if (profile_.lifecycle == Lifecycle::kOneShot) Cleanup(instance);
@@ -185,6 +202,7 @@ void Sandbox::Inspect(const std::string& instance, const std::string& probe_laun
       }
     }
   }
+  std::lock_guard lock(records_mutex_);
   host_readings_[probe_launch_id] = std::move(readings);
 }
 
@@ -196,9 +214,13 @@ void Sandbox::Cleanup(const std::string& instance) {
 }
 
 void Sandbox::Close() {
-  if (session_instance_.empty()) return;
-  std::string instance = std::move(session_instance_);
-  session_instance_.clear();
+  std::string instance;
+  {
+    std::lock_guard session_lock(session_mutex_);
+    instance = std::move(session_instance_);
+    session_instance_.clear();
+  }
+  if (instance.empty()) return;
   LaunchTemplate({.argv_template = profile_.stop, .instance = instance, .purpose = "stop",
                   .timeout = kHousekeepingTimeout});
   Cleanup(instance);

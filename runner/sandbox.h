@@ -6,10 +6,13 @@
 //            launch that asks for a fresh instance stops the open one and starts another.
 // `teardown` runs once at the end of a run (what outlives instances on purpose, e.g. a volume).
 // `sweep` (end of run) lists what still carries this run's label and removes it by id.
+// RunProbe may be called from several threads at once; Close, Teardown and Sweep may not (they
+// run when no probe launch does).
 #pragma once
 
 #include <atomic>
 #include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -79,17 +82,24 @@ class Sandbox {
     bool enveloped = false;    // probe launches get the profile's envelope
     std::chrono::milliseconds timeout{60000};
   };
-  // Launches and records it; returns a copy of the record and, if asked, the raw result.
-  LaunchRecord LaunchTemplate(const TemplateLaunch& launch, LaunchResult* raw = nullptr);
+  // Launches and records it; returns a copy of the record and, if asked, the raw result and
+  // the record's index in records_.
+  LaunchRecord LaunchTemplate(const TemplateLaunch& launch, LaunchResult* raw = nullptr,
+                              std::size_t* index_out = nullptr);
+  void StoreRecord(std::size_t index, const LaunchRecord& record);
   void Cleanup(const std::string& instance);
   void Inspect(const std::string& instance, const std::string& probe_launch_id);
 
   const Profile& profile_;
   Launcher& launcher_;
   SandboxContext context_;
+  // Probe launches may run on several threads at once (run -j N): records_ and host_readings_
+  // are guarded by records_mutex_, the session's start and stop by session_mutex_.
+  std::mutex records_mutex_;
   std::vector<LaunchRecord> records_;
+  std::mutex session_mutex_;
   std::string session_instance_;  // non-empty while a session is open
-  int instances_ = 0;
+  std::atomic<int> instances_{0};
   nlohmann::json host_readings_ = nlohmann::json::object();
 };
 

@@ -1,0 +1,47 @@
+#include "runner/scheduler.h"
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace sandprobe {
+
+void RunScheduled(const std::vector<ScheduleItem>& items, int jobs,
+                  const std::function<void(std::size_t)>& run_one,
+                  const std::function<bool()>& should_stop,
+                  const std::function<void(std::size_t)>& skipped) {
+  if (jobs < 1) jobs = 1;
+  std::mutex mutex;
+  std::condition_variable changed;
+  int running = 0;
+  std::vector<std::thread> workers;
+  workers.reserve(items.size());
+  auto wait_until = [&](auto ready) {
+    std::unique_lock lock(mutex);
+    // Woken by every finished launch; the timeout re-asks should_stop() while launches run.
+    while (!ready()) changed.wait_for(lock, std::chrono::milliseconds(200));
+  };
+  std::size_t next = 0;
+  for (; next < items.size(); ++next) {
+    const bool exclusive = items[next].exclusive;
+    // An exclusive launch waits for the machine to be free; a shared one for a free slot.
+    wait_until([&] { return exclusive ? running == 0 : running < jobs; });
+    if (should_stop()) break;
+    {
+      std::lock_guard lock(mutex);
+      ++running;
+    }
+    workers.emplace_back([&, next] {
+      run_one(next);
+      std::lock_guard lock(mutex);
+      --running;
+      changed.notify_all();
+    });
+    // Nothing starts beside an exclusive launch.
+    if (exclusive) wait_until([&] { return running == 0; });
+  }
+  for (std::thread& worker : workers) worker.join();
+  for (; next < items.size(); ++next) skipped(next);
+}
+
+}  // namespace sandprobe

@@ -1,0 +1,27 @@
+// Scheduler: runs a plan's launches — up to `jobs` shared launches at once, every exclusive
+// launch alone and in plan order (resource probes must not share the machine; persistence's
+// plant/turn/session launches must follow each other) — and stops starting new ones as soon as
+// it is told to stop. It knows nothing of sandboxes: `run_one(i)` does the launch.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+namespace sandprobe {
+
+struct ScheduleItem {
+  bool exclusive = false;
+};
+
+// Calls run_one(i) for each item, in order of i, on worker threads; returns when every started
+// call has returned. `should_stop()` is asked before each start: once true, the remaining items
+// are not started and `skipped(i)` is called for each instead (on the caller's thread). `jobs`
+// < 1 counts as 1.
+void RunScheduled(const std::vector<ScheduleItem>& items, int jobs,
+                  const std::function<void(std::size_t)>& run_one,
+                  const std::function<bool()>& should_stop,
+                  const std::function<void(std::size_t)>& skipped);
+
+}  // namespace sandprobe
