@@ -39,7 +39,7 @@ json CheckToJson(const Verdict& v) {
 }
 
 json LaunchToJson(const LaunchRecord& l) {
-  return {
+  json launch = {
       {"id", l.id},
       {"instance", l.instance},
       {"purpose", l.purpose},
@@ -56,6 +56,15 @@ json LaunchToJson(const LaunchRecord& l) {
       {"noise_lines", l.frames.noise_lines},
       {"frames", l.frames.facts},
   };
+  // Only when there were some: most launches leave nothing, and older reports lack the key.
+  if (!l.leftover_processes.empty()) {
+    json leftovers = json::array();
+    for (const LeftoverProcess& p : l.leftover_processes) {
+      leftovers.push_back({{"pid", p.pid}, {"argv", p.argv}});
+    }
+    launch["leftover_processes"] = std::move(leftovers);
+  }
+  return launch;
 }
 
 }  // namespace

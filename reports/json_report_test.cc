@@ -130,6 +130,21 @@ TEST(JsonReport, LaunchesKeepRawFactsAndExitOrSignal) {
   EXPECT_EQ(launches[2].at("timed_out"), true);
 }
 
+// Leftovers are evidence for the persistence checks: kept with pid and argv, absent when none.
+TEST_F(JsonReportFileTest, LeftoverProcessesAreKeptOnlyWhenThereAreSome) {
+  RunReport r = HardenedReport();
+  r.launches[0].leftover_processes = {{4242, "/opt/sandprobe/sandprobe-probe persist.plant --token T"}};
+  const json launches = ReportToJson(r).at("launches");
+  EXPECT_EQ(launches[0].at("leftover_processes"),
+            json::parse(R"([{"pid": 4242, "argv": "/opt/sandprobe/sandprobe-probe persist.plant --token T"}])"));
+  EXPECT_FALSE(launches[1].contains("leftover_processes"));
+  EXPECT_EQ(SchemaErrors(RenderJsonReport(r)), "");
+  json bad = ReportToJson(r);
+  bad["launches"][0]["leftover_processes"][0].erase("argv");
+  EXPECT_THAT(SchemaErrors(bad.dump(-1, ' ', false, json::error_handler_t::replace)),
+              HasSubstr("'argv' is a required property"));
+}
+
 TEST(JsonReport, SummaryCountsEveryOutcome) {
   EXPECT_EQ(SummaryCounts(HardenedReport().verdicts),
             json({{"pass", 1}, {"fail", 2}, {"inconclusive", 2}, {"error", 1}, {"skip", 1},

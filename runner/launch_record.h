@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runner/leftover_process.h"
+
 namespace sandprobe {
 
 // What the frame parser made of a probe's stdout (see runner/frames.h).
@@ -31,6 +33,10 @@ struct LaunchRecord {
   std::string stderr_tail;
   std::string error;        // harness-level failure, e.g. "execve(bwrap): ENOENT"
   ProbeFrames frames;       // only for purpose == "probe"
+  // Processes of this launch that outlived its direct child and were SIGKILLed by the
+  // launcher (LaunchResult::leftovers_killed): proof that something kept running after the
+  // invocation ended. The report has "leftover_processes" only when this is non-empty.
+  std::vector<LeftoverProcess> leftover_processes;
 };
 
 }  // namespace sandprobe

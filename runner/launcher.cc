@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -35,6 +36,8 @@
 #include <boost/process/io.hpp>
 #include <boost/process/search_path.hpp>
 #include <fmt/format.h>
+
+#include "runner/launch_leftovers.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -93,7 +96,7 @@ void SweepEveryNumber() noexcept {
 
 // Which step of the child's setup failed, written by the child into a MAP_SHARED page so the
 // parent can name it (Boost.Process only carries the errno back).
-enum class ChildStep : int { kNone, kSetpgid, kSigmask, kFdSweep, kChdir, kRlimit, kCgroup };
+enum class ChildStep : int { kNone, kPdeathsig, kSetpgid, kSigmask, kFdSweep, kChdir, kRlimit, kCgroup };
 struct ChildFailure {
   ChildStep step;
   int err;
@@ -107,6 +110,7 @@ struct ChildSetup : bp::extend::handler {
   pid_t* failed_pid;         // parent side: a child that failed before or at exec, to reap
   const LaunchEnvelope* envelope;
   const char* cgroup_procs;  // nullptr: no pids cgroup to join
+  pid_t launcher_pid;        // getpid() of the harness, taken before fork
 
   template <class Executor>
   void on_exec_setup(Executor& exec) const {
@@ -116,6 +120,11 @@ struct ChildSetup : bp::extend::handler {
       exec.set_error(std::error_code(err, std::system_category()), "child setup");
       ::_exit(127);
     };
+    // Dies with the harness: a `kill -9` of sandprobe must not leave a docker client or a
+    // canary process running. If the harness died between fork and here, the signal will
+    // never come (the parent already changed), so leave now; nobody reads the error pipe.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(ChildStep::kPdeathsig, errno);
+    if (::getppid() != launcher_pid) ::_exit(127);
     // Own group, so the whole tree can be signalled with killpg(pid).
     if (::setpgid(0, 0) != 0) fail(ChildStep::kSetpgid, errno);
     // Launch() blocks SIGPIPE in its thread; the child must start clean.
@@ -211,8 +220,10 @@ class LaunchSession {
   void SignalTree(int sig);
   void OnExit();
   void MaybeFinish();
+  void TakeOrphans();
 
   const LaunchSpec& spec_;
+  LaunchRegistration registration_;  // outlives the child: unregistered after the destructor body
   asio::io_context ios_;
   Capture out_{ios_}, err_{ios_};
   std::optional<bp::async_pipe> stdin_;
@@ -283,6 +294,7 @@ void LaunchSession::RemovePidsCgroup() {
 Status LaunchSession::Spawn() {
   bp::environment env = boost::this_process::environment();
   for (const auto& [name, value] : spec_.extra_env) env[name] = value;
+  env[kLaunchMarkerEnv] = registration_.marker();
   std::string exe = spec_.argv[0];
   if (exe.find('/') == std::string::npos) {
     std::vector<boost::filesystem::path> dirs;
@@ -306,19 +318,25 @@ Status LaunchSession::Spawn() {
   setup.failed_pid = &failed_pid;
   setup.envelope = &spec_.envelope;
   setup.cgroup_procs = cgroup_.empty() ? nullptr : cgroup_procs_.c_str();
+  setup.launcher_pid = ::getpid();
   std::error_code ec;
   auto start = [&](auto&& stdin_init) {
     return bp::child(bp::exe = exe, bp::args = args, env, stdin_init, bp::std_out > out_.pipe,
                      bp::std_err > err_.pipe, setup, ec);
   };
-  if (stdin_) child_ = start(bp::std_in < *stdin_);
-  else child_ = start(bp::std_in < bp::null);
+  {
+    // Until the child is registered (or a failed one reaped), no orphan scan may run: it
+    // would see a child of ours that no launch claims yet.
+    std::unique_lock<std::mutex> spawn_lock = LaunchRegistration::LockSpawns();
+    if (stdin_) child_ = start(bp::std_in < *stdin_);
+    else child_ = start(bp::std_in < bp::null);
+    if (!ec) registration_.Register(child_.id(), spawn_lock);
+    if (failed_pid > 0)
+      while (::waitpid(failed_pid, nullptr, 0) == -1 && errno == EINTR) {
+      }
+  }
   ChildFailure seen = *failure;
   ::munmap(page, sizeof(ChildFailure));
-
-  if (failed_pid > 0)
-    while (::waitpid(failed_pid, nullptr, 0) == -1 && errno == EINTR) {
-    }
   if (!ec) {
     pid_ = child_.id();
     return Status::Ok();
@@ -327,6 +345,8 @@ Status LaunchSession::Spawn() {
   switch (seen.step) {
     case ChildStep::kNone:
       return Status::Error(fmt::format("execve({}): {}", spec_.argv[0], ErrnoName(err)));
+    case ChildStep::kPdeathsig:
+      return Status::Error(fmt::format("prctl(PR_SET_PDEATHSIG) for {}: {}", spec_.argv[0], ErrnoName(err)));
     case ChildStep::kSetpgid:
       return Status::Error(fmt::format("setpgid(0, 0) for {}: {}", spec_.argv[0], ErrnoName(err)));
     case ChildStep::kSigmask:
@@ -431,8 +451,13 @@ void LaunchSession::OnExit() {
   if (exited_) return;
   exited_ = true;
   waiter_work_.reset();
-  // Whatever is left of the group must not outlive the launch nor hold the pipes open.
+  // Whatever is left of the group must not outlive the launch nor hold the pipes open. It is
+  // evidence too (a background process outlived the invocation): listed before the kill.
+  result_.leftovers_killed = StopAndListGroup(pid_);
   ::killpg(pid_, SIGKILL);
+  // And what escaped the group: killed now, so a daemon holding our pipes does not make the
+  // drain below wait out the grace period.
+  TakeOrphans();
   timeout_timer_.cancel();
   grace_timer_.cancel();
   cancel_timer_.cancel();
@@ -446,6 +471,12 @@ void LaunchSession::OnExit() {
     if (stdin_) stdin_->close(ignored);
   });
   MaybeFinish();
+}
+
+void LaunchSession::TakeOrphans() {
+  for (LeftoverProcess& orphan : registration_.KillOrphans()) {
+    result_.leftovers_killed.push_back(std::move(orphan));
+  }
 }
 
 void LaunchSession::MaybeFinish() {
@@ -479,6 +510,9 @@ StatusOr<LaunchResult> LaunchSession::Run() {
   std::error_code ec;
   child_.wait(ec);  // already a zombie: returns at once
   reaped_ = true;
+  registration_.MarkReaped();
+  // Before the pids cgroup goes: removing it kills what is inside without a record.
+  TakeOrphans();
   if (ec) return Status::Error(fmt::format("waitpid({}) for {}: {}", pid_, spec_.argv[0], ec.message()));
   int status = child_.native_exit_code();  // raw wait status; exit_code() mangles signals
   if (WIFEXITED(status)) result_.exit_code = WEXITSTATUS(status);
@@ -507,6 +541,13 @@ int MarkInheritedFdsCloexec(FdSweep how) noexcept {
       return 0;
   }
   return EINVAL;
+}
+
+Status BecomeChildSubreaper() {
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    return Status::Error(fmt::format("prctl(PR_SET_CHILD_SUBREAPER): {}", ErrnoName(errno)));
+  }
+  return Status::Ok();
 }
 
 StatusOr<LaunchResult> ProcessLauncher::Launch(const LaunchSpec& spec) {

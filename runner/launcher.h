@@ -2,8 +2,11 @@
 //
 // Every sandbox command (docker run, bwrap, cleanup, sweep, preflight) goes through Launch().
 // A launch is a closed episode: when Launch() returns, the child has been reaped, every process
-// left in its process group has been SIGKILLed, and both output pipes are closed. Nothing
-// started here outlives the call, so a run cannot leak stray processes or zombies.
+// left in its process group has been SIGKILLed, and both output pipes are closed. When the
+// harness is a child subreaper (BecomeChildSubreaper), processes that escaped the group
+// (double fork + setsid) are killed and reaped too (runner/launch_leftovers.h). Each child gets
+// SIGKILL as its parent-death signal, so a harness killed with -9 does not leave its direct
+// children running either.
 //
 // Launcher is an interface so lifecycles (runner/sandbox.*) can be unit-tested with a fake.
 #pragma once
@@ -17,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "runner/leftover_process.h"
 #include "runner/status.h"
 
 namespace sandprobe {
@@ -66,6 +70,11 @@ struct LaunchResult {
   std::string out, err;
   std::size_t out_dropped = 0, err_dropped = 0;   // bytes beyond the cap
   std::string envelope_note;  // "pids cgroup unavailable: mkdir(...): EROFS"; empty when all applied
+  // Processes of this launch still alive after its direct child ended, SIGKILLed and (when
+  // ours to reap) reaped by the launcher: group stragglers, and orphans that left the group
+  // (only seen when the process is a child subreaper). Evidence that something outlived the
+  // invocation; the argv is read before the kill.
+  std::vector<LeftoverProcess> leftovers_killed;
 };
 
 class Launcher {  // interface, so lifecycles can be unit-tested with a fake
@@ -77,12 +86,24 @@ class Launcher {  // interface, so lifecycles can be unit-tested with a fake
 };
 
 // The real launcher over Boost.Process v1. The child gets its own process group, only fds
-// 0-2, an empty signal mask and SIGPIPE at its default. Stateless: Launch() may be called from
-// several threads at once (each call runs its own io_context). Installs no signal handler.
+// 0-2, an empty signal mask, SIGPIPE at its default, SIGKILL as parent-death signal and
+// SANDPROBE_LAUNCH_ID in its environment (see launch_leftovers.h). Launch() may be called from
+// several threads at once (each call runs its own io_context; the only shared state is the
+// registry of live launches). Installs no signal handler.
+//
+// The parent-death signal fires when the *thread* that launched exits; Launch() blocks that
+// thread until the child is reaped, so it only fires when the whole harness dies. The kernel
+// clears it on exec of a set-user-ID binary (firejail): such a child outlives a killed harness,
+// and `sandprobe sweep` is what finds it.
 class ProcessLauncher final : public Launcher {
  public:
   StatusOr<LaunchResult> Launch(const LaunchSpec& spec) override;
 };
+
+// Makes this process a child subreaper (PR_SET_CHILD_SUBREAPER): orphans of what it launched
+// are reparented to it instead of init, so Launch() can find and kill those that escaped the
+// process group. Called once at the start of main(); lasts for the process's life.
+Status BecomeChildSubreaper();
 
 // "exit 0", "exit 125", "signal 9 (SIGKILL)", "timed out after 2000 ms (then signal 15 (SIGTERM))",
 // "cancelled".

@@ -19,6 +19,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "runner/proc_info.h"
+
 namespace sandprobe {
 namespace {
 
@@ -79,6 +81,7 @@ std::string TempPath(const std::string& name) {
 TEST(Launcher, ExitZero) {
   LaunchResult r = MustLaunch(Child({"exit", "0"}));
   EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(r.leftovers_killed.empty());
   EXPECT_FALSE(r.signal);
   EXPECT_FALSE(r.timed_out);
   EXPECT_GT(r.pid, 0);
@@ -226,6 +229,9 @@ TEST(Launcher, TimeoutKillsTheWholeTree) {
   ASSERT_GT(grandchild, 0);
   EXPECT_TRUE(ProcessIsGone(grandchild));
   EXPECT_LT(r.wall, milliseconds(5000));
+  // It ignored the TERM and outlived the child: a leftover the launcher killed.
+  ASSERT_EQ(r.leftovers_killed.size(), 1u);
+  EXPECT_EQ(r.leftovers_killed[0].pid, grandchild);
   unlink(pidfile.c_str());
 }
 
@@ -240,6 +246,100 @@ TEST(Launcher, StragglersDieWhenTheChildExits) {
   int grandchild = ReadPidFile(pidfile);
   ASSERT_GT(grandchild, 0);
   EXPECT_TRUE(ProcessIsGone(grandchild));
+  ASSERT_EQ(r.leftovers_killed.size(), 1u);
+  EXPECT_EQ(r.leftovers_killed[0].pid, grandchild);
+  EXPECT_THAT(r.leftovers_killed[0].argv, HasSubstr("spawn-grandchild " + pidfile + " exit"));
+  unlink(pidfile.c_str());
+}
+
+// True when /proc has no entry for `pid` at all: not even a zombie (it was reaped).
+bool ProcessIsReaped(int pid) {
+  return access(("/proc/" + std::to_string(pid)).c_str(), F_OK) != 0;
+}
+
+// The daemon left the process group and the session and ignores SIGTERM: killpg cannot reach
+// it. As a child subreaper the launcher gets it as an orphan, records it, kills and reaps it,
+// and does so before draining the pipes the daemon still holds (grace is 5 s).
+TEST(Launcher, DaemonThatLeftTheGroupIsKilledRecordedAndReaped) {
+  ASSERT_TRUE(BecomeChildSubreaper().ok());
+  std::string pidfile = TempPath("daemon.pid");
+  LaunchSpec spec = Child({"daemonize", pidfile, "exit"});
+  spec.grace = milliseconds(5000);
+  LaunchResult r = MustLaunch(spec);
+  EXPECT_EQ(r.exit_code, 0);
+  int daemon = ReadPidFile(pidfile);
+  ASSERT_GT(daemon, 0);
+  EXPECT_TRUE(ProcessIsReaped(daemon));
+  ASSERT_EQ(r.leftovers_killed.size(), 1u);
+  EXPECT_EQ(r.leftovers_killed[0].pid, daemon);
+  EXPECT_EQ(r.leftovers_killed[0].argv,
+            std::string(LAUNCHER_TEST_CHILD) + " daemonize " + pidfile + " exit");
+  EXPECT_LT(r.wall, milliseconds(4000));
+  EXPECT_TRUE(NoChildrenLeft());
+  unlink(pidfile.c_str());
+}
+
+// Launch A starts first but daemonizes only after launch B has started; B ends first. By
+// start time alone B would take A's daemon: the launch marker in its environment says it is
+// A's, so each launch kills and reports exactly its own.
+TEST(Launcher, ConcurrentLaunchesKeepTheirOwnOrphans) {
+  ASSERT_TRUE(BecomeChildSubreaper().ok());
+  std::string pidfile_a = TempPath("a.pid"), pidfile_b = TempPath("b.pid");
+  std::atomic<bool> cancel_a{false};
+  LaunchSpec a = Child({"daemonize", pidfile_a, "stay", "800"});
+  a.cancel = &cancel_a;
+  LaunchResult result_a;
+  std::thread thread_a([&] { result_a = MustLaunch(a); });
+  std::this_thread::sleep_for(milliseconds(200));
+  LaunchSpec b = Child({"daemonize", pidfile_b, "stay"});
+  b.timeout = milliseconds(1500);
+  b.grace = milliseconds(300);
+  LaunchResult result_b = MustLaunch(b);
+  int daemon_a = ReadPidFile(pidfile_a);
+  EXPECT_GT(daemon_a, 0) << "A's daemon was not up before B ended";
+  std::optional<ProcStat> a_alive = ReadProcStat(daemon_a);
+  EXPECT_TRUE(a_alive && !a_alive->dead()) << "B's launch killed A's daemon";
+  cancel_a = true;
+  thread_a.join();
+  int daemon_b = ReadPidFile(pidfile_b);
+  ASSERT_GT(daemon_b, 0);
+  ASSERT_EQ(result_b.leftovers_killed.size(), 1u);
+  EXPECT_EQ(result_b.leftovers_killed[0].pid, daemon_b);
+  ASSERT_EQ(result_a.leftovers_killed.size(), 1u);
+  EXPECT_EQ(result_a.leftovers_killed[0].pid, daemon_a);
+  EXPECT_TRUE(ProcessIsReaped(daemon_a));
+  EXPECT_TRUE(ProcessIsReaped(daemon_b));
+  EXPECT_TRUE(NoChildrenLeft());
+  unlink(pidfile_a.c_str());
+  unlink(pidfile_b.c_str());
+}
+
+TEST(Launcher, ChildHasSigkillAsParentDeathSignal) {
+  LaunchResult r = MustLaunch(Child({"pdeathsig"}));
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, std::to_string(SIGKILL));
+}
+
+// A launcher killed mid-launch (here: a forked copy of this test that exits while its launch
+// thread waits) takes its child with it.
+TEST(Launcher, ChildDiesWithTheLauncherProcess) {
+  std::string pidfile = TempPath("orphaned-child.pid");
+  pid_t launcher_process = fork();
+  ASSERT_GE(launcher_process, 0);
+  if (launcher_process == 0) {
+    std::thread([pidfile] {
+      ProcessLauncher launcher;
+      (void)launcher.Launch(Child({"pidfile", pidfile}));
+    }).detach();
+    for (int i = 0; i < 500 && ReadPidFile(pidfile) <= 0; ++i) usleep(10000);
+    _exit(ReadPidFile(pidfile) > 0 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(launcher_process, &status, 0), launcher_process);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child never started";
+  int child = ReadPidFile(pidfile);
+  EXPECT_TRUE(ProcessIsGone(child));
+  waitpid(child, nullptr, WNOHANG);  // ours to reap when this process is a subreaper
   unlink(pidfile.c_str());
 }
 

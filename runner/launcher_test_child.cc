@@ -2,7 +2,9 @@
 // Plain POSIX, no test framework: it must behave like an arbitrary untrusted command.
 #include <dirent.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,6 +47,12 @@ int ListFds() {
   return 0;
 }
 
+void WritePidFile(const char* pidfile, pid_t pid) {
+  std::string tmp = std::string(pidfile) + ".tmp";
+  std::ofstream(tmp) << pid << "\n";
+  rename(tmp.c_str(), pidfile);  // the test never sees a half-written file
+}
+
 // The grandchild ignores SIGTERM (set before fork, so there is no window) and keeps stdout.
 int SpawnGrandchild(const char* pidfile, bool parent_exits) {
   signal(SIGTERM, SIG_IGN);
@@ -52,12 +60,32 @@ int SpawnGrandchild(const char* pidfile, bool parent_exits) {
   if (pid < 0) return 2;
   if (pid == 0) SleepForever();
   signal(SIGTERM, SIG_DFL);
-  std::string tmp = std::string(pidfile) + ".tmp";
-  std::ofstream(tmp) << pid << "\n";
-  rename(tmp.c_str(), pidfile);  // the test never sees a half-written file
+  WritePidFile(pidfile, pid);
   if (parent_exits) return 0;
   SleepForever();
   return 0;
+}
+
+// A daemon: after `delay_ms`, double fork + setsid, so the grandchild leaves both the process
+// group and the session and is orphaned at once; it ignores SIGTERM and sleeps. Its pid goes
+// to `pidfile` before its parent exits. Then this process exits or stays (sleeps).
+int Daemonize(const char* pidfile, bool stay, int delay_ms) {
+  if (delay_ms > 0) usleep(static_cast<useconds_t>(delay_ms) * 1000);
+  pid_t middle = fork();
+  if (middle < 0) return 2;
+  if (middle == 0) {
+    if (setsid() < 0) _exit(2);
+    signal(SIGTERM, SIG_IGN);
+    pid_t daemon = fork();
+    if (daemon < 0) _exit(2);
+    if (daemon == 0) SleepForever();
+    WritePidFile(pidfile, daemon);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(middle, &status, 0);
+  if (stay) SleepForever();
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 3;
 }
 
 // Some stderr first (more than a pipe buffer), then the stdout flood, then a stderr line:
@@ -111,6 +139,20 @@ int main(int argc, char** argv) {
     bool parent_exits = argc > 3 && std::string(argv[3]) == "exit";
     return SpawnGrandchild(arg, parent_exits);
   }
+  if (mode == "daemonize" && arg) {
+    bool stay = argc > 3 && std::string(argv[3]) == "stay";
+    return Daemonize(arg, stay, argc > 4 ? atoi(argv[4]) : 0);
+  }
+  if (mode == "pidfile" && arg) {  // its own pid, then sleeps
+    WritePidFile(arg, getpid());
+    SleepForever();
+  }
+  if (mode == "pdeathsig") {
+    int sig = -1;
+    if (prctl(PR_GET_PDEATHSIG, &sig) != 0) return 2;
+    printf("%d", sig);
+    return 0;
+  }
   if (mode == "flood" && arg) return Flood(strtoull(arg, nullptr, 10));
   if (mode == "env" && arg) {
     const char* value = getenv(arg);
@@ -126,6 +168,7 @@ int main(int argc, char** argv) {
   fprintf(stderr,
           "usage: launcher_test_child fds | exit N | raise SIGNUM | sleep | leave-group-sleep |\n"
           "  ignore-term-sleep |\n"
-          "  spawn-grandchild PIDFILE [exit|sleep] | flood NBYTES | env NAME | cat | pgid\n");
+          "  spawn-grandchild PIDFILE [exit|sleep] | daemonize PIDFILE [exit|stay] [DELAY_MS] |\n"
+          "  pidfile PATH | pdeathsig | flood NBYTES | env NAME | cat | pgid\n");
   return 64;
 }

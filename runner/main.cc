@@ -27,6 +27,7 @@
 #include "runner/policy.h"
 #include "runner/profile.h"
 #include "runner/run.h"
+#include "runner/run_sweep.h"
 #include "runner/suite.h"
 
 namespace sandprobe {
@@ -73,6 +74,11 @@ int Run(const RunFlags& flags) {
   }
   InstallInterruptHandlers();
   ProcessLauncher launcher;
+  // Before its own work: what earlier runs left when their sandprobe died. Said on stderr,
+  // never fatal (`sandprobe sweep` is the command that reports failures in its exit code).
+  for (const SweepSummary& swept : SweepDeadRuns(launcher, {})) {
+    std::cerr << "sandprobe run: swept a " << DescribeSweep(swept, /*dry_run=*/false);
+  }
   RunOptions options{.profile_path = flags.sandbox,
                      .policy_path = flags.policy,
                      .suite_path = flags.suite,
@@ -110,6 +116,31 @@ int Run(const RunFlags& flags) {
     return kExitHarness;
   }
   return exit_code;
+}
+
+struct SweepFlags {
+  bool dry_run = false, json = false;
+  std::string run_id;
+};
+
+// Exit: 0 every dead run swept (or none found), 3 something could not be removed.
+int Sweep(const SweepFlags& flags) {
+  ProcessLauncher launcher;
+  std::vector<SweepSummary> summaries =
+      SweepDeadRuns(launcher, {.dry_run = flags.dry_run, .only_run_id = flags.run_id});
+  bool incomplete = false;
+  nlohmann::json runs = nlohmann::json::array();
+  for (const SweepSummary& s : summaries) {
+    incomplete = incomplete || !s.errors.empty();
+    if (flags.json) runs.push_back(SweepSummaryToJson(s));
+    else std::cout << DescribeSweep(s, flags.dry_run);
+  }
+  if (flags.json) {
+    std::cout << nlohmann::json({{"dry_run", flags.dry_run}, {"runs", runs}}).dump(2) << "\n";
+  } else if (summaries.empty()) {
+    std::cout << "no dead runs\n";
+  }
+  return incomplete ? kExitHarness : 0;
 }
 
 struct DiffFlags {
@@ -231,6 +262,13 @@ int Main(int argc, char** argv) {
   diff->add_flag("--fail-on-change", diff_flags.fail_on_change,
                  "exit 1 on any change, not only on a regression");
 
+  SweepFlags sweep_flags;
+  CLI::App* sweep = app.add_subcommand(
+      "sweep", "clean up after runs whose sandprobe died: their sandboxes, processes, run dirs");
+  sweep->add_flag("--dry-run", sweep_flags.dry_run, "only list what would be removed");
+  sweep->add_flag("--json", sweep_flags.json, "print the summary as JSON");
+  sweep->add_option("--run-id", sweep_flags.run_id, "sweep only this run (when it is dead)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -244,10 +282,18 @@ int Main(int argc, char** argv) {
   if (*validate) return Validate(files);
   if (*list) return List(data_dir);
   if (*diff) return Diff(diff_flags);
+  if (*sweep) return Sweep(sweep_flags);
   return kExitUsage;
 }
 
 }  // namespace
 }  // namespace sandprobe
 
-int main(int argc, char** argv) { return sandprobe::Main(argc, argv); }
+int main(int argc, char** argv) {
+  // First: orphans of anything sandprobe launches come back to it (not to init), so the
+  // launcher can kill what escaped a launch's process group.
+  if (sandprobe::Status s = sandprobe::BecomeChildSubreaper(); !s.ok()) {
+    std::cerr << "sandprobe: warning: " << s.message() << "; escaped processes cannot be reaped\n";
+  }
+  return sandprobe::Main(argc, argv);
+}

@@ -17,6 +17,7 @@
 #include "runner/plan.h"
 #include "runner/policy.h"
 #include "runner/profile.h"
+#include "runner/run_registry.h"
 #include "runner/sandbox.h"
 #include "runner/suite.h"
 #include "runner/witness.h"
@@ -68,6 +69,7 @@ class RunDir {
   ~RunDir() {
     std::error_code ec;
     if (!root_.empty() && !keep_) fs::remove_all(root_, ec);
+    if (!root_.empty() && keep_) MarkRunDirKept(root_);  // so no sweep removes it
   }
   const std::string& root() const { return root_; }
   std::string workspace() const { return root_ + "/workspace"; }
@@ -170,6 +172,8 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
   // Witnesses up.
   StatusOr<RunDir> run_dir = RunDir::Create(report.run_id, options.keep_run_dir);
   if (!run_dir.ok()) return run_dir.status();
+  // Before anything is launched, so a sweep can always find what this run leaves behind.
+  if (Status claimed = ClaimRunDir(run_dir->root(), profile.source_path); !claimed.ok()) return claimed;
   StatusOr<CanaryFile> canary = CanaryFile::Plant(run_dir->root());
   if (!canary.ok()) return canary.status();
   CanaryEnvSecret env_secret = CanaryEnvSecret::Make();

@@ -105,6 +105,7 @@ LaunchRecord Sandbox::LaunchTemplate(const TemplateLaunch& launch, LaunchResult*
     record.wall_ms = result->wall.count();
     record.stdout_tail = Tail(result->out);
     record.stderr_tail = Tail(result->err);
+    record.leftover_processes = result->leftovers_killed;
     if (result->cancelled) record.error = "interrupted";
     if (!result->envelope_note.empty()) record.stderr_tail += "\n[sandprobe] " + result->envelope_note;
     if (raw) *raw = *result;

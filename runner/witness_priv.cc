@@ -1,9 +1,12 @@
 // The privilege witness ("priv"): host-side facts the privilege families judge against.
 //
-//  - The canary host process: `sh -c 'sleep 600; :' sandprobe-canary-<token>`, started through
-//    the launcher on a thread of its own and killed (with its process group) when the witness is
-//    destroyed. A probe that finds the token's hash in some /proc/<pid>/cmdline shares the host's
-//    PID namespace. The probe only gets the hash, so its own command line cannot match.
+//  - The canary host process: `sh -c 'while sleep 1; do :; done' sandprobe-canary-<token>`,
+//    started through the launcher on a thread of its own and killed (with its process group)
+//    when the witness is destroyed. Its token is in the run's owner record, so `sandprobe sweep`
+//    finds it if the harness dies; and sh only ever has a 1 s sleep as child, so none of it
+//    lingers for long after sh dies (an hour-long sleep would, orphaned and without the token).
+//    A probe that finds the token's hash in some /proc/<pid>/cmdline shares the host's PID
+//    namespace. The probe only gets the hash, so its own command line cannot match.
 //  - The runner's own namespaces (/proc/self/ns/*), which priv.namespaces compares with the
 //    sandbox's. "Host" here means the namespaces the harness runs in.
 //  - The profile's backend, so a remediation hint can name the fix for that backend.
@@ -16,6 +19,7 @@
 #include <iterator>
 #include <thread>
 
+#include "runner/run_registry.h"
 #include "runner/witness.h"
 #include "runner/witnesses.h"
 
@@ -60,8 +64,9 @@ class PrivWitness final : public RunWitness {
       ssize_t n = ::readlink((std::string("/proc/self/ns/") + ns).c_str(), link, sizeof link - 1);
       if (n > 0) host_ns_[ns] = std::string(link, static_cast<std::size_t>(n));
     }
+    RecordProcessToken(setup.run_dir, canary_arg_);
     LaunchSpec spec;
-    spec.argv = {"sh", "-c", "sleep 3600; :", canary_arg_};
+    spec.argv = {"sh", "-c", "while sleep 1; do :; done", canary_arg_};
     spec.timeout = std::chrono::hours(1);
     spec.grace = std::chrono::milliseconds(500);
     spec.cancel = &stop_;

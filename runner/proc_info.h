@@ -1,0 +1,44 @@
+// Reading other processes through /proc: what the launcher's leftover sweep and the run
+// registry need to recognise a process (its parent, group, session, start time, argv).
+//
+// A pid alone names a process only while it cannot be reused: a child not yet reaped, or a
+// pid paired with its start time (field 22 of /proc/<pid>/stat), which a new process with the
+// same pid would not share.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sandprobe {
+
+// Fields of /proc/<pid>/stat (see proc(5)).
+struct ProcStat {
+  int pid = 0;
+  char state = '?';  // R, S, D, Z, X, ...
+  int ppid = 0;
+  int pgid = 0;
+  int sid = 0;
+  unsigned long long start_ticks = 0;  // field 22: clock ticks after boot
+  bool dead() const { return state == 'Z' || state == 'X'; }
+};
+
+// Parses the text of a stat file; the comm field may hold spaces and parentheses, so the
+// fields after it are found from the last ')'.
+std::optional<ProcStat> ParseProcStat(std::string_view text);
+// nullopt when the process is gone (or /proc is not readable).
+std::optional<ProcStat> ReadProcStat(int pid);
+
+// The raw bytes of /proc/<pid>/<name> ("cmdline", "environ"), at most `cap` bytes; empty when
+// unreadable (gone, a zombie, or not ours to read).
+std::string ReadProcFile(int pid, const char* name, std::size_t cap = 64 * 1024);
+
+// A NUL-separated cmdline for people: NULs as spaces, no trailing space, capped at `cap`
+// bytes (then "...").
+std::string CmdlineForDisplay(std::string_view raw, std::size_t cap);
+
+// Every numeric entry of /proc, ascending.
+std::vector<int> ListPids();
+
+}  // namespace sandprobe

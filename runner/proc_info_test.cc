@@ -1,0 +1,59 @@
+#include "runner/proc_info.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+namespace sandprobe {
+namespace {
+
+// A comm with spaces and parentheses must not shift the fields after it.
+TEST(ProcInfo, ParsesStatFieldsAfterAnAwkwardComm) {
+  std::string text =
+      "4242 (we (i) rd) S 17 4242 4240 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10";
+  std::optional<ProcStat> stat = ParseProcStat(text);
+  ASSERT_TRUE(stat);
+  EXPECT_EQ(stat->pid, 4242);
+  EXPECT_EQ(stat->state, 'S');
+  EXPECT_EQ(stat->ppid, 17);
+  EXPECT_EQ(stat->pgid, 4242);
+  EXPECT_EQ(stat->sid, 4240);
+  EXPECT_EQ(stat->start_ticks, 987654u);
+  EXPECT_FALSE(stat->dead());
+}
+
+TEST(ProcInfo, TruncatedStatIsRejected) {
+  EXPECT_FALSE(ParseProcStat("12 (x) S 1 12 12 0"));
+  EXPECT_FALSE(ParseProcStat("garbage"));
+}
+
+TEST(ProcInfo, ReadsItself) {
+  std::optional<ProcStat> self = ReadProcStat(getpid());
+  ASSERT_TRUE(self);
+  EXPECT_EQ(self->pid, getpid());
+  EXPECT_EQ(self->ppid, getppid());
+  EXPECT_EQ(self->pgid, getpgid(0));
+  EXPECT_EQ(self->sid, getsid(0));
+  EXPECT_GT(self->start_ticks, 0u);
+  std::string cmdline = ReadProcFile(getpid(), "cmdline");
+  EXPECT_NE(CmdlineForDisplay(cmdline, 4096).find("launcher_test"), std::string::npos);
+  std::vector<int> pids = ListPids();
+  EXPECT_NE(std::find(pids.begin(), pids.end(), getpid()), pids.end());
+}
+
+TEST(ProcInfo, CmdlineForDisplayJoinsAndCaps) {
+  using namespace std::string_literals;
+  EXPECT_EQ(CmdlineForDisplay("sh\0-c\0sleep 1\0"s, 100), "sh -c sleep 1");
+  EXPECT_EQ(CmdlineForDisplay("abcdef\0"s, 3), "abc...");
+  EXPECT_EQ(CmdlineForDisplay(""s, 3), "");
+}
+
+TEST(ProcInfo, GoneProcessReadsAsNothing) {
+  EXPECT_FALSE(ReadProcStat(0x3fffffff));
+  EXPECT_EQ(ReadProcFile(0x3fffffff, "cmdline"), "");
+}
+
+}  // namespace
+}  // namespace sandprobe

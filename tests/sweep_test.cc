@@ -1,0 +1,242 @@
+// A gate you can trust under fire: what a run leaves behind when its sandprobe is killed, when
+// a probe hangs, and when the sandbox leaves a daemon behind. Every test looks for its own
+// run's leftovers only (its run id's label, its run dir, tokens it made).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/proc_info.h"
+#include "tests/test_cli_runner.h"
+
+namespace sandprobe::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+const std::vector<std::string> kDockerUp = {"docker", "image", "inspect", "sandprobe/agent:latest"};
+
+std::string UniqueToken(const std::string& prefix) {
+  std::random_device random;
+  return prefix + std::to_string(random()) + std::to_string(random());
+}
+
+std::string TempDir() {
+  std::string tmpl = (fs::temp_directory_path() / "sp-sweep-XXXXXX").string();
+  return mkdtemp(tmpl.data());
+}
+
+// Pids of live processes whose command line contains `needle`.
+std::vector<int> Carriers(const std::string& needle) {
+  std::vector<int> pids;
+  for (int pid : ListPids()) {
+    std::optional<ProcStat> stat = ReadProcStat(pid);
+    if (stat && !stat->dead() && ReadProcFile(pid, "cmdline").find(needle) != std::string::npos) {
+      pids.push_back(pid);
+    }
+  }
+  return pids;
+}
+
+// Polls `done` every 100 ms for at most `limit`.
+bool WaitFor(const std::function<bool()>& done, milliseconds limit) {
+  for (auto end = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < end;) {
+    if (done()) return true;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  return done();
+}
+
+std::string ContainersOf(const std::string& run_id) {
+  return RunCommand({"docker", "ps", "-aq", "--filter", "label=sandprobe.run=" + run_id}).out;
+}
+
+// The run dir whose owner.json names `pid`, or "".
+std::string RunDirOwnedBy(int pid) {
+  for (const auto& entry : fs::directory_iterator("/var/tmp")) {
+    if (entry.path().filename().string().rfind("sandprobe-", 0) != 0) continue;
+    std::ifstream in(entry.path() / "owner.json");
+    json owner = json::parse(in, nullptr, false);
+    if (owner.is_object() && owner.value("pid", 0) == pid) return entry.path().string();
+  }
+  return "";
+}
+
+// A profile file for the host backend with `run` as its run template (the probe runs on the
+// host, so hangs and leftovers are real processes of this machine).
+std::string HostProfile(const std::string& dir, const json& run, int timeout_seconds) {
+  json profile = {{"name", "host-under-fire"}, {"description", "host profile for sweep tests"},
+                  {"backend", "host"}, {"policy", SourcePath("policies/tier-low.json")},
+                  {"lifecycle", "oneshot"}, {"injection", "host-path"},
+                  {"probe_path", "{probe_dir}/sandprobe-probe"}, {"workspace_path", "{workspace}"},
+                  {"run", run}, {"timeout_seconds", timeout_seconds}};
+  std::string path = dir + "/profile.json";
+  std::ofstream(path) << profile.dump(2);
+  return path;
+}
+
+// `sandprobe run --sandbox PROFILE` (an absolute path) with its JSON report in `dir`.
+CliRun RunAbsoluteProfile(const std::string& profile, const std::string& dir) {
+  CliRun run = RunCli({"run", "--no-color", "--sandbox", profile, "--json", dir + "/r.json"});
+  run.report = json::parse(std::ifstream(dir + "/r.json"), nullptr, false);
+  return run;
+}
+
+// kill -9 of the runner while its container runs: the container outlives it (docker's client
+// dies, the container does not), its direct children die with it (parent-death signal), and
+// `sandprobe sweep` removes the container and the run dir from the owner record it left.
+TEST(SweepTest, AKilledRunnersContainerAndRunDirAreSweptAndItsProcessesDied) {
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  std::string dir = TempDir();
+  std::string report = dir + "/r.json";  // unique: finds the runner's pid
+  CliRun killed;
+  std::thread runner([&] {
+    killed = RunCli({"run", "--no-color", "--sandbox", SourcePath("tests/data/docker-slow.json"),
+                     "--suite", SourcePath("suites/privileges.json"), "--json", report});
+  });
+  int pid = 0;
+  std::string run_dir, run_id;
+  json owner;
+  bool up = WaitFor([&] {
+    if (pid == 0) {
+      for (int p : Carriers(report)) {
+        if (ReadProcFile(p, "cmdline").rfind(SANDPROBE_CLI, 0) == 0) pid = p;
+      }
+    }
+    if (pid != 0 && run_dir.empty()) run_dir = RunDirOwnedBy(pid);
+    if (run_dir.empty()) return false;
+    run_id = fs::path(run_dir).filename().string().substr(std::string("sandprobe-").size());
+    return !ContainersOf(run_id).empty();
+  }, seconds(60));
+  if (!run_dir.empty()) owner = json::parse(std::ifstream(run_dir + "/owner.json"), nullptr, false);
+  if (pid > 0) kill(pid, SIGKILL);  // found by this test's own report path
+  runner.join();
+  ASSERT_TRUE(up) << "no container of the run appeared; runner pid " << pid << ", run dir '"
+                  << run_dir << "'; " << killed.err;
+  EXPECT_EQ(killed.exit_code, -1) << "the runner was not killed by the signal";
+
+  std::vector<std::string> tokens = owner.value("process_tokens", std::vector<std::string>{});
+  ASSERT_EQ(tokens.size(), 2u) << owner.dump() << ": the dir name and the canary's";
+  EXPECT_EQ(tokens[0], "sandprobe-" + run_id);
+  EXPECT_EQ(tokens[1].rfind("sandprobe-canary-", 0), 0u) << tokens[1];
+  // The canary host process and the docker client (its argv names the run dir) died with it.
+  for (const std::string& token : tokens) {
+    EXPECT_TRUE(WaitFor([&] { return Carriers(token).empty(); }, seconds(3)))
+        << "a process with " << token << " outlived the killed runner";
+  }
+  EXPECT_NE(ContainersOf(run_id), "") << "the container should outlive a killed runner";
+  EXPECT_TRUE(fs::exists(run_dir));
+
+  CliRun sweep = RunCli({"sweep", "--run-id", run_id});
+  EXPECT_EQ(sweep.exit_code, 0) << sweep.out << sweep.err;
+  EXPECT_NE(sweep.out.find("dead run " + run_id), std::string::npos) << sweep.out;
+  EXPECT_NE(sweep.out.find("owner pid " + std::to_string(pid) + " is gone"), std::string::npos) << sweep.out;
+  EXPECT_NE(sweep.out.find("removed sandbox "), std::string::npos) << sweep.out;
+  EXPECT_NE(sweep.out.find("removed run dir " + run_dir), std::string::npos) << sweep.out;
+  EXPECT_EQ(ContainersOf(run_id), "");
+  EXPECT_FALSE(fs::exists(run_dir));
+  for (const std::string& token : tokens) EXPECT_EQ(Carriers(token), std::vector<int>{}) << token;
+  // Nothing left to sweep for it.
+  CliRun again = RunCli({"sweep", "--run-id", run_id, "--json"});
+  EXPECT_EQ(again.exit_code, 0);
+  EXPECT_EQ(json::parse(again.out, nullptr, false).value("runs", json::array()), json::array()) << again.out;
+  fs::remove_all(dir);
+}
+
+// A probe that never ends is killed at the launch timeout: every check is an error (exit 3),
+// never a pass, and the run takes the timeout, not the hang.
+TEST(SweepTest, AHangingDirectLaunchIsKilledAtItsTimeoutAndReportedAsError) {
+  std::string dir = TempDir();
+  std::string token = UniqueToken("sp-hang-");
+  std::string profile = HostProfile(
+      dir, {"sh", "-c", "sleep 1000; exec \"$0\" \"$@\" # " + token, "{probe}", "{probe_args...}"}, 2);
+  auto start = std::chrono::steady_clock::now();
+  CliRun run = RunAbsoluteProfile(profile, dir);
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
+  EXPECT_LT(took, seconds(30));
+  ASSERT_TRUE(run.report.contains("checks")) << run.err;
+  ASSERT_FALSE(run.report["checks"].empty());
+  for (const json& check : run.report["checks"]) {
+    EXPECT_EQ(check.value("verdict", ""), "error") << check.value("id", "") << ": " << check.value("observed", "");
+  }
+  bool timed_out = false;
+  for (const json& launch : run.report["launches"]) {
+    if (launch.value("purpose", "") == "probe") timed_out = launch.value("timed_out", false);
+  }
+  EXPECT_TRUE(timed_out);
+  EXPECT_EQ(Carriers(token), std::vector<int>{});
+  fs::remove_all(dir);
+}
+
+// The sandbox leaves a daemon behind: out of the process group and the session (setsid),
+// ignoring SIGTERM. The runner, a child subreaper, gets it as an orphan when its parent exits,
+// kills it with its child when the launch ends and records both in the report.
+TEST(SweepTest, ADaemonLeftByTheSandboxDoesNotOutliveTheRun) {
+  std::string dir = TempDir();
+  std::string token = UniqueToken("sp-daemon-");
+  std::string profile = HostProfile(
+      dir,
+      {"sh", "-c", "(trap '' TERM; setsid sh -c 'sleep 600; :' " + token + " &); sleep 0.3; exec \"$0\" \"$@\"",
+       "{probe}", "{probe_args...}"},
+      60);
+  CliRun run = RunAbsoluteProfile(profile, dir);
+  ASSERT_TRUE(run.report.contains("launches")) << run.err;
+  EXPECT_EQ(Carriers(token), std::vector<int>{}) << "the daemon outlived the run";
+  json leftovers;
+  for (const json& launch : run.report["launches"]) {
+    if (launch.value("purpose", "") == "probe") leftovers = launch.value("leftover_processes", json::array());
+  }
+  // The daemon, then its child (orphaned when the daemon died: "sleep 600", or still the
+  // daemon's argv if it was caught between fork and exec). Both dead now.
+  ASSERT_GE(leftovers.size(), 2u) << leftovers.dump();
+  EXPECT_NE(leftovers[0].value("argv", "").find(token), std::string::npos) << leftovers.dump();
+  for (const json& leftover : leftovers) {
+    int pid = leftover.value("pid", 0);
+    std::optional<ProcStat> stat = ReadProcStat(pid);
+    bool same_process_alive = stat && !stat->dead() &&
+                              CmdlineForDisplay(ReadProcFile(pid, "cmdline"), 4096) == leftover.value("argv", "");
+    EXPECT_FALSE(same_process_alive) << "leftover " << pid << " still runs";
+  }
+  fs::remove_all(dir);
+}
+
+// `sandprobe run` sweeps dead runs before its own work, and says so on stderr.
+TEST(SweepTest, RunSweepsDeadRunsFirst) {
+  std::string run_id = UniqueToken("").substr(0, 12);
+  std::string root = "/var/tmp/sandprobe-" + run_id;
+  fs::create_directories(root + "/workspace");
+  pid_t gone = fork();  // a pid that no longer runs: the dead owner
+  if (gone == 0) _exit(0);
+  waitpid(gone, nullptr, 0);
+  char ns[128] = {};
+  ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+  std::ofstream(root + "/owner.json")
+      << json({{"pid", gone}, {"start_time_ticks", 1},
+               {"pid_namespace", std::string(ns, n > 0 ? static_cast<std::size_t>(n) : 0)},
+               {"profile_path", SourcePath("sandboxes/host.json")},
+               {"process_tokens", {"sandprobe-" + run_id}}}).dump();
+  // Invalid input (exit 2), but only after the sweep.
+  CliRun run = RunCli({"run", "--sandbox", SourcePath("sandboxes/host.json"), "--suite", root + "/none.json"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("swept a dead run " + run_id), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("removed run dir " + root), std::string::npos) << run.err;
+  EXPECT_FALSE(fs::exists(root));
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace sandprobe::testing
