@@ -85,6 +85,7 @@ BatchResult ToBatchResult(const LaunchRecord& record) {
   BatchResult result;
   result.launch_id = record.id;
   result.frames = record.frames;
+  for (const LeftoverProcess& p : record.leftover_processes) result.leftover_processes.push_back(p.argv);
   if (record.error == "interrupted" && record.frames.facts.empty()) {
     result.state = BatchResult::State::kInterrupted;
     return result;

@@ -72,16 +72,10 @@ std::string WhyFailed(const LaunchRecord& r) {
 bool Succeeded(const LaunchRecord& r) { return r.error.empty() && r.exit_code == 0; }
 
 // Step 1: the profile's sweep spec for the dead run's run_id.
-void SweepSandboxes(const DeadRun& run, Launcher& launcher, bool dry_run, SweepSummary& out) {
-  StatusOr<Profile> profile = LoadProfile(run.owner->profile_path);
-  if (!profile.ok()) {
-    out.errors.push_back(fmt::format("cannot sweep the sandboxes: load profile: {}",
-                                     profile.status().message()));
-    return;
-  }
-  if (!profile->sweep) return;  // nothing of this backend outlives its launches
+void SweepOneSpec(const Profile& profile, const DeadRun& run, Launcher& launcher, bool dry_run,
+                  SweepSummary& out) {
   ListOnlyLauncher list_only(launcher);
-  Sandbox sandbox(*profile, dry_run ? static_cast<Launcher&>(list_only) : launcher,
+  Sandbox sandbox(profile, dry_run ? static_cast<Launcher&>(list_only) : launcher,
                   SandboxContext{.run_id = run.run_id, .workspace = run.root + "/workspace"});
   sandbox.Sweep();
   const std::vector<LaunchRecord>& records = sandbox.records();
@@ -108,6 +102,21 @@ void SweepSandboxes(const DeadRun& run, Launcher& launcher, bool dry_run, SweepS
       out.errors.push_back(fmt::format("could not remove {}: `{}`: {}", id,
                                        FormatArgv(removal.argv), WhyFailed(removal)));
     }
+  }
+}
+
+void SweepSandboxes(const DeadRun& run, Launcher& launcher, bool dry_run, SweepSummary& out) {
+  StatusOr<Profile> profile = LoadProfile(run.owner->profile_path);
+  if (!profile.ok()) {
+    out.errors.push_back(fmt::format("cannot sweep the sandboxes: load profile: {}",
+                                     profile.status().message()));
+    return;
+  }
+  // One spec at a time (containers, then volumes, ...): each list's ids pair with its removals.
+  for (const SweepSpec& spec : profile->sweeps) {
+    Profile one = *profile;
+    one.sweeps = {spec};
+    SweepOneSpec(one, run, launcher, dry_run, out);
   }
 }
 

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "runner/host_processes.h"
+#include "runner/run_registry.h"
 #include "runner/witness.h"
 #include "runner/witnesses.h"
 
@@ -23,7 +24,10 @@ namespace {
 class PersistWitness final : public RunWitness {
  public:
   explicit PersistWitness(const WitnessSetup& setup)
-      : token_("persist" + RandomHex(10)), workspace_(setup.run_dir + "/workspace") {}
+      : token_("persist" + RandomHex(10)), workspace_(setup.run_dir + "/workspace") {
+    // If this run dies before Collect(), `sandprobe sweep` finds the planted process by it.
+    RecordProcessToken(setup.run_dir, token_);
+  }
   ~PersistWitness() override { KillLeftovers(); }
 
   std::string name() const override { return "persist"; }
