@@ -3,6 +3,7 @@
 // Exit codes: 0 all pass (skips allowed) · 1 a fail at or above --fail-on · 2 usage or invalid
 // input · 3 harness error or inconclusive checks (and no fail).
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -17,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "reports/console_report.h"
+#include "reports/progress_line.h"
 #include "reports/diff.h"
 #include "reports/json_report.h"
 #include "reports/junit_report.h"
@@ -58,8 +60,61 @@ void InstallInterruptHandlers() {
 
 struct RunFlags {
   std::string sandbox, policy, suite, json, junit, probe_dir, fail_on = "low";
-  bool require_backend = false, no_color = false, keep_run_dir = false;
+  bool require_backend = false, no_color = false, keep_run_dir = false, no_progress = false;
+  int jobs = 1;
+  int timeout_seconds = 0;
 };
+
+// A live line on a terminal only: not in CI, not into a file or pipe, not with --no-progress.
+bool ShowProgress(const RunFlags& flags) {
+  return !flags.no_progress && std::getenv("CI") == nullptr && ::isatty(STDERR_FILENO);
+}
+
+// Rewrites one stderr line in place: '\r', the text, spaces over what a longer line left.
+class ProgressPrinter {
+ public:
+  void Show(const std::string& line) {
+    std::string out = "\r" + line;
+    if (line.size() < shown_) out += std::string(shown_ - line.size(), ' ');
+    shown_ = line.size();
+    std::fputs(out.c_str(), stderr);
+    std::fflush(stderr);
+  }
+  void Clear() {
+    if (shown_ == 0) return;
+    std::fputs(("\r" + std::string(shown_, ' ') + "\r").c_str(), stderr);
+    shown_ = 0;
+  }
+
+ private:
+  std::size_t shown_ = 0;
+};
+
+std::size_t TerminalWidth() {
+  struct winsize ws {};
+  return ::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
+}
+
+// The watchdog's last resort: the run is stuck even after its launches were killed. Writes a
+// report that says so (one error check), then exits 3 without waiting for the stuck thread.
+[[noreturn]] void AbandonStalledRun(const RunFlags& flags, const std::string& why) {
+  std::cerr << "\nsandprobe run: " << why << "; the run did not end after its launches were "
+            << "killed: giving up (exit 3)\n";
+  RunReport report;
+  report.tool_version = SANDPROBE_VERSION;
+  report.profile_path = flags.sandbox;
+  report.interrupted = true;
+  Verdict v;
+  v.check.id = "sandprobe.watchdog";
+  v.check.family = "harness";
+  v.check.severity = Severity::kHigh;
+  v.outcome = Outcome::kError;
+  v.observed = why;
+  report.verdicts.push_back(v);
+  if (!flags.json.empty() && flags.json != "-") (void)WriteJsonReport(report, flags.json);
+  if (!flags.junit.empty()) (void)WriteJunitReport({report}, flags.junit);
+  std::_Exit(kExitHarness);
+}
 
 bool UseColor(bool no_color, FILE* stream) {
   return !no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
@@ -86,8 +141,20 @@ int Run(const RunFlags& flags) {
                      .require_backend = flags.require_backend,
                      .keep_run_dir = flags.keep_run_dir,
                      .tool_version = SANDPROBE_VERSION,
-                     .cancel = &g_interrupted};
+                     .cancel = &g_interrupted,
+                     .jobs = flags.jobs,
+                     .run_timeout = std::chrono::seconds(flags.timeout_seconds)};
+  options.on_stalled = [&flags](const std::string& why) { AbandonStalledRun(flags, why); };
+  ProgressPrinter printer;
+  if (ShowProgress(flags)) {
+    std::size_t width = TerminalWidth();
+    options.on_progress = [&printer, width](std::size_t done, std::size_t total,
+                                            const std::string& running) {
+      printer.Show(RenderProgressLine(done, total, running, width - 1));
+    };
+  }
   StatusOr<RunReport> report = RunProfile(options, launcher);
+  printer.Clear();
   if (!report.ok()) {
     std::cerr << "sandprobe run: " << report.status().message() << "\n";
     return kExitUsage;
@@ -244,6 +311,12 @@ int Main(int argc, char** argv) {
                 "a missing backend is an error (exit 3), not a skip");
   run->add_flag("--no-color", flags.no_color, "no ANSI colours (NO_COLOR is honoured too)");
   run->add_flag("--keep-run-dir", flags.keep_run_dir, "keep /var/tmp/sandprobe-<run_id>");
+  run->add_option("-j,--jobs", flags.jobs, "shared launches at once (resource probes always run alone)")
+      ->check(CLI::Range(1, 64));
+  run->add_option("--timeout", flags.timeout_seconds,
+                  "limit for the whole run in seconds (0: none); unfinished checks are errors")
+      ->check(CLI::Range(0, 86400));
+  run->add_flag("--no-progress", flags.no_progress, "no live progress line on a terminal");
 
   std::vector<std::string> files;
   CLI::App* validate = app.add_subcommand("validate", "check profiles, policies and suites");

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <map>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -18,7 +20,9 @@
 #include "runner/policy.h"
 #include "runner/profile.h"
 #include "runner/run_registry.h"
+#include "runner/run_watchdog.h"
 #include "runner/sandbox.h"
+#include "runner/scheduler.h"
 #include "runner/suite.h"
 #include "runner/witness.h"
 #include "runner/witnesses.h"
@@ -145,6 +149,14 @@ StatusOr<std::vector<std::unique_ptr<RunWitness>>> StartWitnesses(const Suite& s
   return started;
 }
 
+// The longest a healthy launch can take: its timeout, plus the housekeeping around it (a
+// session's start, inspect, cleanup: each bounded at 60 s) and the launcher's kill grace.
+std::chrono::seconds DefaultStallLimit(const Plan& plan, const Profile& profile) {
+  int longest = profile.timeout_seconds;
+  for (const LaunchBatch& batch : plan.batches) longest = std::max(longest, batch.timeout_seconds);
+  return std::chrono::seconds(longest + 180);
+}
+
 }  // namespace
 
 StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
@@ -197,36 +209,70 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
   if (!plan.ok()) return plan.status();
   ApplyResourceTimeouts(*plan);
 
+  SplitSharedLaunch(*plan, options.jobs);
+  RunWatchdog watchdog({.interrupt = options.cancel,
+                        .run_timeout = options.run_timeout,
+                        .stall_after = options.stall_after.count() > 0 ? options.stall_after
+                                                                       : DefaultStallLimit(*plan, profile),
+                        .stall_grace = options.stall_grace,
+                        .on_stalled = options.on_stalled});
   Sandbox sandbox(profile, launcher,
                   SandboxContext{report.run_id, options.probe_dir, run_dir->workspace(),
-                                 {{env_secret.name, env_secret.token}}, options.cancel});
+                                 {{env_secret.name, env_secret.token}}, watchdog.stop_flag()});
   std::vector<BatchResult> results(plan->batches.size());
   nlohmann::json leftovers = nlohmann::json::array();
   Status preflight = sandbox.Preflight();
-  for (std::size_t b = 0; b < plan->batches.size(); ++b) {
+  watchdog.Progress();
+  // Between launches (witnesses, leftovers, progress): one thread at a time.
+  std::mutex between;
+  std::size_t checks_done = 0;
+  std::map<std::string, std::string> running;  // batch id -> its first family
+  auto progress = [&] {
+    if (!options.on_progress) return;
+    std::string now;
+    for (const auto& [id, family] : running) now += (now.empty() ? "" : ", ") + id + " " + family;
+    options.on_progress(checks_done, plan->checks.size(), now);
+  };
+  std::vector<ScheduleItem> items;
+  for (const LaunchBatch& batch : plan->batches) items.push_back({batch.exclusive});
+  auto run_one = [&](std::size_t b) {
+    const LaunchBatch& batch = plan->batches[b];
     BatchResult& result = results[b];
     if (!preflight.ok()) {
       result.state = options.require_backend ? BatchResult::State::kLaunchFailed
                                              : BatchResult::State::kSkipped;
       result.reason = preflight.message();
-      continue;
+      return;
     }
-    if (options.cancel && options.cancel->load()) {
-      result.state = BatchResult::State::kInterrupted;
-      continue;
+    {
+      std::lock_guard lock(between);
+      running[batch.id] = batch.invocations.empty() ? "" : batch.invocations.front().family;
+      watchdog.Progress();
+      progress();
     }
     std::string nonce = RandomHex(8);
-    LaunchRecord record = sandbox.RunProbe(ProbeCommandArgs(plan->batches[b], nonce), nonce,
-                                           std::chrono::seconds(plan->batches[b].timeout_seconds),
-                                           plan->batches[b].fresh_instance);
+    LaunchRecord record = sandbox.RunProbe(ProbeCommandArgs(batch, nonce), nonce,
+                                           std::chrono::seconds(batch.timeout_seconds),
+                                           batch.fresh_instance);
     result = ToBatchResult(record);
+    if (record.error == "interrupted" && !watchdog.why().empty()) result.reason = watchdog.why();
+    std::lock_guard lock(between);
     for (const auto& witness : *run_witnesses) witness->AfterLaunch(record.id);
     // Witness: fs.write removes what it creates, so a nonce file on the host side means the
     // probe was stopped half-way (or the sandbox kept it).
     for (const std::string& path : FindProbeLeftovers(run_dir->workspace(), nonce)) {
       leftovers.push_back(path);
     }
-  }
+    running.erase(batch.id);
+    checks_done += batch.check_indexes.size();
+    watchdog.Progress();
+    progress();
+  };
+  auto not_started = [&](std::size_t b) {
+    results[b].state = BatchResult::State::kInterrupted;
+    results[b].reason = watchdog.why();
+  };
+  RunScheduled(items, options.jobs, run_one, [&] { return watchdog.stopped(); }, not_started);
   sandbox.Close();
   sandbox.Teardown();
   sandbox.Sweep();
@@ -260,7 +306,7 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
       }
     }
   }
-  report.interrupted = options.cancel && options.cancel->load();
+  report.interrupted = watchdog.stopped();
   report.finished_at = UtcNow();
   report.duration_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <string>
 
 #include "runner/launcher.h"
@@ -24,6 +26,20 @@ struct RunOptions {
   bool keep_run_dir = false;  // keep /var/tmp/sandprobe-<run_id> for debugging
   std::string tool_version;
   const std::atomic<bool>* cancel = nullptr;  // set on SIGINT/SIGTERM
+  // -j: shared launches at once (the shared launch is split by family group); exclusive
+  // launches always run alone.
+  int jobs = 1;
+  // --timeout: the whole run's limit; 0 = none. Launches still running are killed, the rest
+  // never start; their checks are errors and the report says interrupted.
+  std::chrono::seconds run_timeout{0};
+  // The watchdog: no launch started or ended for this long stops the run (0: the longest
+  // launch timeout + 3 min of housekeeping), and after `stall_grace` more calls on_stalled.
+  std::chrono::seconds stall_after{0};
+  std::chrono::seconds stall_grace{30};
+  std::function<void(const std::string& why)> on_stalled;
+  // Live progress (a TTY line): checks decided, all checks, the launches running now.
+  // Called from the launches' threads, one call at a time.
+  std::function<void(std::size_t done, std::size_t total, const std::string& running)> on_progress;
 };
 
 // A non-ok Status means invalid input (exit 2): a profile, policy or suite that does not load,
