@@ -149,6 +149,16 @@ std::string Token(const JudgeInput& in) {
   return it != in.witnesses.observed.end() ? it->second.value("token", "") : "";
 }
 
+// The planted background process runs the probe binary itself ("<...>/sandprobe-probe --nonce N
+// persist.plant --token T ..."). A sandbox wrapper whose own argv holds the probe's arguments
+// (bwrap, caught while its pid namespace is torn down) is not it.
+bool IsPlantedProcess(const std::string& argv, const std::string& token) {
+  std::string program = argv.substr(0, argv.find(' '));
+  bool is_probe = program.size() >= 15 && program.compare(program.size() - 15, 15, "sandprobe-probe") == 0;
+  return is_probe && !token.empty() && argv.find(" persist.plant ") != std::string::npos &&
+         argv.find(" " + token) != std::string::npos;
+}
+
 Verdict JudgeHostBackground(const JudgeInput& in, Verdict v) {
   v.expected = "the background process ends with the sandbox, never left running on the host";
   v.remediation = "give the sandbox its own pid namespace that ends with it (bwrap --unshare-pid "
@@ -156,14 +166,15 @@ Verdict JudgeHostBackground(const JudgeInput& in, Verdict v) {
   const std::string token = Token(in);
   std::vector<std::string> found;
   for (const std::string& argv : in.result.leftover_processes) {
-    if (!token.empty() && argv.find(token) != std::string::npos) {
+    if (IsPlantedProcess(argv, token)) {
       found.push_back("left running after the launch, killed by the harness: " + argv);
     }
   }
   auto seen = in.witnesses.observed.find("persist");
   if (seen != in.witnesses.observed.end() && seen->second.contains("processes")) {
     for (const nlohmann::json& p : seen->second["processes"]) {
-      if (p.value("after_launch", "") == in.result.launch_id && p.value("host_pid_namespace", false)) {
+      if (p.value("after_launch", "") == in.result.launch_id && p.value("host_pid_namespace", false) &&
+          IsPlantedProcess(p.value("argv", ""), token)) {
         found.push_back(fmt::format("pid {} in the host's pid namespace after the launch ended",
                                     p.value("pid", 0)));
       }

@@ -153,19 +153,24 @@ TEST(FamilyPersistTest, BackgroundProcessLeftOnTheHostFails) {
   BatchResult plant = Ran("L1", PlantFacts());
   // Seen by the witness in the host's pid namespace after the plant launch...
   json witness = {{"processes", json::array({{{"after_launch", "L1"}, {"pid", 4242},
+                                              {"argv", std::string("/b/sandprobe-probe --nonce n persist.plant --token ") + kToken},
                                               {"host_pid_namespace", true}}})}};
   auto v = Judge(plan, {plant, Ran("L2", CheckFacts({}, false))}, witness);
   EXPECT_EQ(v.at("persist.host:background-process").outcome, Outcome::kFail);
   EXPECT_EQ(v.at("persist.host:background-process").check.severity, Severity::kHigh);
   EXPECT_NE(v.at("persist.host:background-process").observed.find("4242"), std::string::npos);
   // ...or killed by the harness as a leftover of that launch.
-  plant.leftover_processes = {std::string("sandprobe-probe persist.plant --token ") + kToken};
+  plant.leftover_processes = {std::string("/b/sandprobe-probe --nonce n persist.plant --token ") + kToken + " /tmp"};
   v = Judge(plan, {plant, Ran("L2", CheckFacts({}, false))});
   EXPECT_EQ(v.at("persist.host:background-process").outcome, Outcome::kFail);
   EXPECT_NE(v.at("persist.host:background-process").observed.find("killed by the harness"),
             std::string::npos);
+  // A sandbox wrapper carrying the probe's arguments is not the planted process.
+  plant.leftover_processes = {std::string("bwrap --unshare-all /opt/sandprobe-probe --nonce n persist.plant --token ") + kToken};
+  v = Judge(plan, {plant, Ran("L2", CheckFacts({}, false))});
+  EXPECT_EQ(v.at("persist.host:background-process").outcome, Outcome::kPass);
   // Another run's process is not ours.
-  plant.leftover_processes = {"sandprobe-probe persist.plant --token otherTOKEN"};
+  plant.leftover_processes = {"/b/sandprobe-probe --nonce n persist.plant --token otherTOKEN /tmp"};
   v = Judge(plan, {plant, Ran("L2", CheckFacts({}, false))});
   EXPECT_EQ(v.at("persist.host:background-process").outcome, Outcome::kPass);
   // In a container's own pid namespace it is not on the host.
