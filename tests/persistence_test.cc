@@ -80,6 +80,7 @@ TEST(PersistenceTest, AgentDockerSessionKeepsTheWorkspaceAcrossSessionsAndTmpAcr
     if (l.value("purpose", "") == "probe") instances.insert(l.value("instance", ""));
   }
   EXPECT_EQ(instances.size(), 2u);
+  EXPECT_EQ(SchemaProblem(r), "");
   ExpectNothingLeft(r);
 }
 

@@ -1,6 +1,7 @@
 #include "tests/test_cli_runner.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -77,6 +78,28 @@ const nlohmann::json* FindCheck(const nlohmann::json& report, const std::string&
   }
   ADD_FAILURE() << "no check " << id << " in the report";
   return nullptr;
+}
+
+std::string SchemaProblem(const nlohmann::json& report) {
+  char path[] = "/tmp/sandprobe-report-XXXXXX";
+  int fd = ::mkstemp(path);
+  if (fd < 0) return "mkstemp failed";
+  std::string text = report.dump();
+  bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  if (!written) return "write failed";
+  CliRun check = RunCommand(
+      {"python3", "-c",
+       "import json, sys, jsonschema\n"
+       "schema = json.load(open(sys.argv[1]))\n"
+       "error = jsonschema.exceptions.best_match("
+       "jsonschema.Draft202012Validator(schema).iter_errors(json.load(open(sys.argv[2]))))\n"
+       "print('' if error is None else f'{list(error.absolute_path)}: {error.message}')\n",
+       SourcePath("docs/report.schema.json"), path});
+  ::unlink(path);
+  if (check.exit_code != 0) return "python3 jsonschema failed: " + check.err;
+  while (!check.out.empty() && check.out.back() == '\n') check.out.pop_back();
+  return check.out;
 }
 
 }  // namespace sandprobe::testing

@@ -31,4 +31,7 @@ const nlohmann::json* FindCheck(const nlohmann::json& report, const std::string&
 
 std::string SourcePath(const std::string& relative);
 
+// "" when `report` is valid against docs/report.schema.json (python3 jsonschema), else why.
+std::string SchemaProblem(const nlohmann::json& report);
+
 }  // namespace sandprobe::testing
