@@ -5,7 +5,8 @@ For each profile it measures, interleaved, N times:
   suite: `sandprobe run --sandbox PROFILE` wall time (load, witnesses, preflight, launches,
          cleanup, sweep, evaluate, reports)
   raw:   the same probe launch argv, taken from the report, run directly (the launch floor)
-  naive: bench/naive_harness.sh doing the same checks with one sandbox launch per check
+  naive: bench/naive_harness.sh doing the same checks with one sandbox launch per check (each
+         with its own instance name and the profile's cleanup after it)
 and prints medians, the launch counts, suite / (probe launches x raw) and naive / suite.
 
 Usage: bench/e2e.py [--runs N] [PROFILE...]   (default: bwrap-strict docker-hardened)
@@ -43,11 +44,26 @@ def naive_checks(report):
     return "\n".join(lines) + "\n"
 
 
-def run_naive(argv, report, workspace):
+def cleanup_argv(report, instance):
+    """The profile's cleanup for `instance` as the run expanded it (docker rm -f NAME), or []."""
+    found = [l["argv"] for l in report["launches"]
+             if l["purpose"] == "cleanup" and l["instance"] == instance]
+    if len(found) > 1:
+        sys.exit(f"{instance}: naive_harness.sh runs one cleanup command, the profile has {len(found)}")
+    return found[0] if found else []
+
+
+def run_naive(argv, report, workspace, instance):
     prefix = argv[:argv.index("--nonce")]
     os.makedirs(workspace, mode=0o777, exist_ok=True)
     os.chmod(workspace, 0o777)
-    seconds, done = timed([os.path.join(ROOT, "bench", "naive_harness.sh")] + prefix,
+    options = []
+    if instance and instance in " ".join(prefix):
+        options = ["--instance", instance]
+        cleanup = cleanup_argv(report, instance)
+        if cleanup:
+            options += ["--cleanup"] + cleanup + ["--"]
+    seconds, done = timed([os.path.join(ROOT, "bench", "naive_harness.sh")] + options + prefix,
                           input=naive_checks(report).encode())
     subprocess.run(["rm", "-rf", os.path.dirname(workspace)])
     return seconds, int(done.stdout.decode().strip() or 0)
@@ -73,9 +89,14 @@ def measure(profile, runs):
             os.makedirs(workspace, mode=0o777, exist_ok=True)
             os.chmod(workspace, 0o777)
             seconds, _ = timed(probe[0]["argv"])
+            # The run removed this instance already; the raw launch made it again (no --rm).
+            cleanup = cleanup_argv(report, probe[0]["instance"])
+            if cleanup:
+                subprocess.run(cleanup, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             subprocess.run(["rm", "-rf", os.path.dirname(workspace)])
             raw_times.append(seconds)
-            seconds, naive_launches = run_naive(probe[0]["argv"], report, workspace)
+            seconds, naive_launches = run_naive(probe[0]["argv"], report, workspace,
+                                                probe[0]["instance"])
             naive_times.append(seconds)
     launches = report["launches"]
     probe_launches = sum(1 for l in launches if l["purpose"] == "probe")

@@ -56,7 +56,7 @@ void RunResPids(const ProbeContext& ctx, const FamilyArgs& args);
 void RunResMemory(const ProbeContext& ctx, const FamilyArgs& args);
 // res.cpu --threads N --window-ms M: N busy threads; CPU time / wall time.
 void RunResCpu(const ProbeContext& ctx, const FamilyArgs& args);
-// res.wall --seconds N: sleeps N seconds, a frame per second.
+// res.wall --ceiling-seconds N: sleeps N seconds, a progress frame (elapsed_ms) every 250 ms.
 void RunResWall(const ProbeContext& ctx, const FamilyArgs& args);
 // res.disk --dir D --ceiling-mib N: write zeros in 1 MiB steps up to N, then delete.
 void RunResDisk(const ProbeContext& ctx, const FamilyArgs& args);

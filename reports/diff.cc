@@ -1,5 +1,6 @@
 #include "reports/diff.h"
 
+#include <cmath>
 #include <map>
 #include <regex>
 
@@ -15,11 +16,32 @@ std::string Str(const json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-// "measured 510 MiB: ..." -> "510 MiB" (resource checks write their measurement this way).
-std::string Measured(const std::string& observed) {
-  static const std::regex kMeasured(R"(measured ([0-9][0-9.e+]*) ([A-Za-z]+))");
+// Resource checks write their measurement as "measured 510 MiB: ..."; fills measured, value
+// and unit, or leaves them empty.
+void ParseMeasured(const std::string& observed, CheckState& state) {
+  static const std::regex kMeasured(R"(measured ([0-9][0-9.e+-]*) ([A-Za-z]+))");
   std::smatch m;
-  return std::regex_search(observed, m, kMeasured) ? m[1].str() + " " + m[2].str() : "";
+  if (!std::regex_search(observed, m, kMeasured)) return;
+  state.measured = m[1].str() + " " + m[2].str();
+  state.unit = m[2].str();
+  try {
+    state.value = std::stod(m[1].str());
+  } catch (const std::exception&) {  // "1e+": not a number after all
+    state.value.reset();
+  }
+}
+
+// tolerance.high - tolerance.declared, when the check has a tolerance with both.
+std::optional<double> AllowedDrift(const json& check) {
+  auto t = check.find("tolerance");
+  if (t == check.end() || !t->is_object()) return std::nullopt;
+  auto high = t->find("high");
+  auto declared = t->find("declared");
+  if (high == t->end() || declared == t->end() || !high->is_number() || !declared->is_number()) {
+    return std::nullopt;
+  }
+  double drift = high->get<double>() - declared->get<double>();
+  return drift >= 0 ? std::optional<double>(drift) : std::nullopt;
 }
 
 // Higher is worse; pass and skip are both fine.
@@ -39,11 +61,23 @@ StatusOr<std::vector<std::pair<std::string, CheckState>>> States(const json& rep
     if (!check.is_object() || Str(check, "id").empty()) {
       return Status::Error(fmt::format("{}: a check without an id", which));
     }
-    out.push_back({Str(check, "id"),
-                   {true, Str(check, "verdict"), Str(check, "direction"),
-                    Measured(Str(check, "observed"))}});
+    CheckState state{true, Str(check, "verdict"), Str(check, "direction"), "", {}, "", {}};
+    ParseMeasured(Str(check, "observed"), state);
+    state.allowed_drift = AllowedDrift(check);
+    out.push_back({Str(check, "id"), std::move(state)});
   }
   return out;
+}
+
+// Same verdict and direction, both measured in the same unit, and the value moved by no more
+// than the tolerance (the new report's, else the old one's). 1e-9: printing rounds.
+bool WithinTolerance(const CheckState& a, const CheckState& b) {
+  if (!a.present || !b.present || a.verdict != b.verdict || a.direction != b.direction) {
+    return false;
+  }
+  std::optional<double> drift = b.allowed_drift ? b.allowed_drift : a.allowed_drift;
+  if (!drift || !a.value || !b.value || a.unit != b.unit) return false;
+  return std::fabs(*a.value - *b.value) <= *drift + 1e-9;
 }
 
 std::string Label(const json& report) {
@@ -71,15 +105,16 @@ StatusOr<ReportDiff> DiffReports(const json& before, const json& after) {
   if (!old_states.ok()) return old_states.status();
   auto new_states = States(after, "NEW");
   if (!new_states.ok()) return new_states.status();
-  ReportDiff diff{Label(before), Label(after), {}, 0};
+  ReportDiff diff{Label(before), Label(after), {}, 0, 0};
   std::map<std::string, CheckState> old_by_id(old_states->begin(), old_states->end());
   auto add = [&](const std::string& id, const CheckState& a, const CheckState& b) {
     bool same = a.present == b.present && a.verdict == b.verdict && a.direction == b.direction &&
                 a.measured == b.measured;
     if (same) return;
-    CheckChange change{id, a, b, false};
+    CheckChange change{id, a, b, false, WithinTolerance(a, b)};
     change.regressed = b.present && Badness(b.verdict) > (a.present ? Badness(a.verdict) : 0);
     diff.regressions += change.regressed ? 1 : 0;
+    diff.within_tolerance += change.within_tolerance ? 1 : 0;
     diff.changes.push_back(std::move(change));
   };
   for (const auto& [id, state] : *new_states) {
@@ -96,15 +131,22 @@ StatusOr<ReportDiff> DiffReports(const json& before, const json& after) {
 std::string RenderDiffText(const ReportDiff& diff) {
   std::string out = fmt::format("sandprobe diff: {} -> {}\n", diff.old_label, diff.new_label);
   for (const CheckChange& c : diff.changes) {
-    std::string line = fmt::format("{}: {} -> {}", c.id, Describe(c.before), Describe(c.after));
+    std::string line = c.within_tolerance
+                           ? fmt::format("{}: {} (unchanged)", c.id, Describe(c.after))
+                           : fmt::format("{}: {} -> {}", c.id, Describe(c.before), Describe(c.after));
     if (c.before.measured != c.after.measured) {
       line += fmt::format("; measured {} -> {}", c.before.measured.empty() ? "-" : c.before.measured,
                           c.after.measured.empty() ? "-" : c.after.measured);
     }
+    if (c.within_tolerance) {
+      double drift = c.after.allowed_drift ? *c.after.allowed_drift : *c.before.allowed_drift;
+      line += fmt::format("  [within tolerance: ±{:.4g} {}]", drift, c.after.unit);
+    }
     if (c.regressed) line += "  [regressed]";
     out += line + "\n";
   }
-  out += fmt::format("{} changed, {} regressed\n", diff.changes.size(), diff.regressions);
+  out += fmt::format("{} changed ({} within tolerance), {} regressed\n", diff.changes.size(),
+                     diff.within_tolerance, diff.regressions);
   return out;
 }
 
@@ -114,10 +156,17 @@ json DiffToJson(const ReportDiff& diff) {
     changes.push_back({{"id", c.id},
                        {"old", StateJson(c.before)},
                        {"new", StateJson(c.after)},
-                       {"regressed", c.regressed}});
+                       {"regressed", c.regressed},
+                       {"within_tolerance", c.within_tolerance}});
   }
   return {{"schema", "sandprobe-diff/1"}, {"old", diff.old_label}, {"new", diff.new_label},
-          {"changes", changes}, {"regressions", diff.regressions}};
+          {"changes", changes}, {"regressions", diff.regressions},
+          {"within_tolerance", diff.within_tolerance}};
+}
+
+int DiffExitCode(const ReportDiff& diff, bool fail_on_change) {
+  if (diff.regressions > 0) return 1;
+  return fail_on_change && diff.Significant() > 0 ? 1 : 0;
 }
 
 }  // namespace sandprobe

@@ -4,8 +4,14 @@
 // (the "measured N unit" of a resource check's observation), or a check only one report has.
 // A regression is a verdict that got worse (pass/skip -> inconclusive/error -> fail) or a new
 // check that fails: CI gates on those.
+//
+// Measurements jitter (CPU time over a 2 s window: 1.001 cores, then 0.998). A measured value
+// that moved by no more than the check's tolerance (the report's checks[].tolerance: high -
+// declared), with the same verdict and direction, is listed as "within tolerance" and is not
+// a change for --fail-on-change. A verdict change or a larger move still is.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,18 +24,28 @@ namespace sandprobe {
 struct CheckState {
   bool present = false;
   std::string verdict, direction, measured;  // measured: "512 MiB", "" when none
+  std::optional<double> value;               // measured's number: 512
+  std::string unit;                          // measured's unit: "MiB"
+  // How far the measured value may move and still be the same result (tolerance.high -
+  // tolerance.declared), when the report gives the check a tolerance.
+  std::optional<double> allowed_drift;
 };
 
 struct CheckChange {
   std::string id;
   CheckState before, after;
   bool regressed = false;
+  // Only the measured value moved, by no more than the check's tolerance.
+  bool within_tolerance = false;
 };
 
 struct ReportDiff {
   std::string old_label, new_label;  // "docker-hardened (run 567d9c095cd9)"
   std::vector<CheckChange> changes;   // in the new report's check order, then removed ones
   int regressions = 0;
+  int within_tolerance = 0;  // changes that are only a measurement within tolerance
+  // The changes that count for --fail-on-change.
+  int Significant() const { return static_cast<int>(changes.size()) - within_tolerance; }
 };
 
 // Both arguments are parsed JSON reports; an error names what is missing ("OLD: no checks[]").
@@ -38,5 +54,9 @@ StatusOr<ReportDiff> DiffReports(const nlohmann::json& before, const nlohmann::j
 // "limits.memory_mib:512: pass -> fail (too-restrictive); measured 510 MiB -> 255 MiB  [regressed]"
 std::string RenderDiffText(const ReportDiff& diff);
 nlohmann::json DiffToJson(const ReportDiff& diff);
+
+// `sandprobe diff`'s exit code: 1 when something regressed, or when `fail_on_change` and a
+// change beyond tolerance exists; else 0.
+int DiffExitCode(const ReportDiff& diff, bool fail_on_change);
 
 }  // namespace sandprobe

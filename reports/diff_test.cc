@@ -47,6 +47,82 @@ TEST(DiffTest, ImprovementAndMeasuredDriftAreChangesButNotRegressions) {
   EXPECT_EQ(diff->regressions, 0);
 }
 
+// A resource check as the JSON report writes it: its band in `tolerance`.
+json Limit(const std::string& id, const std::string& verdict, const std::string& observed,
+           double declared, double plus_minus, bool percent, json direction = nullptr) {
+  json check = Check(id, verdict, observed, direction);
+  double distance = percent ? declared * plus_minus / 100 : plus_minus;
+  check["tolerance"] = {{"declared", declared}, {"plus_minus", plus_minus}, {"percent", percent},
+                        {"low", declared - distance}, {"high", declared + distance}};
+  return check;
+}
+
+TEST(DiffTest, JitterWithinTheToleranceIsListedButDoesNotFailOnChange) {
+  json a = Report("a", {Limit("limits.cpus:1", "pass", "measured 1.001 cores: enforced", 1, 15, true),
+                        Limit("limits.pids.max:50", "pass", "measured 50 tasks: enforced", 50, 1, false)});
+  json b = Report("b", {Limit("limits.cpus:1", "pass", "measured 0.998 cores: enforced", 1, 15, true),
+                        Limit("limits.pids.max:50", "pass", "measured 51 tasks: enforced", 50, 1, false)});
+  StatusOr<ReportDiff> diff = DiffReports(a, b);
+  ASSERT_TRUE(diff.ok());
+  ASSERT_EQ(diff->changes.size(), 2u);
+  EXPECT_TRUE(diff->changes[0].within_tolerance);
+  EXPECT_TRUE(diff->changes[1].within_tolerance) << "±1 task: 50 -> 51 is the band's width";
+  EXPECT_EQ(diff->within_tolerance, 2);
+  EXPECT_EQ(diff->Significant(), 0);
+  EXPECT_EQ(diff->regressions, 0);
+  EXPECT_EQ(DiffExitCode(*diff, /*fail_on_change=*/true), 0);
+  EXPECT_EQ(DiffExitCode(*diff, /*fail_on_change=*/false), 0);
+  std::string text = RenderDiffText(*diff);
+  EXPECT_NE(text.find("limits.cpus:1: pass (unchanged); measured 1.001 cores -> 0.998 cores  "
+                      "[within tolerance: ±0.15 cores]"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("2 changed (2 within tolerance), 0 regressed"), std::string::npos) << text;
+  json j = DiffToJson(*diff);
+  EXPECT_EQ(j["within_tolerance"], 2);
+  EXPECT_EQ(j["changes"][0]["within_tolerance"], true);
+}
+
+TEST(DiffTest, MovesBeyondTheToleranceAndVerdictChangesStillCount) {
+  // 510 -> 480 MiB: a 30 MiB move against a ±25.6 MiB band, same verdict: a real change.
+  json a = Report("a", {Limit("limits.memory_mib:512", "pass", "measured 510 MiB: enforced", 512, 5, true),
+                        Limit("limits.cpus:1", "pass", "measured 1.1 cores: enforced", 1, 15, true),
+                        Limit("limits.pids.max:50", "pass", "measured 50 tasks: enforced", 50, 1, false)});
+  json b = Report("b", {Limit("limits.memory_mib:512", "fail", "measured 480 MiB vs declared 512", 512, 5,
+                              true, "too-restrictive"),
+                        // In-band move that crosses the band's edge: the verdict changed.
+                        Limit("limits.cpus:1", "fail", "measured 1.16 cores vs declared 1", 1, 15,
+                              true, "too-permissive"),
+                        Limit("limits.pids.max:50", "pass", "measured 52 tasks: enforced", 50, 1, false)});
+  StatusOr<ReportDiff> diff = DiffReports(a, b);
+  ASSERT_TRUE(diff.ok());
+  ASSERT_EQ(diff->changes.size(), 3u);
+  for (const CheckChange& c : diff->changes) EXPECT_FALSE(c.within_tolerance) << c.id;
+  EXPECT_EQ(diff->regressions, 2);
+  EXPECT_EQ(diff->Significant(), 3);
+  EXPECT_EQ(DiffExitCode(*diff, false), 1);
+
+  // Same verdict, out-of-band move only: no regression, but --fail-on-change trips.
+  json c = Report("c", {Limit("limits.pids.max:50", "pass", "measured 48 tasks: enforced", 50, 1, false)});
+  json d = Report("d", {Limit("limits.pids.max:50", "pass", "measured 50 tasks: enforced", 50, 1, false)});
+  StatusOr<ReportDiff> moved = DiffReports(c, d);
+  ASSERT_TRUE(moved.ok());
+  ASSERT_EQ(moved->changes.size(), 1u);
+  EXPECT_FALSE(moved->changes[0].within_tolerance) << "2 tasks against ±1";
+  EXPECT_EQ(DiffExitCode(*moved, false), 0);
+  EXPECT_EQ(DiffExitCode(*moved, true), 1);
+}
+
+TEST(DiffTest, ReportsWithoutToleranceCountEveryMove) {
+  // Reports written before checks carried their band: nothing to judge jitter by.
+  json a = Report("a", {Check("limits.cpus:1", "pass", "measured 1.001 cores: enforced")});
+  json b = Report("b", {Check("limits.cpus:1", "pass", "measured 0.998 cores: enforced")});
+  StatusOr<ReportDiff> diff = DiffReports(a, b);
+  ASSERT_TRUE(diff.ok());
+  ASSERT_EQ(diff->changes.size(), 1u);
+  EXPECT_FALSE(diff->changes[0].within_tolerance);
+  EXPECT_EQ(DiffExitCode(*diff, true), 1);
+}
+
 TEST(DiffTest, AddedFailingAndRemovedChecksAreListed) {
   json a = Report("a", {Check("gone", "pass")});
   json b = Report("b", {Check("new", "fail")});

@@ -14,6 +14,14 @@ double Finite(double seconds) { return std::isfinite(seconds) ? seconds : 0.0; }
 
 json OrNull(const std::string& value) { return value.empty() ? json(nullptr) : json(value); }
 
+// A measured limit's band: {"declared": 512, "plus_minus": 5, "percent": true, "low": 486.4,
+// "high": 537.6}; null for checks that measure nothing.
+json ToleranceJson(const std::optional<Tolerance>& t) {
+  if (!t) return nullptr;
+  return {{"declared", t->declared}, {"plus_minus", t->plus_minus}, {"percent", t->percent},
+          {"low", t->Low()}, {"high", t->High()}};
+}
+
 json CheckToJson(const Verdict& v) {
   const Check& c = v.check;
   return {
@@ -29,10 +37,12 @@ json CheckToJson(const Verdict& v) {
       {"resolved_target", c.resolved_target},
       {"variant", c.variant},
       {"reference", c.reference},
+      {"tolerance", ToleranceJson(c.tolerance)},
       {"evidence",
        {{"launch_id", OrNull(v.evidence.launch_id)},
         {"frame_indexes", v.evidence.frame_indexes},
-        {"witness_facts", v.evidence.witness_facts}}},
+        {"witness_facts", v.evidence.witness_facts},
+        {"expected_end", OrNull(v.evidence.expected_end)}}},
       {"remediation", v.remediation},
       {"duration_seconds", Finite(v.duration_seconds)},
   };

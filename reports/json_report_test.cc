@@ -81,6 +81,42 @@ TEST_F(JsonReportFileTest, SchemaRejectsWhatTheFormatDoesNotAllow) {
   EXPECT_THAT(SchemaErrors(dump(no_summary)), HasSubstr("'summary' is a required property"));
 }
 
+// A measured limit whose launch the sandbox ended (res.wall under timeout(1)).
+Verdict WallVerdict() {
+  Verdict v;
+  v.check.id = "limits.wall_seconds:5";
+  v.check.family = "res.wall";
+  v.check.tolerance = Tolerance{5, 1, false};
+  v.outcome = Outcome::kPass;
+  v.observed = "measured 4.75 s: enforced at the declared value";
+  v.evidence.launch_id = "L1";
+  v.evidence.expected_end = "killed by the sandbox (exit 124), not by the harness's timeout";
+  return v;
+}
+
+TEST_F(JsonReportFileTest, LimitChecksCarryTheirBandAndExpectedEnd) {
+  RunReport report = HardenedReport();
+  report.verdicts.push_back(WallVerdict());
+  Verdict memory = WallVerdict();
+  memory.check.id = "limits.memory_mib:512";
+  memory.check.tolerance = Tolerance{512, 5, true};
+  memory.evidence.expected_end.clear();
+  report.verdicts.push_back(memory);
+  const json j = ReportToJson(report);
+  const json& wall = j.at("checks")[7];
+  EXPECT_EQ(wall.at("tolerance"), json({{"declared", 5.0}, {"plus_minus", 1.0}, {"percent", false},
+                                        {"low", 4.0}, {"high", 6.0}}));
+  EXPECT_EQ(wall.at("evidence").at("expected_end"),
+            "killed by the sandbox (exit 124), not by the harness's timeout");
+  EXPECT_DOUBLE_EQ(j.at("checks")[8].at("tolerance").at("low").get<double>(), 486.4);
+  EXPECT_TRUE(j.at("checks")[8].at("evidence").at("expected_end").is_null());
+  auto dump = [](const json& r) { return r.dump(-1, ' ', false, json::error_handler_t::replace); };
+  EXPECT_EQ(SchemaErrors(dump(j)), "");
+  json no_high = j;
+  no_high["checks"][7]["tolerance"].erase("high");
+  EXPECT_NE(SchemaErrors(dump(no_high)), "");
+}
+
 TEST(JsonReport, TopLevelNamesTheSchemaAndKeepsProfileAndPolicyAsLoaded) {
   const RunReport r = HardenedReport();
   const json j = ReportToJson(r);
@@ -106,7 +142,8 @@ TEST(JsonReport, ChecksCarryVerdictDirectionAndEvidence) {
   EXPECT_EQ(leak.at("resolved_target"), "/host/sp-canary-1f2e");
   EXPECT_EQ(leak.at("evidence"),
             json({{"launch_id", "L1"}, {"frame_indexes", {1, 2}},
-                  {"witness_facts", {"canary sha256 matched"}}}));
+                  {"witness_facts", {"canary sha256 matched"}}, {"expected_end", nullptr}}));
+  EXPECT_TRUE(leak.at("tolerance").is_null()) << "only measured limits have a band";
   EXPECT_EQ(checks[2].at("direction"), "too-restrictive");
   EXPECT_TRUE(checks[0].at("direction").is_null());  // pass: no direction
   EXPECT_TRUE(checks[6].at("evidence").at("launch_id").is_null());

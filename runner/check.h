@@ -24,6 +24,19 @@ inline bool AtLeast(Severity severity, Severity threshold) {
 enum class Expectation { kAllowed, kDenied };
 std::string_view ExpectationName(Expectation expectation);  // "allowed" / "denied"
 
+// A measured limit's band (resource checks): the declared value and how far a measurement may
+// stray from it and still pass. Expand writes both from the policy's `limits` and
+// `limits.tolerance`, so the judge and `sandprobe diff` need nothing else.
+struct Tolerance {
+  double declared = 0;    // the policy's limit, in the limit's unit (tasks, MiB, cores, s, fds)
+  double plus_minus = 0;  // the allowed distance from `declared` ...
+  bool percent = false;   // ... in percent of `declared` when true, else in the unit itself
+  // plus_minus in the limit's unit: 25.6 for "512 MiB ±5%".
+  double Absolute() const { return percent ? declared * plus_minus / 100 : plus_minus; }
+  double Low() const { return declared - Absolute(); }
+  double High() const { return declared + Absolute(); }
+};
+
 struct Check {
   // Stable and unique within one profile's run: "fs.read.denied:/etc/shadow",
   // "fs.alias.denied:{host_canary}[symlink]", "env.secret.hidden".
@@ -40,6 +53,8 @@ struct Check {
   std::string variant;
   // Where the promise comes from: "tier-low.json: /filesystem/unreadable/2".
   std::string reference;
+  // Set only for measured limits (res.*): the band the measurement must fall in.
+  std::optional<Tolerance> tolerance;
 };
 
 }  // namespace sandprobe

@@ -29,6 +29,13 @@ Verdict JudgeCheck(const JudgeInput& in) {
   return v;
 }
 
+// The judge of an incomplete launch's family showed that the launch ended as the check
+// expects (a kill by the sandbox), so its verdict stands as judged.
+bool ExpectedEnd(const Check& check, const Verdict& v) {
+  const FamilyRow* row = FindFamily(check.family);
+  return row != nullptr && row->judges_incomplete_launch && !v.evidence.expected_end.empty();
+}
+
 Verdict NotRun(const Check& check, const BatchResult& result) {
   Verdict v;
   v.check = check;
@@ -84,9 +91,10 @@ std::vector<Verdict> Evaluate(const Plan& plan, const std::vector<BatchResult>& 
         continue;
       }
       Verdict v = JudgeCheck({check, result, facts, controls, witnesses, &launches});
-      // Garbage is never a pass: a pass needs a launch that finished cleanly. A proven leak
-      // stays a fail whatever happened after it.
-      if (!result.complete && v.outcome != Outcome::kFail) {
+      // Garbage is never a pass: a pass needs a launch that finished cleanly, or a family
+      // judge that proved the sandbox ended it as expected (ExpectedEnd). A proven leak stays
+      // a fail whatever happened after it.
+      if (!result.complete && v.outcome != Outcome::kFail && !ExpectedEnd(check, v)) {
         v.outcome = Outcome::kError;
         v.direction = Direction::kNone;
         v.observed = "probe launch incomplete (" + result.reason + "); partial: " + v.observed;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,11 +26,21 @@ struct BatchResult {
   std::string reason;
   ProbeFrames frames;
   // The frames are complete AND the launch ended by itself. Only a complete launch can
-  // produce a pass; a fact proving a leak counts even from an incomplete one.
+  // produce a pass; a fact proving a leak counts even from an incomplete one. (Families whose
+  // expected end is a kill by the sandbox judge that end themselves, from `end`: see
+  // FamilyRow::judges_incomplete_launch.)
   bool complete = false;
   // Processes the harness found still running after the launch ended and killed (their argv,
   // as recorded before the kill): something the launch started outlived it.
   std::vector<std::string> leftover_processes;
+  // How the launch ended, as the launcher recorded it (LaunchRecord).
+  struct End {
+    std::optional<int> exit_code;  // the sandbox's process exited with this status
+    std::optional<int> signal;     // a signal ended the sandbox's process
+    bool timed_out = false;        // the harness's own timeout killed it
+    std::string error;             // a harness-level failure ("interrupted", ...), else empty
+  };
+  End end;
 };
 
 // Host-side facts that decide leaks the probe cannot fake.

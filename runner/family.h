@@ -114,6 +114,12 @@ struct FamilyRow {
   Verdict (*judge)(const JudgeInput& in);
   // Resource probes: their own launch, never beside another launch.
   bool exclusive = false;
+  // The family's expected end may be a kill by the sandbox (res.wall: the wall limit;
+  // res.memory: the OOM killer taking the whole sandbox), so its judge reads how an incomplete
+  // launch ended (BatchResult::end). Evaluate then keeps a non-fail verdict of an incomplete
+  // launch only when the judge named that end as evidence (Evidence::expected_end); without
+  // it, the usual rule holds: an incomplete launch is never a pass.
+  bool judges_incomplete_launch = false;
 };
 
 // Every family the host side knows, in the order `list` shows them.

@@ -7,9 +7,12 @@
 // inspect: OOMKilled, HostConfig limits) are shown next to the measurement.
 //
 // What "complete" means here: the memory probe lets a forked child be OOM-killed and reports
-// it itself, so an OOM kill still ends in a clean, complete launch. If the whole sandbox is
-// killed instead, Evaluate keeps only a fail (e.g. progress frames beyond the ceiling), never
-// a pass: a streamed frame is a real fact, a missing result frame is not a measurement.
+// it itself, so an OOM kill normally still ends in a clean, complete launch. Two families
+// expect a kill of the whole launch by the sandbox and judge it themselves
+// (FamilyRow::judges_incomplete_launch, family_resource_end.cc): res.wall (the sandbox ends
+// the launch at its wall limit) and res.memory (the OOM killer takes the whole sandbox). They
+// pass only on positive evidence of that end; any other incomplete launch keeps only a fail
+// (e.g. progress frames beyond the band), never a pass.
 #include "runner/family_resource.h"
 
 #include <algorithm>
@@ -28,24 +31,30 @@ std::string LimitReference(const ExpandInput& in, const char* key) {
   return fmt::format("{} /limits/{}", in.policy.source_path, key);
 }
 
-// `variant` carries the tolerance band for the judge: "±1" (absolute) or "±5%".
-Check LimitCheck(const ExpandInput& in, const char* family, std::string id, const char* key,
+// The check of one declared limit; its band comes from the policy's `limits.tolerance`.
+Check LimitCheck(const ExpandInput& in, const char* family, const char* key, double declared,
                  Severity severity) {
   const LimitsTolerance& t = in.policy.limits.tolerance;
-  std::string key_name = key;
+  const std::string k = key;
   Check check;
   check.family = family;
-  check.id = std::move(id);
+  // Integral limits print as integers ("limits.memory_mib:1048576", not "1.04858e+06").
+  std::string value = std::floor(declared) == declared && std::fabs(declared) < 1e15
+                          ? std::to_string(static_cast<std::int64_t>(declared))
+                          : fmt::format("{:g}", declared);
+  check.id = fmt::format("limits.{}:{}", k == "pids" ? "pids.max" : key, value);
   check.expect = Expectation::kDenied;  // going beyond the limit must be denied
   check.severity = severity;
   check.target = key;
   check.reference = LimitReference(in, key);
-  check.variant = key_name == "pids"           ? fmt::format("±{}", t.pids)
-                  : key_name == "memory_mib"   ? fmt::format("±{:g}%", t.memory_percent)
-                  : key_name == "cpus"         ? fmt::format("±{:g}%", t.cpus_percent)
-                  : key_name == "wall_seconds" ? fmt::format("±{}", t.wall_seconds)
-                  : key_name == "tmp_mib"      ? fmt::format("±{:g}%", t.tmp_percent)
-                                               : fmt::format("±{}", t.open_files);
+  Tolerance band{declared, 0, false};
+  if (k == "pids") band.plus_minus = static_cast<double>(t.pids);
+  if (k == "memory_mib") band = {declared, t.memory_percent, true};
+  if (k == "cpus") band = {declared, t.cpus_percent, true};
+  if (k == "wall_seconds") band.plus_minus = static_cast<double>(t.wall_seconds);
+  if (k == "tmp_mib") band = {declared, t.tmp_percent, true};
+  if (k == "open_files") band.plus_minus = static_cast<double>(t.open_files);
+  check.tolerance = band;
   return check;
 }
 
@@ -60,8 +69,7 @@ Status ExpandPids(const ExpandInput& in, BatchBuilder& batch) {
   if (!in.policy.limits.pids) return Status::Ok();
   std::int64_t declared = *in.policy.limits.pids;
   return AddExclusive(batch,
-                      LimitCheck(in, "res.pids", fmt::format("limits.pids.max:{}", declared), "pids",
-                                 Severity::kHigh),
+                      LimitCheck(in, "res.pids", "pids", static_cast<double>(declared), Severity::kHigh),
                       "res.pids", {"--ceiling", std::to_string(PidsCeiling(declared))});
 }
 
@@ -69,8 +77,8 @@ Status ExpandMemory(const ExpandInput& in, BatchBuilder& batch) {
   if (!in.policy.limits.memory_mib) return Status::Ok();
   std::int64_t declared = *in.policy.limits.memory_mib;
   return AddExclusive(batch,
-                      LimitCheck(in, "res.memory", fmt::format("limits.memory_mib:{}", declared),
-                                 "memory_mib", Severity::kHigh),
+                      LimitCheck(in, "res.memory", "memory_mib", static_cast<double>(declared),
+                                 Severity::kHigh),
                       "res.memory",
                       {"--ceiling-mib", std::to_string(MemoryCeilingMib(declared)), "--every-mib", "8"});
 }
@@ -79,16 +87,13 @@ Status ExpandCpu(const ExpandInput& in, BatchBuilder& batch) {
   if (!in.policy.limits.cpus) return Status::Ok();
   double declared = *in.policy.limits.cpus;
   return AddExclusive(batch,
-                      LimitCheck(in, "res.cpu", fmt::format("limits.cpus:{:g}", declared), "cpus",
-                                 Severity::kMedium),
+                      LimitCheck(in, "res.cpu", "cpus", declared, Severity::kMedium),
                       "res.cpu",
                       {"--threads", std::to_string(CpuThreads(declared)), "--window-ms", "2000"});
 }
 
-// Only limits of at most 10 s are measured (the probe sleeps past them); a longer one would
-// hold the suite for a minute, so its check is a skip with that reason (a 1 s probe runs so
-// the check has a launch).
-constexpr std::int64_t kMaxMeasuredWallSeconds = 10;
+// Only limits of at most kMaxMeasuredWallSeconds are measured; for a longer one a 1 s probe
+// runs so the check has a launch, and the judge skips it.
 
 Status ExpandWall(const ExpandInput& in, BatchBuilder& batch) {
   if (!in.policy.limits.wall_seconds) return Status::Ok();
@@ -96,8 +101,8 @@ Status ExpandWall(const ExpandInput& in, BatchBuilder& batch) {
   bool measured = declared <= kMaxMeasuredWallSeconds;
   std::int64_t sleep = measured ? declared + 5 : 1;
   return AddExclusive(batch,
-                      LimitCheck(in, "res.wall", fmt::format("limits.wall_seconds:{}", declared),
-                                 "wall_seconds", Severity::kMedium),
+                      LimitCheck(in, "res.wall", "wall_seconds", static_cast<double>(declared),
+                                 Severity::kMedium),
                       "res.wall", {"--ceiling-seconds", std::to_string(sleep)});
 }
 
@@ -116,8 +121,7 @@ Status ExpandDisk(const ExpandInput& in, BatchBuilder& batch) {
   std::int64_t declared = *in.policy.limits.tmp_mib;
   StatusOr<std::string> dir = DiskDir(in);
   if (!dir.ok()) return dir.status();
-  Check check = LimitCheck(in, "res.disk", fmt::format("limits.tmp_mib:{}", declared), "tmp_mib",
-                           Severity::kMedium);
+  Check check = LimitCheck(in, "res.disk", "tmp_mib", static_cast<double>(declared), Severity::kMedium);
   check.resolved_target = *dir;
   return AddExclusive(batch, std::move(check), "res.disk",
                       {"--dir", *dir, "--ceiling-mib", std::to_string(DiskCeilingMib(declared))});
@@ -127,8 +131,8 @@ Status ExpandFds(const ExpandInput& in, BatchBuilder& batch) {
   if (!in.policy.limits.open_files) return Status::Ok();
   std::int64_t declared = *in.policy.limits.open_files;
   return AddExclusive(batch,
-                      LimitCheck(in, "res.fds", fmt::format("limits.open_files:{}", declared),
-                                 "open_files", Severity::kMedium),
+                      LimitCheck(in, "res.fds", "open_files", static_cast<double>(declared),
+                                 Severity::kMedium),
                       "res.fds", {"--ceiling", std::to_string(FdsCeiling(declared))});
 }
 
@@ -176,7 +180,7 @@ LimitOutcome ClassifyLimit(const LimitBand& band, double measured, bool reached_
   return LimitOutcome::kAtOtherValue;
 }
 
-// Judges, in family_resource_judge.cc.
+// Judges: family_resource_judge.cc (pids, cpu, disk, fds), family_resource_end.cc (memory, wall).
 Verdict JudgeResPids(const JudgeInput& in);
 Verdict JudgeResMemory(const JudgeInput& in);
 Verdict JudgeResCpu(const JudgeInput& in);
@@ -185,10 +189,12 @@ Verdict JudgeResDisk(const JudgeInput& in);
 Verdict JudgeResFds(const JudgeInput& in);
 
 std::vector<FamilyRow> ResourceFamilies() {
+  // res.memory and res.wall judge an incomplete launch themselves: an OOM kill of the whole
+  // sandbox, or the sandbox ending the launch at its wall limit, is what they measure.
   return {{"res.pids", ExpandPids, JudgeResPids, true},
-          {"res.memory", ExpandMemory, JudgeResMemory, true},
+          {"res.memory", ExpandMemory, JudgeResMemory, true, true},
           {"res.cpu", ExpandCpu, JudgeResCpu, true},
-          {"res.wall", ExpandWall, JudgeResWall, true},
+          {"res.wall", ExpandWall, JudgeResWall, true, true},
           {"res.disk", ExpandDisk, JudgeResDisk, true},
           {"res.fds", ExpandFds, JudgeResFds, true}};
 }

@@ -17,6 +17,10 @@ std::int64_t DiskCeilingMib(std::int64_t declared);   // min(2 x declared, 2048 
 std::int64_t FdsCeiling(std::int64_t declared);       // min(2 x declared, 65536), >= declared + 64
 int CpuThreads(double declared);                      // ceil(2 x declared), 2..64
 
+// Wall limits are measured only up to this many seconds (the probe sleeps past the limit); a
+// longer one would hold the suite for minutes, so its check is a skip with that reason.
+inline constexpr std::int64_t kMaxMeasuredWallSeconds = 10;
+
 // Each resource launch gets its own timeout (its probe's worst case plus docker start-up):
 // res.memory and res.disk 90 s, res.wall its sleep + 20 s, the others 60 s. Sets
 // LaunchBatch::timeout_seconds where the planner left it 0 (BatchBuilder has no setter).

@@ -1,5 +1,7 @@
 #include "runner/family_resource.h"
 
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "runner/evaluate.h"
@@ -58,9 +60,38 @@ TEST(FamilyResourceTest, PlansOneExclusiveLaunchWithTheCeilingAndTolerance) {
   EXPECT_EQ(plan.batches[0].invocations[0].args,
             (std::vector<std::string>{"--ceiling-mib", "1024", "--every-mib", "8"}));
   EXPECT_EQ(plan.checks[0].id, "limits.memory_mib:512");
-  EXPECT_EQ(plan.checks[0].variant, "±5%");
+  ASSERT_TRUE(plan.checks[0].tolerance.has_value());
+  EXPECT_EQ(plan.checks[0].tolerance->declared, 512);
+  EXPECT_TRUE(plan.checks[0].tolerance->percent);
+  EXPECT_DOUBLE_EQ(plan.checks[0].tolerance->Low(), 486.4);
+  EXPECT_DOUBLE_EQ(plan.checks[0].tolerance->High(), 537.6);
+  EXPECT_EQ(plan.checks[0].variant, "") << "the band has its own field now";
   ApplyResourceTimeouts(plan);
   EXPECT_EQ(plan.batches[0].timeout_seconds, 90);
+}
+
+TEST(FamilyResourceTest, EveryLimitCarriesThePolicysTolerance) {
+  Policy policy = testing::TierLowPolicy();
+  policy.limits.pids = 50;
+  policy.limits.cpus = 1.5;
+  policy.limits.wall_seconds = 5;
+  policy.limits.open_files = 1024;
+  policy.limits.tolerance.pids = 2;
+  policy.limits.tolerance.open_files = 3;
+  auto plan = ExpandChecks(policy, testing::SuiteOf({"res.pids", "res.cpu", "res.wall", "res.fds"}),
+                           PlanContext{"/c", "/w", {}});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->checks.size(), 4u);
+  std::map<std::string, Tolerance> by_id;
+  for (const Check& c : plan->checks) {
+    ASSERT_TRUE(c.tolerance) << c.id;
+    by_id[c.id] = *c.tolerance;
+  }
+  EXPECT_EQ(by_id.at("limits.pids.max:50").High(), 52);
+  EXPECT_FALSE(by_id.at("limits.pids.max:50").percent);
+  EXPECT_DOUBLE_EQ(by_id.at("limits.cpus:1.5").Low(), 1.5 * 0.85);
+  EXPECT_EQ(by_id.at("limits.wall_seconds:5").Low(), 4);
+  EXPECT_EQ(by_id.at("limits.open_files:1024").Absolute(), 3);
 }
 
 TEST(FamilyResourceTest, OomKillAtHalfTheDeclaredValueIsTooRestrictive) {

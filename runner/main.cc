@@ -215,7 +215,8 @@ struct DiffFlags {
   bool fail_on_change = false;
 };
 
-// Exit: 0 nothing regressed, 1 a regression (or any change with --fail-on-change), 2 bad input.
+// Exit: 0 nothing regressed, 1 a regression (or, with --fail-on-change, any change beyond the
+// checks' tolerance), 2 bad input.
 int Diff(const DiffFlags& flags) {
   auto load = [](const std::string& path) -> StatusOr<nlohmann::json> {
     StatusOr<JsonDocument> doc = JsonDocument::Load(path);
@@ -233,8 +234,7 @@ int Diff(const DiffFlags& flags) {
   } else {
     std::cout << RenderDiffText(*diff);
   }
-  if (diff->regressions > 0) return 1;
-  return flags.fail_on_change && !diff->changes.empty() ? 1 : 0;
+  return DiffExitCode(*diff, flags.fail_on_change);
 }
 
 int Validate(const std::vector<std::string>& files) {
@@ -333,7 +333,7 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   diff->add_flag("--fail-on-change", diff_flags.fail_on_change,
-                 "exit 1 on any change, not only on a regression");
+                 "exit 1 on any change beyond the checks' tolerance, not only on a regression");
 
   SweepFlags sweep_flags;
   CLI::App* sweep = app.add_subcommand(

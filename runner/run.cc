@@ -100,6 +100,7 @@ BatchResult ToBatchResult(const LaunchRecord& record) {
     return result;
   }
   result.state = BatchResult::State::kRan;
+  result.end = {record.exit_code, record.signal, record.timed_out, record.error};
   result.complete = record.error.empty() && !record.timed_out && FramesComplete(record.frames);
   std::string exit = record.timed_out ? "timed out"
                      : record.signal  ? fmt::format("killed by signal {}", *record.signal)

@@ -26,6 +26,11 @@ struct Evidence {
   std::string launch_id;            // LaunchRecord::id, empty when no launch was involved
   std::vector<int> frame_indexes;   // indexes into that launch's facts
   std::vector<std::string> witness_facts;  // "canary sha256 matched", ...
+  // Set only by a judge of a family that judges incomplete launches (FamilyRow::
+  // judges_incomplete_launch) when it has positive evidence that the sandbox, not the harness
+  // or a crash, ended the launch: "killed by the sandbox (signal 9), not by the harness's
+  // timeout". Empty otherwise.
+  std::string expected_end;
 };
 
 struct Verdict {

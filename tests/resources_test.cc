@@ -130,12 +130,49 @@ TEST(ResourcesTest, HostSurvivesTheWholeSuiteInsideTheEnvelope) {
     EXPECT_EQ(launch["exit_code"], 0) << launch.dump();
     const json& argv = launch["argv"];
     for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
-      if (argv[i] == "--nonce") EXPECT_EQ(ProcessesWith(argv[i + 1].get<std::string>()), 0);
+      if (argv[i] == "--nonce") {
+        EXPECT_EQ(ProcessesWith(argv[i + 1].get<std::string>()), 0);
+      }
     }
   }
   EXPECT_EQ(probes, 6);
 }
 
+// The launch record that decided check `check_id`; nullptr when there is none.
+const json* LaunchOf(const json& report, const std::string& check_id) {
+  const json* check = FindCheck(report, check_id);
+  if (check == nullptr || !(*check)["evidence"]["launch_id"].is_string()) return nullptr;
+  for (const json& launch : report["launches"]) {
+    if (launch["id"] == (*check)["evidence"]["launch_id"]) return &launch;
+  }
+  return nullptr;
+}
+
+// A sandbox that ends the launch at the declared wall limit passes: the incomplete launch is
+// the expected end, named in the evidence. One that ends it later fails as too permissive.
+TEST(ResourcesTest, WallLimitEnforcedByTheSandboxPasses) {
+  CliRun run = RunResources("tests/data/host-wall-timeout.json");
+  const json& r = run.report;
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  const json* check = FindCheck(r, "limits.wall_seconds:5");
+  ASSERT_NE(check, nullptr);
+  EXPECT_EQ((*check)["verdict"], "pass") << check->dump();
+  EXPECT_NEAR(Measured(r, "limits.wall_seconds:5"), 5, 1);
+  EXPECT_NE((*check)["evidence"]["expected_end"].get<std::string>().find("exit 124"),
+            std::string::npos) << check->dump();
+  const json* launch = LaunchOf(r, "limits.wall_seconds:5");
+  ASSERT_NE(launch, nullptr);
+  EXPECT_EQ((*launch)["exit_code"], 124);
+  EXPECT_FALSE((*launch)["timed_out"].get<bool>());
+
+  CliRun late = RunResources("tests/data/host-wall-late.json");
+  EXPECT_EQ(late.exit_code, 1) << late.out << late.err;
+  EXPECT_EQ(Field(late.report, "limits.wall_seconds:5", "verdict"), "fail");
+  EXPECT_EQ(Field(late.report, "limits.wall_seconds:5", "direction"), "too-permissive");
+  EXPECT_NEAR(Measured(late.report, "limits.wall_seconds:5"), 8, 1);
+}
+
+// What gVisor (ptrace platform) honestly gives here; see the comment in sandboxes/gvisor.json.
 TEST(ResourcesTest, GvisorRunsTheSuite) {
   if (!BackendAvailable("gvisor", {"docker", "run", "--rm", "--runtime", "runsc", "--network",
                                    "none", "sandprobe/agent:latest", "true"})) {
@@ -145,9 +182,36 @@ TEST(ResourcesTest, GvisorRunsTheSuite) {
   const json& r = run.report;
   ASSERT_TRUE(r.contains("checks")) << run.err;
   EXPECT_EQ(r["checks"].size(), 6u);
-  // Honest baseline of what gVisor (ptrace) gives here: the rlimit and tmpfs limits hold.
+  // The rlimit and tmpfs limits hold exactly.
   EXPECT_EQ(Field(r, "limits.open_files:1024", "verdict"), "pass");
   EXPECT_EQ(Field(r, "limits.tmp_mib:100", "verdict"), "pass");
+  // Memory: the host's OOM killer ends the whole sandbox (gVisor's own pages count too); the
+  // last progress frame is the measurement and the end is named as expected.
+  const json* memory = FindCheck(r, "limits.memory_mib:512");
+  ASSERT_NE(memory, nullptr);
+  EXPECT_NEAR(Measured(r, "limits.memory_mib:512"), 490, 16) << memory->dump();
+  EXPECT_NE((*memory)["observed"].get<std::string>().find("the OOM killer ending the whole sandbox"),
+            std::string::npos) << memory->dump();
+  EXPECT_NE((*memory)["observed"].get<std::string>().find("oom_killed=true"), std::string::npos);
+  EXPECT_NE((*memory)["evidence"]["expected_end"].get<std::string>().find("exit 137"),
+            std::string::npos);
+  const json* memory_launch = LaunchOf(r, "limits.memory_mib:512");
+  ASSERT_NE(memory_launch, nullptr);
+  EXPECT_EQ((*memory_launch)["exit_code"], 137);
+  // CPU: the host's quota holds, but the sentry's CPU clock reads up to 1.8 cores: a pass (in
+  // the band, the host sets 1 core) or inconclusive (beyond what the host allows), never a fail.
+  std::string cpu = Field(r, "limits.cpus:1", "verdict");
+  EXPECT_TRUE(cpu == "pass" || cpu == "inconclusive") << Field(r, "limits.cpus:1", "observed");
+  // Pids: no EAGAIN; when the host pids cgroup (gVisor's own threads included) is full, the
+  // sentry dies with exit 2 after some children: an error, with the progress it reached.
+  EXPECT_EQ(Field(r, "limits.pids.max:50", "verdict"), "error");
+  EXPECT_NE(Field(r, "limits.pids.max:50", "observed").find("exit 2"), std::string::npos)
+      << Field(r, "limits.pids.max:50", "observed");
+  const json* pids_launch = LaunchOf(r, "limits.pids.max:50");
+  ASSERT_NE(pids_launch, nullptr);
+  EXPECT_EQ((*pids_launch)["exit_code"], 2);
+  EXPECT_FALSE((*pids_launch)["timed_out"].get<bool>());
+  EXPECT_EQ(Field(r, "limits.wall_seconds:60", "verdict"), "skip");
   ExpectNoContainerLeft(r);
 }
 
