@@ -63,8 +63,12 @@ class TokenCarrier {
       if (r.ok()) result_ = *r;
     });
     for (int i = 0; i < 250 && pid_ == 0; ++i) {
+      // The shell itself, not one of its forks (which carries the token until it execs sleep):
+      // the carrier whose parent is not a carrier.
+      auto carries = [&](int pid) { return ReadProcFile(pid, "cmdline").find(token) != std::string::npos; };
       for (int pid : ListPids()) {
-        if (ReadProcFile(pid, "cmdline").find(token) != std::string::npos) pid_ = pid;
+        std::optional<ProcStat> stat = ReadProcStat(pid);
+        if (carries(pid) && stat && !carries(stat->ppid)) pid_ = pid;
       }
       if (pid_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
