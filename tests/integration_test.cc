@@ -39,14 +39,6 @@ void ExpectValidJunit(const CliRun& run) {
   EXPECT_EQ(lint.exit_code, 0) << lint.err;
 }
 
-void ExpectNoContainerLeft(const json& report) {
-  std::string run_id = report.value("run_id", "");
-  ASSERT_FALSE(run_id.empty());
-  CliRun ps = RunCommand({"docker", "ps", "-aq", "--filter", "label=sandprobe.run=" + run_id});
-  EXPECT_EQ(ps.exit_code, 0);
-  EXPECT_EQ(ps.out, "") << "containers of run " << run_id << " left behind";
-}
-
 TEST(IntegrationTest, HostFailsTierLowWithTheCanaryReadProvenByHash) {
   CliRun run = RunProfile("sandboxes/host.json");
   EXPECT_EQ(run.exit_code, 1) << run.err;

@@ -21,23 +21,10 @@ CliRun RunPersistence(const std::string& profile) {
   return RunProfile(profile, {"--suite", SourcePath("suites/persistence.json"), "--require-backend"});
 }
 
-std::string Field(const json& report, const std::string& id, const char* key) {
-  const json* check = FindCheck(report, id);
-  return check && (*check)[key].is_string() ? (*check)[key].get<std::string>() : "";
-}
-
-void ExpectVerdict(const json& report, const std::string& id, const std::string& verdict,
-                   const std::string& direction = "") {
-  EXPECT_EQ(Field(report, id, "verdict"), verdict) << id << ": " << Field(report, id, "observed");
-  if (!direction.empty()) {
-    EXPECT_EQ(Field(report, id, "direction"), direction) << id;
-  }
-}
-
 // Nothing of the run left: containers and volumes by its label, processes by its token.
 void ExpectNothingLeft(const json& report) {
   const std::string label = "label=sandprobe.run=" + report.value("run_id", "?");
-  EXPECT_EQ(RunCommand({"docker", "ps", "-aq", "--filter", label}).out, "") << "containers left";
+  ExpectNoContainerLeft(report);
   EXPECT_EQ(RunCommand({"docker", "volume", "ls", "-q", "--filter", label}).out, "") << "volumes left";
   std::string token = report["witnesses"]["persist"].value("token", "");
   ASSERT_FALSE(token.empty());
@@ -117,7 +104,7 @@ TEST(PersistenceTest, HostKeepsTmpAndTheHarnessKillsTheBackgroundProcess) {
   EXPECT_EQ(run.exit_code, 1) << run.err;
   ExpectVerdict(r, "persist.session.ephemeral:/tmp", "fail", "too-permissive");
   ExpectVerdict(r, "persist.host:background-process", "fail", "too-permissive");
-  EXPECT_EQ(Field(r, "persist.host:background-process", "severity"), "high");
+  EXPECT_EQ(CheckField(r, "persist.host:background-process", "severity"), "high");
   ExpectNothingLeft(r);
 }
 

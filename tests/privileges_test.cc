@@ -26,18 +26,9 @@ const std::vector<std::string> kBwrapUp = {"bwrap", "--unshare-all", "--ro-bind"
 // root process (this project's CI VM: CAP_SYS_RESOURCE).
 const char kCannotApplyCaps[] = "unable to apply caps";
 
-std::string VerdictOf(const json& report, const std::string& id) {
-  const json* check = FindCheck(report, id);
-  return check ? check->value("verdict", "?") : "missing";
-}
-
 std::string Describe(const json& report, const std::string& id) {
   const json* check = FindCheck(report, id);
   return check ? id + ": " + check->value("verdict", "?") + ": " + check->value("observed", "") : id + ": missing";
-}
-
-void ExpectVerdict(const json& report, const std::string& id, const std::string& verdict) {
-  EXPECT_EQ(VerdictOf(report, id), verdict) << Describe(report, id);
 }
 
 // Every check was decided (no error, no inconclusive): the families observed something.
@@ -88,13 +79,6 @@ void ExpectNoCanaryLeft(const json& report) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
   std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(cmdline.find("sandprobe-canary-"), std::string::npos) << "canary left: pid " << pid;
-}
-
-void ExpectNoContainerLeft(const json& report) {
-  const std::string run_id = report.value("run_id", "");
-  ASSERT_FALSE(run_id.empty());
-  CliRun ps = RunCommand({"docker", "ps", "-aq", "--filter", "label=sandprobe.run=" + run_id});
-  EXPECT_EQ(ps.out, "") << "containers of run " << run_id << " left behind";
 }
 
 TEST(PrivilegesTest, HostIsTheControlEveryExposureFires) {

@@ -21,22 +21,11 @@ CliRun RunResources(const std::string& profile) {
   return RunProfile(profile, {"--suite", SourcePath("suites/resources.json"), "--require-backend"});
 }
 
-std::string Field(const json& report, const std::string& id, const char* key) {
-  const json* check = FindCheck(report, id);
-  return check && (*check)[key].is_string() ? (*check)[key].get<std::string>() : "";
-}
-
 // "measured 510 MiB: ..." -> 510
 double Measured(const json& report, const std::string& id) {
-  std::string observed = Field(report, id, "observed");
+  std::string observed = CheckField(report, id, "observed");
   std::size_t at = observed.find("measured ");
   return at == std::string::npos ? -1 : std::stod(observed.substr(at + 9));
-}
-
-void ExpectNoContainerLeft(const json& report) {
-  CliRun ps = RunCommand({"docker", "ps", "-aq", "--filter",
-                          "label=sandprobe.run=" + report.value("run_id", "?")});
-  EXPECT_EQ(ps.out, "") << "containers left behind";
 }
 
 TEST(ResourcesTest, DockerHardenedEnforcesTheDeclaredLimits) {
@@ -46,15 +35,15 @@ TEST(ResourcesTest, DockerHardenedEnforcesTheDeclaredLimits) {
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   for (const char* id : {"limits.pids.max:50", "limits.memory_mib:512", "limits.cpus:1",
                          "limits.tmp_mib:100", "limits.open_files:1024"}) {
-    EXPECT_EQ(Field(r, id, "verdict"), "pass") << id << ": " << Field(r, id, "observed");
+    EXPECT_EQ(CheckField(r, id, "verdict"), "pass") << id << ": " << CheckField(r, id, "observed");
   }
   EXPECT_NEAR(Measured(r, "limits.pids.max:50"), 50, 1);
   EXPECT_NEAR(Measured(r, "limits.memory_mib:512"), 512, 512 * 0.05);
   EXPECT_NEAR(Measured(r, "limits.cpus:1"), 1.0, 0.15);
-  EXPECT_NE(Field(r, "limits.pids.max:50", "observed").find("pids.max=50"), std::string::npos);
+  EXPECT_NE(CheckField(r, "limits.pids.max:50", "observed").find("pids.max=50"), std::string::npos);
   // Host reading from docker inspect, next to the measurement.
-  EXPECT_NE(Field(r, "limits.memory_mib:512", "observed").find("oom_killed=true"), std::string::npos);
-  EXPECT_EQ(Field(r, "limits.wall_seconds:60", "verdict"), "skip");
+  EXPECT_NE(CheckField(r, "limits.memory_mib:512", "observed").find("oom_killed=true"), std::string::npos);
+  EXPECT_EQ(CheckField(r, "limits.wall_seconds:60", "verdict"), "skip");
   ExpectNoContainerLeft(r);
 }
 
@@ -64,13 +53,13 @@ TEST(ResourcesTest, DockerDefaultIsNotEnforcedUpToTheCeiling) {
   const json& r = run.report;
   EXPECT_EQ(run.exit_code, 1) << run.err;
   for (const char* id : {"limits.pids.max:50", "limits.memory_mib:512"}) {
-    EXPECT_EQ(Field(r, id, "verdict"), "fail") << id;
-    EXPECT_EQ(Field(r, id, "direction"), "too-permissive") << id;
-    EXPECT_EQ(Field(r, id, "severity"), "high") << id;
+    EXPECT_EQ(CheckField(r, id, "verdict"), "fail") << id;
+    EXPECT_EQ(CheckField(r, id, "direction"), "too-permissive") << id;
+    EXPECT_EQ(CheckField(r, id, "severity"), "high") << id;
   }
-  EXPECT_NE(Field(r, "limits.memory_mib:512", "observed").find("not enforced up to 1024 MiB"),
+  EXPECT_NE(CheckField(r, "limits.memory_mib:512", "observed").find("not enforced up to 1024 MiB"),
             std::string::npos);
-  EXPECT_NE(Field(r, "limits.pids.max:50", "observed").find("not enforced up to"), std::string::npos);
+  EXPECT_NE(CheckField(r, "limits.pids.max:50", "observed").find("not enforced up to"), std::string::npos);
   ExpectNoContainerLeft(r);
 }
 
@@ -80,10 +69,10 @@ TEST(ResourcesTest, DockerLimitsWrongIsTooRestrictiveAndDiffCatchesIt) {
   CliRun wrong = RunResources("sandboxes/docker-limits-wrong.json");
   const json& r = wrong.report;
   EXPECT_EQ(wrong.exit_code, 1);
-  EXPECT_EQ(Field(r, "limits.memory_mib:512", "verdict"), "fail");
-  EXPECT_EQ(Field(r, "limits.memory_mib:512", "direction"), "too-restrictive");
+  EXPECT_EQ(CheckField(r, "limits.memory_mib:512", "verdict"), "fail");
+  EXPECT_EQ(CheckField(r, "limits.memory_mib:512", "direction"), "too-restrictive");
   EXPECT_NEAR(Measured(r, "limits.memory_mib:512"), 256, 256 * 0.05);
-  EXPECT_NE(Field(r, "limits.memory_mib:512", "observed").find("vs declared 512"), std::string::npos);
+  EXPECT_NE(CheckField(r, "limits.memory_mib:512", "observed").find("vs declared 512"), std::string::npos);
   ExpectNoContainerLeft(r);
 
   std::string dir = ::testing::TempDir();
@@ -118,10 +107,10 @@ TEST(ResourcesTest, HostSurvivesTheWholeSuiteInsideTheEnvelope) {
   CliRun run = RunResources("sandboxes/host.json");
   const json& r = run.report;
   EXPECT_EQ(run.exit_code, 1) << run.err;
-  EXPECT_EQ(Field(r, "limits.pids.max:50", "verdict"), "fail");
-  EXPECT_NE(Field(r, "limits.memory_mib:512", "observed").find("not enforced up to 1024 MiB"),
+  EXPECT_EQ(CheckField(r, "limits.pids.max:50", "verdict"), "fail");
+  EXPECT_NE(CheckField(r, "limits.memory_mib:512", "observed").find("not enforced up to 1024 MiB"),
             std::string::npos);
-  EXPECT_EQ(Field(r, "limits.open_files:1024", "verdict"), "fail");
+  EXPECT_EQ(CheckField(r, "limits.open_files:1024", "verdict"), "fail");
   int probes = 0;
   for (const json& launch : r["launches"]) {
     if (launch.value("purpose", "") != "probe") continue;
@@ -167,8 +156,8 @@ TEST(ResourcesTest, WallLimitEnforcedByTheSandboxPasses) {
 
   CliRun late = RunResources("tests/data/host-wall-late.json");
   EXPECT_EQ(late.exit_code, 1) << late.out << late.err;
-  EXPECT_EQ(Field(late.report, "limits.wall_seconds:5", "verdict"), "fail");
-  EXPECT_EQ(Field(late.report, "limits.wall_seconds:5", "direction"), "too-permissive");
+  EXPECT_EQ(CheckField(late.report, "limits.wall_seconds:5", "verdict"), "fail");
+  EXPECT_EQ(CheckField(late.report, "limits.wall_seconds:5", "direction"), "too-permissive");
   EXPECT_NEAR(Measured(late.report, "limits.wall_seconds:5"), 8, 1);
 }
 
@@ -183,8 +172,8 @@ TEST(ResourcesTest, GvisorRunsTheSuite) {
   ASSERT_TRUE(r.contains("checks")) << run.err;
   EXPECT_EQ(r["checks"].size(), 6u);
   // The rlimit and tmpfs limits hold exactly.
-  EXPECT_EQ(Field(r, "limits.open_files:1024", "verdict"), "pass");
-  EXPECT_EQ(Field(r, "limits.tmp_mib:100", "verdict"), "pass");
+  EXPECT_EQ(CheckField(r, "limits.open_files:1024", "verdict"), "pass");
+  EXPECT_EQ(CheckField(r, "limits.tmp_mib:100", "verdict"), "pass");
   // Memory: the host's OOM killer ends the whole sandbox (gVisor's own pages count too); the
   // last progress frame is the measurement and the end is named as expected.
   const json* memory = FindCheck(r, "limits.memory_mib:512");
@@ -200,18 +189,18 @@ TEST(ResourcesTest, GvisorRunsTheSuite) {
   EXPECT_EQ((*memory_launch)["exit_code"], 137);
   // CPU: the host's quota holds, but the sentry's CPU clock reads up to 1.8 cores: a pass (in
   // the band, the host sets 1 core) or inconclusive (beyond what the host allows), never a fail.
-  std::string cpu = Field(r, "limits.cpus:1", "verdict");
-  EXPECT_TRUE(cpu == "pass" || cpu == "inconclusive") << Field(r, "limits.cpus:1", "observed");
+  std::string cpu = CheckField(r, "limits.cpus:1", "verdict");
+  EXPECT_TRUE(cpu == "pass" || cpu == "inconclusive") << CheckField(r, "limits.cpus:1", "observed");
   // Pids: no EAGAIN; when the host pids cgroup (gVisor's own threads included) is full, the
   // sentry dies with exit 2 after some children: an error, with the progress it reached.
-  EXPECT_EQ(Field(r, "limits.pids.max:50", "verdict"), "error");
-  EXPECT_NE(Field(r, "limits.pids.max:50", "observed").find("exit 2"), std::string::npos)
-      << Field(r, "limits.pids.max:50", "observed");
+  EXPECT_EQ(CheckField(r, "limits.pids.max:50", "verdict"), "error");
+  EXPECT_NE(CheckField(r, "limits.pids.max:50", "observed").find("exit 2"), std::string::npos)
+      << CheckField(r, "limits.pids.max:50", "observed");
   const json* pids_launch = LaunchOf(r, "limits.pids.max:50");
   ASSERT_NE(pids_launch, nullptr);
   EXPECT_EQ((*pids_launch)["exit_code"], 2);
   EXPECT_FALSE((*pids_launch)["timed_out"].get<bool>());
-  EXPECT_EQ(Field(r, "limits.wall_seconds:60", "verdict"), "skip");
+  EXPECT_EQ(CheckField(r, "limits.wall_seconds:60", "verdict"), "skip");
   ExpectNoContainerLeft(r);
 }
 

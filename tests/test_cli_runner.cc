@@ -80,6 +80,27 @@ const nlohmann::json* FindCheck(const nlohmann::json& report, const std::string&
   return nullptr;
 }
 
+std::string CheckField(const nlohmann::json& report, const std::string& id, const char* key) {
+  const nlohmann::json* check = FindCheck(report, id);
+  return check && check->contains(key) && (*check)[key].is_string() ? (*check)[key].get<std::string>() : "";
+}
+
+void ExpectVerdict(const nlohmann::json& report, const std::string& id, const std::string& verdict,
+                   const std::string& direction) {
+  EXPECT_EQ(CheckField(report, id, "verdict"), verdict) << id << ": " << CheckField(report, id, "observed");
+  if (!direction.empty()) {
+    EXPECT_EQ(CheckField(report, id, "direction"), direction) << id;
+  }
+}
+
+void ExpectNoContainerLeft(const nlohmann::json& report) {
+  std::string run_id = report.value("run_id", "");
+  ASSERT_FALSE(run_id.empty());
+  CliRun ps = RunCommand({"docker", "ps", "-aq", "--filter", "label=sandprobe.run=" + run_id});
+  EXPECT_EQ(ps.exit_code, 0);
+  EXPECT_EQ(ps.out, "") << "containers of run " << run_id << " left behind";
+}
+
 std::string SchemaProblem(const nlohmann::json& report) {
   char path[] = "/tmp/sandprobe-report-XXXXXX";
   int fd = ::mkstemp(path);

@@ -31,6 +31,15 @@ const nlohmann::json* FindCheck(const nlohmann::json& report, const std::string&
 
 std::string SourcePath(const std::string& relative);
 
+// A string field of check `id` ("verdict", "observed", "direction", ...); "" when absent.
+std::string CheckField(const nlohmann::json& report, const std::string& id, const char* key);
+// Expects check `id` to have `verdict` (and `direction` when given); the message shows what it
+// observed.
+void ExpectVerdict(const nlohmann::json& report, const std::string& id, const std::string& verdict,
+                   const std::string& direction = "");
+// No container carrying the report's run label is left.
+void ExpectNoContainerLeft(const nlohmann::json& report);
+
 // "" when `report` is valid against docs/report.schema.json (python3 jsonschema), else why.
 std::string SchemaProblem(const nlohmann::json& report);
 
