@@ -127,7 +127,7 @@ std::vector<LeftoverProcess> LaunchRegistration::KillOrphans() {
       for (const LiveLaunch& l : registry.live) {
         if (!l.child_reaped) tracked.insert(l.child_pid);
       }
-      for (int pid : ListPids()) {
+      for (int pid : ListOwnChildrenOrAllPids()) {
         if (tracked.count(pid)) continue;
         std::optional<ProcStat> stat = ReadProcStat(pid);
         if (!stat || stat->ppid != self) continue;

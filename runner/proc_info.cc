@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 
 namespace sandprobe {
 
@@ -82,6 +83,25 @@ std::vector<int> ListPids() {
   }
   ::closedir(proc);
   std::sort(pids.begin(), pids.end());
+  return pids;
+}
+
+std::vector<int> ListOwnChildrenOrAllPids() {
+  std::vector<int> pids;
+  DIR* tasks = ::opendir("/proc/self/task");
+  if (tasks == nullptr) return ListPids();
+  bool readable = false;
+  while (const dirent* e = ::readdir(tasks)) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    std::ifstream in(std::string("/proc/self/task/") + e->d_name + "/children");
+    if (!in) continue;
+    readable = true;
+    for (int pid = 0; in >> pid;) pids.push_back(pid);
+  }
+  ::closedir(tasks);
+  if (!readable) return ListPids();  // CONFIG_PROC_CHILDREN off
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
   return pids;
 }
 

@@ -41,4 +41,9 @@ std::string CmdlineForDisplay(std::string_view raw, std::size_t cap);
 // Every numeric entry of /proc, ascending.
 std::vector<int> ListPids();
 
+// The pids whose parent is this process (any of its threads), from
+// /proc/self/task/*/children: a few small reads instead of a walk over every process. Falls
+// back to ListPids() (a superset: callers check the parent) where the kernel lacks the file.
+std::vector<int> ListOwnChildrenOrAllPids();
+
 }  // namespace sandprobe

@@ -1,5 +1,7 @@
 #include "runner/proc_info.h"
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -53,6 +55,18 @@ TEST(ProcInfo, CmdlineForDisplayJoinsAndCaps) {
 TEST(ProcInfo, GoneProcessReadsAsNothing) {
   EXPECT_FALSE(ReadProcStat(0x3fffffff));
   EXPECT_EQ(ReadProcFile(0x3fffffff, "cmdline"), "");
+}
+
+TEST(ProcInfo, OwnChildrenListsAForkedChild) {
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  std::vector<int> children = ListOwnChildrenOrAllPids();
+  EXPECT_NE(std::find(children.begin(), children.end(), child), children.end());
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
 }
 
 }  // namespace

@@ -14,7 +14,11 @@ RunWatchdog::RunWatchdog(Options options)
 }
 
 RunWatchdog::~RunWatchdog() {
-  done_ = true;
+  {
+    std::lock_guard lock(done_mutex_);
+    done_ = true;
+  }
+  done_changed_.notify_all();
   thread_.join();
 }
 
@@ -38,8 +42,11 @@ void RunWatchdog::Stop(const std::string& why) {
 
 void RunWatchdog::Watch() {
   bool stalled = false;
-  while (!done_) {
-    std::this_thread::sleep_for(milliseconds(50));
+  for (;;) {
+    {
+      std::unique_lock lock(done_mutex_);
+      if (done_changed_.wait_for(lock, milliseconds(50), [this] { return done_; })) return;
+    }
     auto now_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - started_).count();
     if (options_.interrupt && options_.interrupt->load()) Stop("interrupted");
     if (options_.run_timeout.count() > 0 &&

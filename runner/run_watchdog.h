@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -48,7 +49,9 @@ class RunWatchdog {
   std::chrono::steady_clock::time_point started_;
   std::atomic<std::int64_t> last_progress_ms_{0};  // since started_
   std::atomic<bool> stop_{false};
-  std::atomic<bool> done_{false};
+  std::mutex done_mutex_;
+  std::condition_variable done_changed_;  // wakes the thread at once when the run ends
+  bool done_ = false;
   mutable std::mutex why_mutex_;
   std::string why_;
   std::thread thread_;
