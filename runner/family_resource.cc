@@ -59,8 +59,10 @@ Check LimitCheck(const ExpandInput& in, const char* family, const char* key, dou
 }
 
 // ApplyResourceTimeouts (run.cc, after planning) sets it on the batch: BatchBuilder offers no setter.
+// Resource checks put the sandbox's own readings (docker inspect) next to the measurement.
 Status AddExclusive(BatchBuilder& batch, Check check, const char* family,
                     std::vector<std::string> args) {
+  batch.current().host_readings = true;
   batch.Invocation(family).args = std::move(args);
   return batch.AddCheck(std::move(check));
 }

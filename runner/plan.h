@@ -37,6 +37,9 @@ struct LaunchBatch {
   // first (a one-shot profile's launches are always fresh). Persistence needs "turn 2 in the
   // same session" and "a new session" as distinct launches.
   bool fresh_instance = false;
+  // Run the profile's `inspect` after this launch: only checks that read host readings (the
+  // resource limits: OOMKilled, HostConfig) need it, and it costs a backend call per launch.
+  bool host_readings = false;
 };
 
 struct Plan {

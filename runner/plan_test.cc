@@ -63,6 +63,17 @@ TEST(PlanTest, SplitSharedLaunchKeepsFamilyGroupsWholeAndEveryCheckOnce) {
   EXPECT_EQ(plan->batches[1].id, "B1.2");
 }
 
+TEST(PlanTest, OnlyResourceLaunchesAskForHostReadings) {
+  Policy policy = TierLowPolicy();
+  policy.limits.pids = 50;
+  auto plan = ExpandChecks(policy, SuiteOf({"fs.read", "res.pids"}), kContext);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->batches.size(), 2u);
+  EXPECT_FALSE(plan->batches[0].host_readings);  // fs.read: docker inspect would add nothing
+  EXPECT_TRUE(plan->batches[1].exclusive);
+  EXPECT_TRUE(plan->batches[1].host_readings);   // res.pids: OOMKilled, PidsLimit beside it
+}
+
 TEST(PlanTest, EverythingGoesIntoOneLaunch) {
   auto plan = ExpandChecks(TierLowPolicy(), SuiteOf({"fs.read", "fs.write", "fs.alias", "env.secret"}),
                            kContext);

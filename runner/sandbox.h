@@ -47,10 +47,11 @@ class Sandbox {
 
   // One probe launch (nonce already in `probe_args`); frames parsed with `nonce`. `timeout`
   // zero: the profile's timeout_seconds. `fresh_instance`: a session profile stops its open
-  // instance first and starts a new one (a one-shot launch is always fresh).
+  // instance first and starts a new one (a one-shot launch is always fresh). `host_readings`:
+  // run the profile's `inspect` after it.
   LaunchRecord RunProbe(const std::vector<std::string>& probe_args, const std::string& nonce,
                         std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
-                        bool fresh_instance = false);
+                        bool fresh_instance = false, bool host_readings = true);
 
   // Stops an open session and runs its cleanup. Safe to call twice.
   void Close();
