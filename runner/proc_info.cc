@@ -105,4 +105,39 @@ std::vector<int> ListOwnChildrenOrAllPids() {
   return pids;
 }
 
+namespace {
+
+std::string PidNamespace(const std::string& pid) {
+  char target[128];
+  ssize_t n = ::readlink(("/proc/" + pid + "/ns/pid").c_str(), target, sizeof target - 1);
+  return n > 0 ? std::string(target, static_cast<std::size_t>(n)) : "";
+}
+
+bool HasArg(std::string_view cmdline, std::string_view arg) {
+  for (std::size_t start = 0; start < cmdline.size();) {
+    std::size_t end = cmdline.find('\0', start);
+    if (end == std::string_view::npos) end = cmdline.size();
+    if (cmdline.substr(start, end - start) == arg) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<HostProcess> FindProcessesWithArg(const std::string& arg) {
+  std::vector<HostProcess> found;
+  const int self = ::getpid();
+  const std::string own_namespace = PidNamespace("self");
+  for (int pid : ListPids()) {
+    if (pid == self) continue;
+    std::string cmdline = ReadProcFile(pid, "cmdline");
+    if (!HasArg(cmdline, arg)) continue;
+    std::string ns = PidNamespace(std::to_string(pid));
+    found.push_back({pid, CmdlineForDisplay(cmdline, 64 * 1024),
+                     !ns.empty() && ns == own_namespace});
+  }
+  return found;
+}
+
 }  // namespace sandprobe

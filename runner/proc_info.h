@@ -1,5 +1,5 @@
-// Reading other processes through /proc: what the launcher's leftover sweep and the run
-// registry need to recognise a process (its parent, group, session, start time, argv).
+// Reading other processes through /proc: what the launcher's leftover sweep, the run registry
+// and the witnesses need to recognise a process (its parent, group, session, start time, argv).
 //
 // A pid alone names a process only while it cannot be reused: a child not yet reaped, or a
 // pid paired with its start time (field 22 of /proc/<pid>/stat), which a new process with the
@@ -45,5 +45,17 @@ std::vector<int> ListPids();
 // /proc/self/task/*/children: a few small reads instead of a walk over every process. Falls
 // back to ListPids() (a superset: callers check the parent) where the kernel lacks the file.
 std::vector<int> ListOwnChildrenOrAllPids();
+
+// A process found by a token in its argv (a canary, a probe's background process).
+struct HostProcess {
+  long pid = 0;
+  std::string argv;  // the command line, NULs shown as spaces
+  // In the same pid namespace as the harness (the host's, when the harness runs on the host);
+  // false for a process inside a container's or bwrap's own pid namespace.
+  bool host_pid_namespace = false;
+};
+
+// Every process (but the caller) with `arg` as one whole argv element.
+std::vector<HostProcess> FindProcessesWithArg(const std::string& arg);
 
 }  // namespace sandprobe

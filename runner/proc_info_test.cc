@@ -69,5 +69,28 @@ TEST(ProcInfo, OwnChildrenListsAForkedChild) {
   ::waitpid(child, nullptr, 0);
 }
 
+TEST(ProcInfo, FindsAProcessByAWholeArgvElement) {
+  const std::string token = "proc-info-token-" + std::to_string(::getpid());
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::setpgid(0, 0);  // so the test ends the shell and its sleep together
+    // `; :` keeps the shell (and its argv with the token) alive instead of exec'ing sleep.
+    ::execlp("sh", "sh", "-c", "sleep 30; :", token.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::vector<HostProcess> found;
+  for (int i = 0; i < 100 && found.empty(); ++i) {
+    found = FindProcessesWithArg(token);
+    if (found.empty()) ::usleep(20000);
+  }
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].pid, child);
+  EXPECT_EQ(found[0].argv, "sh -c sleep 30; : " + token);
+  EXPECT_TRUE(found[0].host_pid_namespace);
+  EXPECT_TRUE(FindProcessesWithArg(token.substr(1)).empty()) << "a part of an element is no match";
+  ::kill(-child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+}
+
 }  // namespace
 }  // namespace sandprobe

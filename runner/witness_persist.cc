@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "runner/host_processes.h"
+#include "runner/proc_info.h"
 #include "runner/run_registry.h"
 #include "runner/witness.h"
 #include "runner/witnesses.h"

@@ -10,15 +10,13 @@
 //  - The runner's own namespaces (/proc/self/ns/*), which priv.namespaces compares with the
 //    sandbox's. "Host" here means the namespaces the harness runs in.
 //  - The profile's backend, so a remediation hint can name the fix for that backend.
-#include <dirent.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
-#include <fstream>
-#include <iterator>
 #include <thread>
 
+#include "runner/proc_info.h"
 #include "runner/run_registry.h"
 #include "runner/witness.h"
 #include "runner/witnesses.h"
@@ -27,33 +25,6 @@ namespace sandprobe {
 namespace {
 
 constexpr const char* kNamespaces[] = {"pid", "net", "mnt", "ipc", "uts", "cgroup", "user", "time"};
-
-std::string ReadCmdline(const std::string& pid) {
-  std::ifstream in("/proc/" + pid + "/cmdline", std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return text;
-}
-
-// The host pid of the process with `arg` as one argv element, or 0.
-long FindProcessWithArg(const std::string& arg) {
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return 0;
-  long found = 0;
-  while (const dirent* e = ::readdir(proc)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::string cmdline = ReadCmdline(e->d_name);
-    std::size_t start = 0;
-    while (start < cmdline.size() && found == 0) {
-      std::size_t end = cmdline.find('\0', start);
-      if (end == std::string::npos) end = cmdline.size();
-      if (cmdline.compare(start, end - start, arg) == 0) found = std::atol(e->d_name);
-      start = end + 1;
-    }
-    if (found != 0) break;
-  }
-  ::closedir(proc);
-  return found;
-}
 
 class PrivWitness final : public RunWitness {
  public:
@@ -78,7 +49,8 @@ class PrivWitness final : public RunWitness {
     });
     // Wait until the canary is visible on the host, so no probe launch races its start.
     for (int i = 0; i < 100 && pid_ == 0 && !ended_; ++i) {
-      pid_ = FindProcessWithArg(canary_arg_);
+      std::vector<HostProcess> found = FindProcessesWithArg(canary_arg_);
+      if (!found.empty()) pid_ = found.front().pid;
       if (pid_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
@@ -102,7 +74,7 @@ class PrivWitness final : public RunWitness {
                              {"argv_sha256", Sha256Hex(canary_arg_)},
                              // Alive at the end: a miss then means the probe could not see it.
                              {"alive_at_collect", pid_ != 0 && !ended_ &&
-                                                      ReadCmdline(std::to_string(pid_)).find(canary_arg_) !=
+                                                      ReadProcFile(static_cast<int>(pid_), "cmdline").find(canary_arg_) !=
                                                           std::string::npos}};
     if (!start_error_.empty()) canary["error"] = start_error_;
     return {{"backend", backend_}, {"host_namespaces", host_ns_}, {"canary_process", canary},

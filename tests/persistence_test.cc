@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runner/host_processes.h"
+#include "runner/proc_info.h"
 #include "tests/test_cli_runner.h"
 
 namespace sandprobe::testing {
