@@ -57,6 +57,19 @@ void ReadAck(int fd, json& fact) {
   fact["acked"] = n >= 13 && std::memcmp(buf, "sandprobe-ack", 13) == 0;
 }
 
+// Sends the canary payload on a connected socket; ok once it is all sent, then the
+// listener's acknowledgement (if any) is read into the fact.
+void SendCanary(int fd, const std::string& payload, int flags, json& fact) {
+  ssize_t sent = ::send(fd, payload.data(), payload.size(), flags);
+  if (sent != static_cast<ssize_t>(payload.size())) {
+    Fail(fact, "send", sent < 0 ? errno : EMSGSIZE);
+    return;
+  }
+  fact["ok"] = true;
+  fact["sent"] = sent;
+  ReadAck(fd, fact);
+}
+
 json TryTcp(const ProbeContext& ctx, const NetEndpoint& ep) {
   json fact = {{"family", "net.tcp"}, {"path", ep.name}, {"addr", ep.text}, {"nonce", ctx.nonce}};
   const auto start = std::chrono::steady_clock::now();
@@ -83,15 +96,7 @@ json TryTcp(const ProbeContext& ctx, const NetEndpoint& ep) {
     return fact;
   }
   fact["connected"] = true;
-  const std::string payload = CanaryPayload(ctx.nonce, "net.tcp", ep.name);
-  ssize_t sent = ::send(fd, payload.data(), payload.size(), MSG_NOSIGNAL);
-  if (sent != static_cast<ssize_t>(payload.size())) {
-    Fail(fact, "send", sent < 0 ? errno : EMSGSIZE);
-  } else {
-    fact["ok"] = true;
-    fact["sent"] = sent;
-    ReadAck(fd, fact);
-  }
+  SendCanary(fd, CanaryPayload(ctx.nonce, "net.tcp", ep.name), MSG_NOSIGNAL, fact);
   ::close(fd);
   return fact;
 }
@@ -109,15 +114,7 @@ json TryUdp(const ProbeContext& ctx, const NetEndpoint& ep) {
     ::close(fd);
     return fact;
   }
-  const std::string payload = CanaryPayload(ctx.nonce, "net.udp", ep.name);
-  ssize_t sent = ::send(fd, payload.data(), payload.size(), 0);
-  if (sent != static_cast<ssize_t>(payload.size())) {
-    Fail(fact, "send", sent < 0 ? errno : EMSGSIZE);
-  } else {
-    fact["ok"] = true;
-    fact["sent"] = sent;
-    ReadAck(fd, fact);
-  }
+  SendCanary(fd, CanaryPayload(ctx.nonce, "net.udp", ep.name), 0, fact);
   ::close(fd);
   return fact;
 }
