@@ -55,12 +55,8 @@ Verdict JudgeResMemory(const JudgeInput& in) {
     v.observed = "the probe could not start its allocator: " + DescribeFailure(*fact);
     return v;
   }
-  Measurement m;
-  m.unit = "MiB";
-  m.measured = Number(*fact, "reached_mib");
-  m.ceiling = Number(*fact, "ceiling_mib");
+  Measurement m = MeasuredAgainstCeiling(*fact, "reached_mib", "ceiling_mib", "MiB");
   std::string stop = StoppedBy(*fact);
-  m.reached_ceiling = stop == "ceiling";
   double limit = Number(*fact, "cgroup_memory_limit_bytes", -1);
   std::string cgroup = limit > 0 && limit < 1e15
                            ? fmt::format(", memory.limit_in_bytes={} MiB", Num(limit / 1048576))

@@ -129,12 +129,8 @@ Verdict JudgeResDisk(const JudgeInput& in) {
                              DescribeFailure(*fact));
     return v;
   }
-  Measurement m;
-  m.unit = "MiB";
-  m.measured = Number(*fact, "written_mib");
-  m.ceiling = Number(*fact, "ceiling_mib");
+  Measurement m = MeasuredAgainstCeiling(*fact, "written_mib", "ceiling_mib", "MiB");
   std::string stop = StoppedBy(*fact);
-  m.reached_ceiling = stop == "ceiling";
   m.mechanism = stop == "ENOSPC"   ? fmt::format("a full filesystem (ENOSPC; {} is {} MiB)",
                                                  in.check.resolved_target, Num(Number(*fact, "fs_size_mib")))
                 : stop == "EDQUOT" ? std::string("a disk quota (EDQUOT)")
@@ -154,12 +150,8 @@ Verdict JudgeResFds(const JudgeInput& in) {
   if (!band) return v;
   const json* fact = LastFact(in, "result", &v);
   if (!fact) return MissingResult(in, v, "open_total", *band, "fds");
-  Measurement m;
-  m.unit = "fds";
-  m.measured = Number(*fact, "open_total");
-  m.ceiling = Number(*fact, "ceiling");
+  Measurement m = MeasuredAgainstCeiling(*fact, "open_total", "ceiling", "fds");
   std::string stop = StoppedBy(*fact);
-  m.reached_ceiling = stop == "ceiling";
   m.mechanism = stop == "EMFILE" ? fmt::format("RLIMIT_NOFILE (EMFILE; soft limit {})",
                                                Num(Number(*fact, "rlimit_nofile")))
                 : stop == "ENFILE" ? std::string("the system-wide file table (ENFILE)")

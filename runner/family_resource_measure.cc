@@ -40,6 +40,16 @@ std::string StoppedBy(const json& fact) {
   return it != fact.end() && it->is_string() ? it->get<std::string>() : "?";
 }
 
+Measurement MeasuredAgainstCeiling(const json& fact, const char* measured_key,
+                                   const char* ceiling_key, std::string unit) {
+  Measurement m;
+  m.unit = std::move(unit);
+  m.measured = Number(fact, measured_key);
+  m.ceiling = Number(fact, ceiling_key);
+  m.reached_ceiling = StoppedBy(fact) == "ceiling";
+  return m;
+}
+
 std::optional<LimitBand> StartLimit(const JudgeInput& in, Verdict& v) {
   v = StartVerdict(in);
   if (in.check.tolerance) {

@@ -42,6 +42,12 @@ struct Measurement {
   std::string mechanism;  // what stopped the probe: "the pids cgroup (EAGAIN, pids.max=50)"
 };
 
+// A probe's result fact as a Measurement: fact[measured_key] in `unit` against
+// fact[ceiling_key], at the ceiling when the probe says it stopped there. The caller names the
+// mechanism from StoppedBy(fact).
+Measurement MeasuredAgainstCeiling(const nlohmann::json& fact, const char* measured_key,
+                                   const char* ceiling_key, std::string unit);
+
 // Turns a measurement into the verdict: pass, fail at another value (too permissive above the
 // band, too restrictive below it) or fail "not enforced up to N"; adds the host readings.
 // `remediation` says how to set the declared value.
