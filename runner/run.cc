@@ -252,9 +252,11 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
       progress();
     }
     std::string nonce = RandomHex(8);
-    LaunchRecord record = sandbox.RunProbe(ProbeCommandArgs(batch, nonce), nonce,
-                                           std::chrono::seconds(batch.timeout_seconds),
-                                           batch.fresh_instance, batch.host_readings);
+    LaunchRecord record = sandbox.RunProbe(
+        ProbeCommandArgs(batch, nonce), nonce,
+        {.timeout = std::chrono::seconds(batch.timeout_seconds),
+         .fresh_instance = batch.fresh_instance,
+         .host_readings = batch.host_readings});
     result = ToBatchResult(record);
     if (record.error == "interrupted" && !watchdog.why().empty()) result.reason = watchdog.why();
     std::lock_guard lock(between);

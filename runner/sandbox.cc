@@ -132,11 +132,11 @@ Status Sandbox::Preflight() {
 }
 
 LaunchRecord Sandbox::RunProbe(const std::vector<std::string>& probe_args,
-                               const std::string& nonce, milliseconds timeout,
-                               bool fresh_instance, bool host_readings) {
-  if (timeout.count() <= 0) timeout = seconds(profile_.timeout_seconds);
+                               const std::string& nonce, const ProbeLaunchOptions& options) {
+  milliseconds timeout = options.timeout.count() > 0 ? options.timeout
+                                                     : seconds(profile_.timeout_seconds);
   // A new session: the open instance is stopped and cleaned up, the next launch starts another.
-  if (fresh_instance && profile_.lifecycle == Lifecycle::kSession) Close();
+  if (options.fresh_instance && profile_.lifecycle == Lifecycle::kSession) Close();
   std::string instance;
   const std::vector<std::string>* argv_template = &profile_.run;
   if (profile_.lifecycle == Lifecycle::kSession) {
@@ -173,7 +173,7 @@ LaunchRecord Sandbox::RunProbe(const std::vector<std::string>& probe_args,
     record.frames = ParseFrames(raw.out, nonce, raw.out_dropped > 0);
     StoreRecord(index, record);
   }
-  if (host_readings) Inspect(instance, record.id);
+  if (options.host_readings) Inspect(instance, record.id);
   if (profile_.lifecycle == Lifecycle::kOneShot) Cleanup(instance);
   return record;
 }

@@ -45,13 +45,19 @@ class Sandbox {
   // with its output, and the profile's install hint.
   Status Preflight();
 
-  // One probe launch (nonce already in `probe_args`); frames parsed with `nonce`. `timeout`
-  // zero: the profile's timeout_seconds. `fresh_instance`: a session profile stops its open
-  // instance first and starts a new one (a one-shot launch is always fresh). `host_readings`:
-  // run the profile's `inspect` after it.
+  // How one probe launch runs (from its LaunchBatch).
+  struct ProbeLaunchOptions {
+    std::chrono::milliseconds timeout{0};  // zero: the profile's timeout_seconds
+    bool fresh_instance = false;  // a session profile stops its open instance and starts another
+    bool host_readings = true;    // run the profile's `inspect` after it
+  };
+  // One probe launch (nonce already in `probe_args`); frames parsed with `nonce`. A one-shot
+  // launch is always a fresh instance.
   LaunchRecord RunProbe(const std::vector<std::string>& probe_args, const std::string& nonce,
-                        std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
-                        bool fresh_instance = false, bool host_readings = true);
+                        const ProbeLaunchOptions& options);
+  LaunchRecord RunProbe(const std::vector<std::string>& probe_args, const std::string& nonce) {
+    return RunProbe(probe_args, nonce, ProbeLaunchOptions{});
+  }
 
   // Stops an open session and runs its cleanup. Safe to call twice.
   void Close();

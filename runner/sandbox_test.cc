@@ -106,6 +106,40 @@ TEST(SandboxTest, SessionStartsOnceExecsPerLaunchAndStopsOnClose) {
                                   {"rt", "rm", "sp-r1-1"}}));
 }
 
+TEST(SandboxTest, AFreshInstanceStopsTheSessionAndStartsAnotherThenTeardownRunsOnce) {
+  FakeLauncher launcher;
+  Profile profile = OneShot();
+  profile.lifecycle = Lifecycle::kSession;
+  profile.run.clear();
+  profile.start = {"rt", "start", "{instance}"};
+  profile.exec = {"rt", "exec", "{instance}", "{probe}", "{probe_args...}"};
+  profile.stop = {"rt", "stop", "{instance}"};
+  profile.teardown = {{"rt", "volume", "rm", "vol-{run_id}"}};
+  profile.inspect = InspectSpec{{"rt", "inspect", "{instance}"}, {}};
+  Sandbox sandbox(profile, launcher, Context());
+  sandbox.RunProbe({"plant"}, "N", {.host_readings = false});
+  sandbox.RunProbe({"turn"}, "N", {.host_readings = false});
+  sandbox.RunProbe({"session"}, "N", {.fresh_instance = true, .host_readings = false});
+  sandbox.Close();
+  sandbox.Teardown();
+  EXPECT_EQ(launcher.Argvs(), (std::vector<std::vector<std::string>>{
+                                  {"rt", "start", "sp-r1-1"},
+                                  {"rt", "exec", "sp-r1-1", "/opt/sp/sandprobe-probe", "plant"},
+                                  {"rt", "exec", "sp-r1-1", "/opt/sp/sandprobe-probe", "turn"},
+                                  {"rt", "stop", "sp-r1-1"},
+                                  {"rt", "rm", "sp-r1-1"},
+                                  {"rt", "start", "sp-r1-2"},
+                                  {"rt", "exec", "sp-r1-2", "/opt/sp/sandprobe-probe", "session"},
+                                  {"rt", "stop", "sp-r1-2"},
+                                  {"rt", "rm", "sp-r1-2"},
+                                  {"rt", "volume", "rm", "vol-r1"}}));
+  // With host readings asked for, inspect runs after the probe launch.
+  FakeLauncher again;
+  Sandbox inspected(profile, again, Context());
+  inspected.RunProbe({"x"}, "N");
+  EXPECT_EQ(again.Argvs().at(2), (std::vector<std::string>{"rt", "inspect", "sp-r1-1"}));
+}
+
 TEST(SandboxTest, FailedSessionStartIsALaunchErrorAndStillCleansUp) {
   FakeLauncher launcher;
   launcher.replies.push_back(Exit(125, "", "no such image\n"));

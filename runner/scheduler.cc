@@ -16,10 +16,11 @@ void RunScheduled(const std::vector<ScheduleItem>& items, int jobs,
   int running = 0;
   std::vector<std::thread> workers;
   workers.reserve(items.size());
+  // Woken by every finished launch. A stop needs no wake-up of its own: the running launches
+  // are killed by it (their cancel flag) and end, and should_stop() is asked before each start.
   auto wait_until = [&](auto ready) {
     std::unique_lock lock(mutex);
-    // Woken by every finished launch; the timeout re-asks should_stop() while launches run.
-    while (!ready()) changed.wait_for(lock, std::chrono::milliseconds(200));
+    changed.wait(lock, ready);
   };
   std::size_t next = 0;
   for (; next < items.size(); ++next) {
