@@ -56,6 +56,10 @@ TEST_F(JsonReportFileTest, ReportsValidateAgainstTheDocumentedSchema) {
   EXPECT_EQ(SchemaErrors(RenderJsonReport(HardenedReport())), "");
   EXPECT_EQ(SchemaErrors(RenderJsonReport(BwrapReport())), "");
   EXPECT_EQ(SchemaErrors(RenderJsonReport(RunReport{})), "");
+  // What `sandprobe run` writes when its watchdog gives up on a stuck run.
+  EXPECT_EQ(SchemaErrors(RenderJsonReport(AbandonedRunReport("0.1", "sandboxes/x.json",
+                                                             "watchdog: no launch ended for 240 s"))),
+            "");
 }
 
 TEST_F(JsonReportFileTest, SchemaRejectsWhatTheFormatDoesNotAllow) {

@@ -100,17 +100,7 @@ std::size_t TerminalWidth() {
 [[noreturn]] void AbandonStalledRun(const RunFlags& flags, const std::string& why) {
   std::cerr << "\nsandprobe run: " << why << "; the run did not end after its launches were "
             << "killed: giving up (exit 3)\n";
-  RunReport report;
-  report.tool_version = SANDPROBE_VERSION;
-  report.profile_path = flags.sandbox;
-  report.interrupted = true;
-  Verdict v;
-  v.check.id = "sandprobe.watchdog";
-  v.check.family = "harness";
-  v.check.severity = Severity::kHigh;
-  v.outcome = Outcome::kError;
-  v.observed = why;
-  report.verdicts.push_back(v);
+  RunReport report = AbandonedRunReport(SANDPROBE_VERSION, flags.sandbox, why);
   if (!flags.json.empty() && flags.json != "-") (void)WriteJsonReport(report, flags.json);
   if (!flags.junit.empty()) (void)WriteJunitReport({report}, flags.junit);
   std::_Exit(kExitHarness);

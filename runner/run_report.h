@@ -34,4 +34,22 @@ struct RunReport {
   bool interrupted = false;
 };
 
+// The report of a run given up by its watchdog (stuck even after its launches were killed):
+// nothing of the run can be trusted, so it holds one error check saying why.
+inline RunReport AbandonedRunReport(const std::string& tool_version, const std::string& profile_path,
+                                    const std::string& why) {
+  RunReport report;
+  report.tool_version = tool_version;
+  report.profile_path = profile_path;
+  report.interrupted = true;
+  Verdict v;
+  v.check.id = "sandprobe.watchdog";
+  v.check.family = "harness";
+  v.check.severity = Severity::kHigh;
+  v.outcome = Outcome::kError;
+  v.observed = why;
+  report.verdicts.push_back(std::move(v));
+  return report;
+}
+
 }  // namespace sandprobe
