@@ -11,7 +11,6 @@
 // Both directions: a location the policy says survives and that lost the token is
 // too-restrictive; one that kept it against the policy is too-permissive. A location the
 // policy does not name is ephemeral (default-deny).
-#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -35,13 +34,6 @@ struct Location {
   std::string reference;
 };
 
-std::string Normalized(const std::string& path) {
-  if (path.empty() || path[0] != '/') return path;
-  std::string out = std::filesystem::path(path).lexically_normal().string();
-  while (out.size() > 1 && out.back() == '/') out.pop_back();
-  return out;
-}
-
 StatusOr<std::vector<Location>> Locations(const ExpandInput& in) {
   std::vector<Location> out;
   const PersistencePolicy& p = in.policy.persistence;
@@ -51,7 +43,7 @@ StatusOr<std::vector<Location>> Locations(const ExpandInput& in) {
     for (const PolicyPath& path : *list) {
       StatusOr<std::string> resolved = ResolvePolicyPath(path, in);
       if (!resolved.ok()) return resolved.status();
-      out.push_back({Normalized(*resolved), path.path, scope, PolicyReference(path)});
+      out.push_back({NormalizedPath(*resolved), path.path, scope, PolicyReference(path)});
     }
   }
   for (const char* standard : kStandardLocations) {

@@ -36,12 +36,6 @@ std::optional<std::string> PathProblem(const std::string& path) {
   return std::nullopt;
 }
 
-// "/tmp/" and "/tmp/./" name the same place as "/tmp": compare them as such.
-std::string Normalized(const std::string& path) {
-  std::string out = std::filesystem::path(path).lexically_normal().string();
-  while (out.size() > 1 && out.back() == '/') out.pop_back();
-  return out;
-}
 
 Paths ReadPaths(ObjectReader& r, const std::string& key) {
   Paths out;
@@ -65,7 +59,7 @@ void CheckNoOverlap(ObjectReader& r, const Paths& a, const Paths& b) {
             [&](const PolicyPath* x, const PolicyPath* y) { return offset(x) < offset(y); });
   for (std::size_t i = 0; i < all.size() && r.ok(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
-      if (Normalized(all[i]->path) != Normalized(all[j]->path)) continue;
+      if (NormalizedPath(all[i]->path) != NormalizedPath(all[j]->path)) continue;
       r.FailAt(JsonPointer(all[i]->pointer),
                fmt::format("\"{}\" is also listed at {}", all[i]->path, all[j]->pointer));
       break;
@@ -193,6 +187,12 @@ void ReadHost(ObjectReader& parent, HostPolicy& host) {
 }
 
 }  // namespace
+
+std::string NormalizedPath(const std::string& path) {
+  std::string out = std::filesystem::path(path).lexically_normal().string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
 
 StatusOr<Policy> ParsePolicy(const JsonDocument& doc) {
   ObjectReader r(doc, JsonPointer(),

@@ -109,6 +109,9 @@ struct Policy {
   nlohmann::json raw;  // as loaded
 };
 
+// "/tmp/" and "/tmp/./" name the same place as "/tmp": the form paths are compared in.
+std::string NormalizedPath(const std::string& path);
+
 // Loads and validates a policy; the first error is returned as "file:line:col: /ptr: what".
 StatusOr<Policy> LoadPolicy(const std::string& path);
 StatusOr<Policy> ParsePolicy(const JsonDocument& doc);
