@@ -201,7 +201,7 @@ std::string_view LifecycleName(Lifecycle lifecycle) {
 
 StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
   ObjectReader r(doc, JsonPointer(),
-                 {"name", "description", "backend", "policy", "requires", "install_hint",
+                 {"name", "description", "backend", "policy", "requires", "preflight", "install_hint",
                   "lifecycle", "probe_path", "workspace_path", "injection", "run", "start", "exec",
                   "stop", "cleanup", "teardown", "sweep", "vars", "timeout_seconds", "inspect",
                   "envelope"});
@@ -224,6 +224,10 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
   }
   p.requirements = r.ArgvList("requires", Presence::kOptional).value_or(p.requirements);
   p.requires_hint = r.String("install_hint", Presence::kOptional).value_or("");
+  if (r.Enum("preflight", Presence::kOptional, {"before", "on_failure"}).value_or("before") ==
+      "on_failure") {
+    p.preflight = PreflightWhen::kOnFailure;
+  }
   p.lifecycle = ParseLifecycle(
       r.Enum("lifecycle", Presence::kRequired, {"oneshot", "session"}).value_or(""));
   p.injection = r.Enum("injection", Presence::kRequired, {"ro-bind", "image", "copy", "host-path"})

@@ -51,6 +51,14 @@ struct EnvelopeSpec {
   std::optional<std::int64_t> pids;           // pids.max of a per-launch pids cgroup
 };
 
+// When a profile's `requires` runs.
+//   kBefore ("before"): once, before the first launch; a failure means no launch at all.
+//   kOnFailure ("on_failure"): only after a probe launch that did not complete, to tell a
+//     missing backend from a failing sandbox. It saves a launch per run, so a profile may choose
+//     it only where trying a launch on a missing backend is harmless: a binary not found, a
+//     docker image with `--pull never` (without it, docker would pull from a public registry).
+enum class PreflightWhen { kBefore, kOnFailure };
+
 struct Profile {
   std::string name;           // [a-z0-9][a-z0-9._-]*, required
   std::string description;    // required, non-empty
@@ -63,6 +71,8 @@ struct Profile {
   std::string policy_path;
   // JSON "requires": argvs that must all exit 0 (the preflight); empty means always ready.
   std::vector<std::vector<std::string>> requirements;
+  // JSON "preflight": when `requires` runs (see PreflightWhen); default "before".
+  PreflightWhen preflight = PreflightWhen::kBefore;
   // JSON "install_hint": how to install the backend, e.g. "apt-get install bubblewrap";
   // optional.
   std::string requires_hint;

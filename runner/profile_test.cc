@@ -22,6 +22,7 @@ TEST(ProfileTest, LoadsOneShotProfileWithAllFields) {
   EXPECT_EQ(p->policy_path, kDir + "policy_full.json");
   EXPECT_EQ(p->requirements, (Argvs{{"docker", "info"}}));
   EXPECT_EQ(p->requires_hint, "apt-get install docker.io");
+  EXPECT_EQ(p->preflight, PreflightWhen::kOnFailure);
   EXPECT_EQ(p->lifecycle, Lifecycle::kOneShot);
   EXPECT_EQ(p->probe_path, "/opt/sandprobe/sandprobe-probe");
   EXPECT_EQ(p->workspace_path, "/workspace");
@@ -52,6 +53,7 @@ TEST(ProfileTest, LoadsSessionProfileWithDefaults) {
   EXPECT_TRUE(p->run.empty());
   EXPECT_TRUE(p->policy_path.empty());
   EXPECT_TRUE(p->requirements.empty());
+  EXPECT_EQ(p->preflight, PreflightWhen::kBefore);
   EXPECT_TRUE(p->sweeps.empty());
   EXPECT_TRUE(p->teardown.empty());
   EXPECT_EQ(p->timeout_seconds, 60);
@@ -143,11 +145,13 @@ TEST(ProfileTest, FieldErrors) {
             "p.json:3:22: /timeout_seconds: expected integer, got string");
   EXPECT_EQ(ProfileError(R"(, "lifecyle": "oneshot")"),
             "p.json:3:3: /lifecyle: unknown key (known: name, description, backend, policy, "
-            "requires, install_hint, lifecycle, probe_path, workspace_path, injection, run, start, "
+            "requires, preflight, install_hint, lifecycle, probe_path, workspace_path, injection, run, start, "
             "exec, stop, cleanup, teardown, sweep, vars, timeout_seconds, inspect, envelope)");
   EXPECT_EQ(ProfileError(R"(, "vars": {"probe_dir": "/x"})"),
             "p.json:3:12: /vars/probe_dir: variable shadows a built-in placeholder");
   EXPECT_EQ(ProfileError(R"(, "requires": [[]])"), "p.json:3:16: /requires/0: argv must not be empty");
+  EXPECT_EQ(ProfileError(R"(, "preflight": "lazy")"),
+            "p.json:3:16: /preflight: expected one of \"before\", \"on_failure\", got \"lazy\"");
 }
 
 TEST(ProfileTest, EnumsAndNames) {

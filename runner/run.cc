@@ -18,6 +18,7 @@
 #include "runner/placeholders.h"
 #include "runner/plan.h"
 #include "runner/policy.h"
+#include "runner/preflight_gate.h"
 #include "runner/profile.h"
 #include "runner/run_registry.h"
 #include "runner/run_watchdog.h"
@@ -222,8 +223,7 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
                                  {{env_secret.name, env_secret.token}}, watchdog.stop_flag()});
   std::vector<BatchResult> results(plan->batches.size());
   nlohmann::json leftovers = nlohmann::json::array();
-  Status preflight = sandbox.Preflight();
-  watchdog.Progress();
+  PreflightGate preflight(profile.preflight, [&sandbox] { return sandbox.Preflight(); });
   // Between launches (witnesses, leftovers, progress): one thread at a time.
   std::mutex between;
   std::size_t checks_done = 0;
@@ -239,12 +239,13 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
   auto run_one = [&](std::size_t b) {
     const LaunchBatch& batch = plan->batches[b];
     BatchResult& result = results[b];
-    if (!preflight.ok()) {
+    auto backend_unavailable = [&](const std::string& why) {
+      result = BatchResult{};
       result.state = options.require_backend ? BatchResult::State::kLaunchFailed
                                              : BatchResult::State::kSkipped;
-      result.reason = preflight.message();
-      return;
-    }
+      result.reason = why;
+    };
+    if (std::optional<std::string> why = preflight.BeforeLaunch()) return backend_unavailable(*why);
     {
       std::lock_guard lock(between);
       running[batch.id] = batch.invocations.empty() ? "" : batch.invocations.front().family;
@@ -259,6 +260,11 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
          .host_readings = batch.host_readings});
     result = ToBatchResult(record);
     if (record.error == "interrupted" && !watchdog.why().empty()) result.reason = watchdog.why();
+    bool incomplete = result.state == BatchResult::State::kLaunchFailed ||
+                      (result.state == BatchResult::State::kRan && !result.complete);
+    if (incomplete) {
+      if (std::optional<std::string> why = preflight.AfterIncompleteLaunch()) backend_unavailable(*why);
+    }
     std::lock_guard lock(between);
     for (const auto& witness : *run_witnesses) witness->AfterLaunch(record.id);
     // Witness: fs.write removes what it creates, so a nonce file on the host side means the
@@ -285,7 +291,8 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
                       {"canary_env", {{"name", env_secret.name}, {"sha256", env_secret.sha256}}},
                       {"workspace", run_dir->workspace()},
                       {"probe_leftovers_on_host", leftovers},
-                      {"preflight", preflight.ok() ? "ok" : preflight.message()}};
+                      {"preflight", preflight.Summary()},
+                      {"sweep", sandbox.sweep_summary()}};
   for (const auto& witness : *run_witnesses) {
     nlohmann::json seen = witness->Collect();
     report.witnesses[witness->name()] = seen;

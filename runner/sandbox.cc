@@ -22,6 +22,10 @@ std::string Tail(const std::string& text) {
   return text.size() <= kTailBytes ? text : text.substr(text.size() - kTailBytes);
 }
 
+bool Succeeded(const LaunchRecord& record) {
+  return record.error.empty() && !record.timed_out && record.exit_code == 0;
+}
+
 std::string FirstLine(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
   return line.size() > 300 ? line.substr(0, 300) + "..." : line;
@@ -154,6 +158,8 @@ LaunchRecord Sandbox::RunProbe(const std::vector<std::string>& probe_args,
         failed.instance = fresh;
         failed.purpose = "probe";
         failed.error = fmt::format("session start failed: {}", started.error.empty() ? FirstLine(started.stderr_tail) : started.error);
+        std::lock_guard lock(records_mutex_);
+        housekeeping_incomplete_ = true;
         return failed;
       }
     }
@@ -172,6 +178,10 @@ LaunchRecord Sandbox::RunProbe(const std::vector<std::string>& probe_args,
   if (record.error.empty()) {
     record.frames = ParseFrames(raw.out, nonce, raw.out_dropped > 0);
     StoreRecord(index, record);
+  }
+  if (!record.error.empty() || record.timed_out) {
+    std::lock_guard lock(records_mutex_);
+    housekeeping_incomplete_ = true;
   }
   if (options.host_readings) Inspect(instance, record.id);
   if (profile_.lifecycle == Lifecycle::kOneShot) Cleanup(instance);
@@ -208,10 +218,14 @@ void Sandbox::Inspect(const std::string& instance, const std::string& probe_laun
 }
 
 void Sandbox::Cleanup(const std::string& instance) {
+  bool removed = !profile_.cleanup.empty();
   for (const std::vector<std::string>& command : profile_.cleanup) {
-    LaunchTemplate({.argv_template = command, .instance = instance, .purpose = "cleanup",
-                    .timeout = kHousekeepingTimeout});
+    LaunchRecord record = LaunchTemplate({.argv_template = command, .instance = instance,
+                                          .purpose = "cleanup", .timeout = kHousekeepingTimeout});
+    removed = removed && Succeeded(record);
   }
+  std::lock_guard lock(records_mutex_);
+  if (removed) instances_cleaned_.insert(instance);
 }
 
 void Sandbox::Close() {
@@ -229,12 +243,29 @@ void Sandbox::Close() {
 
 void Sandbox::Teardown() {
   for (const std::vector<std::string>& command : profile_.teardown) {
-    LaunchTemplate({.argv_template = command, .purpose = "teardown",
-                    .timeout = kHousekeepingTimeout});
+    LaunchRecord record = LaunchTemplate({.argv_template = command, .purpose = "teardown",
+                                          .timeout = kHousekeepingTimeout});
+    std::lock_guard lock(records_mutex_);
+    if (!Succeeded(record)) housekeeping_incomplete_ = true;
   }
 }
 
 void Sandbox::Sweep() {
+  if (profile_.sweeps.empty()) return;
+  {
+    std::lock_guard lock(records_mutex_);
+    int instances = instances_.load();
+    // No instance: this Sandbox knows nothing of what was made (`sandprobe sweep` of a dead
+    // run), so it sweeps.
+    if (instances > 0 && !profile_.cleanup.empty() && !housekeeping_incomplete_ &&
+        instances_cleaned_.size() == static_cast<std::size_t>(instances)) {
+      sweep_summary_ = fmt::format(
+          "skipped: the cleanup of every instance ({}) exited 0 and no launch was cut short",
+          instances);
+      return;
+    }
+  }
+  sweep_summary_ = "ran";
   for (const SweepSpec& sweep : profile_.sweeps) {
     LaunchRecord listed = LaunchTemplate(
         {.argv_template = sweep.list, .purpose = "sweep", .timeout = kHousekeepingTimeout});

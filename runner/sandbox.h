@@ -13,6 +13,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,8 +66,16 @@ class Sandbox {
   // Runs the profile's `teardown` (once, at the end of a run, after Close()).
   void Teardown();
 
-  // Removes whatever still carries this run's label (profile `sweep`).
+  // Removes whatever still carries this run's label (profile `sweep`). The sweep is the safety
+  // net for what housekeeping could not remove, so it is skipped when housekeeping provably
+  // removed everything: it made at least one instance (`sandprobe sweep` of a dead run makes
+  // none and always sweeps), the profile has a `cleanup`, every instance's cleanup exited 0, any
+  // `teardown` exited 0, and no probe launch was cut short (timed out, interrupted, or failed to
+  // run, which can leave a container its cleanup raced). `sandprobe sweep` stays the net for a
+  // run that died.
   void Sweep();
+  // What Sweep did, for the report: "ran", "skipped: <why>" or "none: <why>".
+  std::string sweep_summary() const { return sweep_summary_; }
 
   // Every launch made so far (probe and housekeeping), in order; ids are L1, L2, ...
   const std::vector<LaunchRecord>& records() const { return records_; }
@@ -107,6 +116,11 @@ class Sandbox {
   std::mutex session_mutex_;
   std::string session_instance_;  // non-empty while a session is open
   std::atomic<int> instances_{0};
+  // What Sweep needs to know (guarded by records_mutex_): instances whose cleanup all exited 0,
+  // and whether anything could have left a labelled object behind.
+  std::set<std::string> instances_cleaned_;
+  bool housekeeping_incomplete_ = false;
+  std::string sweep_summary_ = "none: the profile has no sweep";
   nlohmann::json host_readings_ = nlohmann::json::object();
 };
 

@@ -181,6 +181,74 @@ TEST(SandboxTest, PreflightReportsACommandThatCannotStart) {
   EXPECT_NE(status.message().find("execve(rt): No such file or directory"), std::string::npos);
 }
 
+// The sweep is the net for what housekeeping could not remove: with every cleanup at exit 0
+// and no launch cut short it has nothing to find; anything less and it runs.
+TEST(SandboxTest, SweepIsSkippedOnlyWhenEveryInstanceWasCleanedUp) {
+  const std::string done = "@@sandprobe N {\"done\":true}\n";
+  {
+    FakeLauncher launcher;
+    Profile profile = OneShot();
+    Sandbox sandbox(profile, launcher, Context());
+    sandbox.RunProbe({"a"}, "N");
+    sandbox.RunProbe({"b"}, "N");
+    sandbox.Sweep();
+    EXPECT_EQ(launcher.specs.size(), 4u);  // two runs, two cleanups, no sweep
+    EXPECT_EQ(sandbox.sweep_summary(),
+              "skipped: the cleanup of every instance (2) exited 0 and no launch was cut short");
+  }
+  {  // one cleanup failed
+    FakeLauncher launcher;
+    launcher.replies = {Exit(0, done), Exit(0), Exit(0, done), Exit(1, "", "busy"), Exit(0, "")};
+    Profile profile = OneShot();
+    Sandbox sandbox(profile, launcher, Context());
+    sandbox.RunProbe({"a"}, "N");
+    sandbox.RunProbe({"b"}, "N");
+    sandbox.Sweep();
+    EXPECT_EQ(launcher.Argvs().back(), (std::vector<std::string>{"rt", "ps", "--filter", "run=r1"}));
+    EXPECT_EQ(sandbox.sweep_summary(), "ran");
+  }
+  {  // the probe launch timed out: its cleanup may have raced the container's creation
+    FakeLauncher launcher;
+    LaunchResult timed_out = Exit(137);
+    timed_out.timed_out = true;
+    launcher.replies = {timed_out};
+    Profile profile = OneShot();
+    Sandbox sandbox(profile, launcher, Context());
+    sandbox.RunProbe({"a"}, "N");
+    sandbox.Sweep();
+    EXPECT_EQ(launcher.Argvs().back(), (std::vector<std::string>{"rt", "ps", "--filter", "run=r1"}));
+  }
+  {  // a launch that could not run at all
+    FakeLauncher launcher;
+    launcher.replies = {Status::Error("execve(rt): ENOENT")};
+    Profile profile = OneShot();
+    Sandbox sandbox(profile, launcher, Context());
+    sandbox.RunProbe({"a"}, "N");
+    sandbox.Sweep();
+    EXPECT_EQ(sandbox.sweep_summary(), "ran");
+  }
+  {  // no cleanup in the profile: nothing proves the instance is gone
+    FakeLauncher launcher;
+    Profile profile = OneShot();
+    profile.cleanup.clear();
+    Sandbox sandbox(profile, launcher, Context());
+    sandbox.RunProbe({"a"}, "N");
+    sandbox.Sweep();
+    EXPECT_EQ(sandbox.sweep_summary(), "ran");
+  }
+  {  // a failed teardown (e.g. the session's volume is still there)
+    FakeLauncher launcher;
+    launcher.replies = {Exit(0, done), Exit(0), Exit(1, "", "volume in use")};
+    Profile profile = OneShot();
+    profile.teardown = {{"rt", "volume", "rm", "v-{run_id}"}};
+    Sandbox sandbox(profile, launcher, Context());
+    sandbox.RunProbe({"a"}, "N");
+    sandbox.Teardown();
+    sandbox.Sweep();
+    EXPECT_EQ(sandbox.sweep_summary(), "ran");
+  }
+}
+
 TEST(SandboxTest, SweepRemovesEachListedId) {
   FakeLauncher launcher;
   launcher.replies.push_back(Exit(0, "abc\n  def \n\n"));

@@ -91,6 +91,17 @@ TEST(IntegrationTest, DockerHardenedPassesTierLowAndLeavesNoContainer) {
   EXPECT_EQ(Verdict(run.report, "env.secret.hidden"), "pass");
   ExpectValidJunit(run);
   ExpectNoContainerLeft(run.report);
+  // preflight on_failure: a run whose launches all completed paid for no `requires` launch;
+  // every cleanup exited 0, so the label sweep had nothing to find (ExpectNoContainerLeft
+  // above looks for itself).
+  for (const json& launch : run.report["launches"]) {
+    EXPECT_NE(launch["purpose"], "requires");
+    EXPECT_NE(launch["purpose"], "sweep");
+  }
+  EXPECT_EQ(run.report["witnesses"]["preflight"],
+            "not run: every probe launch completed (profile preflight: on_failure)");
+  EXPECT_EQ(run.report["witnesses"]["sweep"].get<std::string>().rfind("skipped: ", 0), 0u)
+      << run.report["witnesses"]["sweep"];
 }
 
 TEST(IntegrationTest, MissingBackendIsASkipWithTheReasonOrAnErrorWhenRequired) {
@@ -105,6 +116,47 @@ TEST(IntegrationTest, MissingBackendIsASkipWithTheReasonOrAnErrorWhenRequired) {
   CliRun required = RunProfile("tests/data/missing-backend.json", {"--require-backend"});
   EXPECT_EQ(required.exit_code, 3);
   ExpectAll(required.report, "error");
+}
+
+// preflight on_failure: the launch is tried first; its failure runs the preflight, whose
+// message (backend, command, install hint) becomes every check's reason, as with "before".
+TEST(IntegrationTest, MissingBackendWithPreflightOnFailureSaysTheSame) {
+  CliRun skipped = RunProfile("tests/data/missing-backend-on-failure.json");
+  EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
+  ExpectAll(skipped.report, "skip");
+  const json* check = FindCheck(skipped.report, "fs.read.denied:/etc/shadow");
+  ASSERT_NE(check, nullptr);
+  EXPECT_NE(check->value("observed", "").find("backend other unavailable"), std::string::npos)
+      << check->dump();
+  EXPECT_NE(check->value("observed", "").find("apt-get install no-such-backend"), std::string::npos);
+  std::vector<std::string> purposes;
+  for (const json& launch : skipped.report["launches"]) purposes.push_back(launch["purpose"]);
+  EXPECT_EQ(purposes, (std::vector<std::string>{"probe", "requires"}));
+
+  CliRun required = RunProfile("tests/data/missing-backend-on-failure.json", {"--require-backend"});
+  EXPECT_EQ(required.exit_code, 3);
+  ExpectAll(required.report, "error");
+}
+
+// What makes preflight on_failure safe for docker: with `--pull never` a missing image fails
+// the launch at once and no registry is asked (the network rule), then the preflight names it.
+TEST(IntegrationTest, DockerMissingImageNeverPullsAndIsASkip) {
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  CliRun run = RunProfile("tests/data/docker-missing-image.json");
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  ExpectAll(run.report, "skip");
+  const json* check = FindCheck(run.report, "fs.read.denied:/etc/shadow");
+  ASSERT_NE(check, nullptr);
+  EXPECT_NE(check->value("observed", "").find("sandprobe/no-such-image:latest"), std::string::npos)
+      << check->dump();
+  ASSERT_FALSE(run.report["launches"].empty());
+  const json& probe = run.report["launches"][0];
+  EXPECT_EQ(probe["purpose"], "probe");
+  std::string err = probe.value("stderr_tail", "");
+  EXPECT_NE(err.find("No such image"), std::string::npos) << err;
+  EXPECT_EQ(err.find("Pulling"), std::string::npos) << err;
+  EXPECT_EQ(err.find("Unable to find image"), std::string::npos) << err;
+  ExpectNoContainerLeft(run.report);
 }
 
 TEST(IntegrationTest, ProbeImageRunsFromScratch) {
