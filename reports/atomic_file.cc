@@ -45,18 +45,13 @@ std::string DirectoryOf(const std::string& path) {
   return path.substr(0, slash);
 }
 
-// Fills the open temp file and syncs it; the caller closes, renames or removes it.
-Status FillAndSync(int fd, const std::string& temp, std::string_view contents) {
+// Fills the open temp file; the caller closes, renames or removes it.
+Status Fill(int fd, const std::string& temp, std::string_view contents) {
   if (::fchmod(fd, 0644) != 0) {
     const int err = errno;
     return ErrnoStatus(err, fmt::format("fchmod(\"{}\")", temp));
   }
-  if (Status s = WriteAll(fd, contents, fmt::format("\"{}\"", temp)); !s.ok()) return s;
-  if (::fsync(fd) != 0) {
-    const int err = errno;
-    return ErrnoStatus(err, fmt::format("fsync(\"{}\")", temp));
-  }
-  return Status::Ok();
+  return WriteAll(fd, contents, fmt::format("\"{}\"", temp));
 }
 
 }  // namespace
@@ -77,7 +72,7 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
   }
   temp = buffer.data();
 
-  Status status = FillAndSync(fd, temp, contents);
+  Status status = Fill(fd, temp, contents);
   if (::close(fd) != 0 && status.ok()) {
     const int err = errno;
     status = ErrnoStatus(err, fmt::format("close(\"{}\")", temp));
@@ -89,12 +84,6 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
   if (!status.ok()) {
     ::unlink(temp.c_str());
     return status.WithContext(fmt::format("write \"{}\"", path));
-  }
-  // The rename is durable only once the directory entry is on disk. A failure here leaves the
-  // complete new file in place, so it is not reported.
-  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
   }
   return Status::Ok();
 }

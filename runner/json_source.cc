@@ -366,6 +366,19 @@ std::optional<std::string> ObjectReader::Enum(const std::string& key, Presence p
   return std::nullopt;
 }
 
+std::optional<std::string> ObjectReader::Name(const std::string& key, Presence presence) {
+  std::optional<std::string> v = String(key, presence);
+  if (!v) return v;
+  auto lower_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  bool valid = !v->empty() && lower_or_digit(v->front()) &&
+               std::all_of(v->begin(), v->end(), [&](char c) {
+                 return lower_or_digit(c) || c == '.' || c == '_' || c == '-';
+               });
+  if (valid) return v;
+  FailAt(ptr_ / key, "must match [a-z0-9][a-z0-9._-]*");
+  return std::nullopt;
+}
+
 std::optional<bool> ObjectReader::Bool(const std::string& key, Presence presence) {
   const json* v = Member(key, presence);
   if (!v || !ExpectType(ptr_ / key, *v, json::value_t::boolean, "boolean")) return std::nullopt;

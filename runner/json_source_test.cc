@@ -230,6 +230,11 @@ TEST(ObjectReaderTest, TypeAndRangeErrors) {
   };
   EXPECT_EQ(ReadError("\"block\"", enumerated),
             "x.json:1:7: /k: expected one of \"deny\", \"allow\", got \"block\"");
+  auto name = [](ObjectReader& r) { (void)r.Name("k", Presence::kRequired); };
+  for (const char* bad : {"\"\"", "\"Upper\"", "\"-lead\"", "\"sp ace\"", "\"a/b\""}) {
+    EXPECT_EQ(ReadError(bad, name), "x.json:1:7: /k: must match [a-z0-9][a-z0-9._-]*") << bad;
+  }
+  EXPECT_EQ(ReadError("\"tier-low.v2_x\"", name), "");
   auto required = [](ObjectReader& r) { (void)r.String("missing", Presence::kRequired); };
   EXPECT_EQ(ReadError("1", required), "x.json:1:1: /missing: missing required field");
 }

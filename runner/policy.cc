@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <regex>
 #include <utility>
 
 #include <fmt/format.h>
@@ -12,8 +11,11 @@ namespace {
 
 using Paths = std::vector<PolicyPath>;
 
-const std::regex kNamePattern("[a-z0-9][a-z0-9._-]*");
-const std::regex kCapabilityPattern("CAP_[A-Z_]+");
+// CAP_[A-Z_]+
+bool IsCapabilityName(const std::string& name) {
+  return name.size() > 4 && name.rfind("CAP_", 0) == 0 &&
+         std::all_of(name.begin() + 4, name.end(), [](char c) { return (c >= 'A' && c <= 'Z') || c == '_'; });
+}
 
 // Absolute, or one placeholder at the start followed by nothing or "/...". Any other `{...}`
 // would be silently literal, so it is refused.
@@ -154,7 +156,7 @@ void ReadPrivileges(ObjectReader& parent, PrivilegesPolicy& priv) {
   priv.capabilities = r.StringList("capabilities", Presence::kOptional).value_or(std::vector<std::string>{});
   for (std::size_t i = 0; i < priv.capabilities.size() && r.ok(); ++i) {
     JsonPointer ptr = r.PointerTo("capabilities") / i;
-    if (!std::regex_match(priv.capabilities[i], kCapabilityPattern)) {
+    if (!IsCapabilityName(priv.capabilities[i])) {
       r.FailAt(ptr, fmt::format("\"{}\" is not a capability name (CAP_[A-Z_]+)",
                                 priv.capabilities[i]));
     }
@@ -201,10 +203,7 @@ StatusOr<Policy> ParsePolicy(const JsonDocument& doc) {
   Policy p;
   p.source_path = doc.file_name();
   p.raw = doc.root();
-  p.name = r.String("name", Presence::kRequired).value_or("");
-  if (r.ok() && !std::regex_match(p.name, kNamePattern)) {
-    r.FailAt(r.PointerTo("name"), "must match [a-z0-9][a-z0-9._-]*");
-  }
+  p.name = r.Name("name", Presence::kRequired).value_or("");
   p.description = r.String("description", Presence::kRequired).value_or("");
   if (r.ok() && p.description.empty()) r.FailAt(r.PointerTo("description"), "must not be empty");
   ReadFilesystem(r, p.filesystem);

@@ -1,7 +1,7 @@
 #include "runner/profile.h"
 
+#include <algorithm>
 #include <filesystem>
-#include <regex>
 #include <utility>
 
 #include <fmt/format.h>
@@ -9,8 +9,12 @@
 namespace sandprobe {
 namespace {
 
-const std::regex kNamePattern("[a-z0-9][a-z0-9._-]*");
-const std::regex kVarPattern("[A-Za-z_][A-Za-z0-9_]*");
+// [A-Za-z_][A-Za-z0-9_]*
+bool IsVariableName(const std::string& name) {
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  return !name.empty() && letter(name.front()) &&
+         std::all_of(name.begin(), name.end(), [&](char c) { return letter(c) || (c >= '0' && c <= '9'); });
+}
 constexpr std::string_view kProbeArgs = "{probe_args...}";
 
 // Placeholders every argv may use; {probe_args...}, {probe} and {id} have their own rules.
@@ -79,7 +83,7 @@ void CheckLaunchArgv(ObjectReader& r, const std::string& key,
 void ReadVars(ObjectReader& r, Profile& p) {
   p.vars = r.StringMap("vars", Presence::kOptional).value_or(p.vars);
   for (const auto& [name, value] : p.vars) {
-    if (!std::regex_match(name, kVarPattern)) {
+    if (!IsVariableName(name)) {
       r.FailAtKey(r.PointerTo("vars"), name, "variable name must match [A-Za-z_][A-Za-z0-9_]*");
     } else if (IsCommonPlaceholder(name) || name == "probe" || name == "id") {
       r.FailAtKey(r.PointerTo("vars"), name, "variable shadows a built-in placeholder");
@@ -208,10 +212,7 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
   Profile p;
   p.source_path = doc.file_name();
   p.raw = doc.root();
-  p.name = r.String("name", Presence::kRequired).value_or("");
-  if (r.ok() && !std::regex_match(p.name, kNamePattern)) {
-    r.FailAt(r.PointerTo("name"), "must match [a-z0-9][a-z0-9._-]*");
-  }
+  p.name = r.Name("name", Presence::kRequired).value_or("");
   p.description = r.String("description", Presence::kRequired).value_or("");
   if (r.ok() && p.description.empty()) r.FailAt(r.PointerTo("description"), "must not be empty");
   p.backend = r.Enum("backend", Presence::kRequired,

@@ -147,6 +147,9 @@ TEST(ProfileTest, FieldErrors) {
             "p.json:3:3: /lifecyle: unknown key (known: name, description, backend, policy, "
             "requires, preflight, install_hint, lifecycle, probe_path, workspace_path, injection, run, start, "
             "exec, stop, cleanup, teardown, sweep, vars, timeout_seconds, inspect, envelope)");
+  EXPECT_EQ(ProfileError(R"(, "vars": {"9lives": "/x"})"),
+            "p.json:3:12: /vars/9lives: variable name must match [A-Za-z_][A-Za-z0-9_]*");
+  EXPECT_EQ(ProfileError(R"(, "vars": {"_Image2": "x"})"), "ok");
   EXPECT_EQ(ProfileError(R"(, "vars": {"probe_dir": "/x"})"),
             "p.json:3:12: /vars/probe_dir: variable shadows a built-in placeholder");
   EXPECT_EQ(ProfileError(R"(, "requires": [[]])"), "p.json:3:16: /requires/0: argv must not be empty");

@@ -1,6 +1,5 @@
 #include "runner/suite.h"
 
-#include <regex>
 #include <utility>
 
 #include <fmt/format.h>
@@ -12,7 +11,6 @@
 namespace sandprobe {
 namespace {
 
-const std::regex kNamePattern("[a-z0-9][a-z0-9._-]*");
 
 std::optional<SuiteEntry> ReadEntry(const JsonDocument& doc, const JsonPointer& ptr,
                                     const std::set<std::string>& known_families,
@@ -47,10 +45,7 @@ StatusOr<Suite> ParseSuite(const JsonDocument& doc, const std::set<std::string>&
   Suite suite;
   suite.source_path = doc.file_name();
   suite.raw = doc.root();
-  suite.name = r.String("name", Presence::kRequired).value_or("");
-  if (r.ok() && !std::regex_match(suite.name, kNamePattern)) {
-    r.FailAt(r.PointerTo("name"), "must match [a-z0-9][a-z0-9._-]*");
-  }
+  suite.name = r.Name("name", Presence::kRequired).value_or("");
   suite.description = r.String("description", Presence::kRequired).value_or("");
   if (r.ok() && suite.description.empty()) {
     r.FailAt(r.PointerTo("description"), "must not be empty");
