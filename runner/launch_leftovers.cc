@@ -158,7 +158,13 @@ std::vector<LeftoverProcess> LaunchRegistration::KillOrphans() {
 std::vector<LeftoverProcess> StopAndListGroup(int pgid) {
   std::vector<LeftoverProcess> members;
   if (::killpg(pgid, SIGSTOP) != 0) return members;  // ESRCH: nothing left
-  for (int pid : ListPids()) {
+  // A subreaper has every member below it: the child's descendants stay ours when their
+  // parents die, so walking our own tree beats reading every process on the machine. (Only a
+  // process outside that tree joining the group on purpose, by setpgid within our session,
+  // would be missed; it is no leftover of the launch.) Otherwise orphans go to init: scan all.
+  const std::vector<int> candidates =
+      IsChildSubreaper() ? ListOwnDescendantsOrAllPids() : ListPids();
+  for (int pid : candidates) {
     if (pid == pgid) continue;
     std::optional<ProcStat> stat = ReadProcStat(pid);
     if (!stat || stat->pgid != pgid || stat->dead()) continue;

@@ -314,6 +314,35 @@ TEST(Launcher, ConcurrentLaunchesKeepTheirOwnOrphans) {
   unlink(pidfile_b.c_str());
 }
 
+// As a child subreaper the launcher lists group stragglers by walking its own process tree,
+// not all of /proc. Here the straggler is two deep: the shell's subshell (reparented to us
+// when the shell exits) and its sleep (still the subshell's child); both must be listed.
+TEST(Launcher, SubreaperListsStragglersAtEveryDepth) {
+  ASSERT_TRUE(BecomeChildSubreaper().ok());
+  std::string pidfile = TempPath("deep-straggler.pid");
+  const std::string script = "( sleep 600 & echo $! > " + pidfile +
+                             "; wait ) & while [ ! -s " + pidfile + " ]; do sleep 0.01; done";
+  LaunchSpec spec = Command({"/bin/sh", "-c", script});
+  spec.timeout = milliseconds(20000);
+  LaunchResult r = MustLaunch(spec);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_LT(r.wall, milliseconds(5000));
+  int sleeper = ReadPidFile(pidfile);
+  ASSERT_GT(sleeper, 0);
+  EXPECT_TRUE(ProcessIsGone(sleeper));
+  ASSERT_EQ(r.leftovers_killed.size(), 2u);
+  std::vector<std::string> argvs;
+  bool sleeper_listed = false;
+  for (const LeftoverProcess& p : r.leftovers_killed) {
+    argvs.push_back(p.argv);
+    if (p.pid == sleeper) sleeper_listed = true;
+  }
+  EXPECT_TRUE(sleeper_listed);
+  EXPECT_THAT(argvs, ::testing::UnorderedElementsAre("sleep 600", "/bin/sh -c " + script));
+  EXPECT_TRUE(NoChildrenLeft());
+  unlink(pidfile.c_str());
+}
+
 TEST(Launcher, ChildHasSigkillAsParentDeathSignal) {
   LaunchResult r = MustLaunch(Child({"pdeathsig"}));
   EXPECT_EQ(r.exit_code, 0);

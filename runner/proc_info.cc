@@ -2,12 +2,14 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
+#include <unordered_set>
 
 namespace sandprobe {
 
@@ -73,39 +75,95 @@ std::string CmdlineForDisplay(std::string_view raw, std::size_t cap) {
   return out;
 }
 
-std::vector<int> ListPids() {
-  std::vector<int> pids;
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return pids;
-  while (const dirent* e = ::readdir(proc)) {
-    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
-    pids.push_back(std::atoi(e->d_name));
-  }
-  ::closedir(proc);
-  std::sort(pids.begin(), pids.end());
-  return pids;
-}
-
-std::vector<int> ListOwnChildrenOrAllPids() {
-  std::vector<int> pids;
-  DIR* tasks = ::opendir("/proc/self/task");
-  if (tasks == nullptr) return ListPids();
-  bool readable = false;
-  while (const dirent* e = ::readdir(tasks)) {
-    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
-    std::ifstream in(std::string("/proc/self/task/") + e->d_name + "/children");
-    if (!in) continue;
-    readable = true;
-    for (int pid = 0; in >> pid;) pids.push_back(pid);
-  }
-  ::closedir(tasks);
-  if (!readable) return ListPids();  // CONFIG_PROC_CHILDREN off
-  std::sort(pids.begin(), pids.end());
-  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
-  return pids;
-}
-
 namespace {
+
+// A walk this large is no real process tree: a fork bomb, or pids reused into a loop. The
+// caller then falls back to ListPids().
+constexpr std::size_t kMaxDescendants = 100000;
+// Reads of one process's children before its answer counts as never settling.
+constexpr int kChildrenReadAttempts = 4;
+
+// The numeric entries of a /proc directory ("/proc", "/proc/<pid>/task"), ascending; empty
+// when it cannot be opened.
+std::vector<int> NumericEntries(const std::string& dir) {
+  std::vector<int> numbers;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return numbers;
+  while (const dirent* e = ::readdir(d)) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    numbers.push_back(std::atoi(e->d_name));
+  }
+  ::closedir(d);
+  std::sort(numbers.begin(), numbers.end());
+  return numbers;
+}
+
+// Appends the space-separated pids of a children file; false when it cannot be opened.
+bool AppendChildrenFile(const std::string& path, std::vector<int>& pids) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) {
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  for (const char* p = text.c_str(); *p != '\0';) {
+    char* end = nullptr;
+    long pid = std::strtol(p, &end, 10);
+    if (end == p) break;
+    pids.push_back(static_cast<int>(pid));
+    p = end;
+  }
+  return true;
+}
+
+// The children of every thread of `pid`, sorted. The kernel builds a children file by
+// position, so a child reaped during the read (by another of our threads, say) can hide a
+// sibling, and a thread that exits hands its children to another thread, perhaps one already
+// read (proc(5): "stop or freeze ... if precise results are needed"). An answer counts once
+// every pid it lists still exists and the threads are the same afterwards. Empty when the
+// process is gone; nullopt when its children files are missing (CONFIG_PROC_CHILDREN off) or
+// the answer never settles.
+std::optional<std::vector<int>> SettledChildren(int pid) {
+  const std::string task_dir = "/proc/" + std::to_string(pid) + "/task/";
+  for (int attempt = 0; attempt < kChildrenReadAttempts; ++attempt) {
+    std::vector<int> threads = NumericEntries(task_dir);
+    std::vector<int> children;
+    bool readable = false;
+    for (int tid : threads) {
+      readable |= AppendChildrenFile(task_dir + std::to_string(tid) + "/children", children);
+    }
+    if (!readable) {
+      if (NumericEntries(task_dir).empty()) return children;  // gone
+      return std::nullopt;
+    }
+    bool one_reaped = std::any_of(children.begin(), children.end(), [](int child) {
+      return ::kill(child, 0) == -1 && errno == ESRCH;
+    });
+    if (one_reaped || NumericEntries(task_dir) != threads) continue;
+    std::sort(children.begin(), children.end());
+    children.erase(std::unique(children.begin(), children.end()), children.end());
+    return children;
+  }
+  return std::nullopt;
+}
+
+// Adds to `found` every pid in `pending` and below it not yet `seen` (a pid reused during the
+// walk could lead back up the tree). False past kMaxDescendants or on an unsettled answer.
+bool WalkDown(std::vector<int> pending, std::unordered_set<int>& seen, std::vector<int>& found) {
+  while (!pending.empty()) {
+    int pid = pending.back();
+    pending.pop_back();
+    if (!seen.insert(pid).second) continue;
+    found.push_back(pid);
+    if (found.size() > kMaxDescendants) return false;
+    std::optional<std::vector<int>> children = SettledChildren(pid);
+    if (!children) return false;
+    pending.insert(pending.end(), children->begin(), children->end());
+  }
+  return true;
+}
 
 std::string PidNamespace(const std::string& pid) {
   char target[128];
@@ -124,6 +182,39 @@ bool HasArg(std::string_view cmdline, std::string_view arg) {
 }
 
 }  // namespace
+
+std::vector<int> ListPids() { return NumericEntries("/proc"); }
+
+std::vector<int> ListOwnChildrenOrAllPids() {
+  std::optional<std::vector<int>> children = SettledChildren(::getpid());
+  return children ? *children : ListPids();
+}
+
+std::optional<std::vector<int>> ListDescendants(int root_pid) {
+  std::optional<std::vector<int>> children = SettledChildren(root_pid);
+  std::unordered_set<int> seen = {root_pid};
+  std::vector<int> found;
+  if (!children || !WalkDown(*children, seen, found)) return std::nullopt;
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+std::vector<int> ListOwnDescendantsOrAllPids() {
+  const int self = ::getpid();
+  std::unordered_set<int> seen = {self};
+  std::vector<int> found;
+  // A process whose parent exits during the walk moves up to the nearest subreaper, often this
+  // process, whose children were read first: so they are read again until none is new.
+  for (;;) {
+    std::optional<std::vector<int>> children = SettledChildren(self);
+    if (!children) return ListPids();
+    std::erase_if(*children, [&seen](int pid) { return seen.count(pid) != 0; });
+    if (children->empty()) break;
+    if (!WalkDown(std::move(*children), seen, found)) return ListPids();
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
 
 std::vector<HostProcess> FindProcessesWithArg(const std::string& arg) {
   std::vector<HostProcess> found;

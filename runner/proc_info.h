@@ -42,9 +42,20 @@ std::string CmdlineForDisplay(std::string_view raw, std::size_t cap);
 std::vector<int> ListPids();
 
 // The pids whose parent is this process (any of its threads), from
-// /proc/self/task/*/children: a few small reads instead of a walk over every process. Falls
+// /proc/<pid>/task/*/children: a few small reads instead of a walk over every process. Falls
 // back to ListPids() (a superset: callers check the parent) where the kernel lacks the file.
 std::vector<int> ListOwnChildrenOrAllPids();
+
+// Every descendant of `root_pid` (children, their children, ...), ascending, by following
+// the children files down; empty when it is gone. nullopt where the kernel lacks the files,
+// the tree keeps changing under the reads, or it is implausibly large (over 100000).
+std::optional<std::vector<int>> ListDescendants(int root_pid);
+
+// Every descendant of this process, as above, with its own children read again at the end:
+// one whose parent exits during the walk is reparented to this process if it is a child
+// subreaper. Falls back to ListPids() (a superset: callers check what they look for) where
+// ListDescendants would give nullopt.
+std::vector<int> ListOwnDescendantsOrAllPids();
 
 // A process found by a token in its argv (a canary, a probe's background process).
 struct HostProcess {

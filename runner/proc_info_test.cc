@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -67,6 +69,51 @@ TEST(ProcInfo, OwnChildrenListsAForkedChild) {
   EXPECT_NE(std::find(children.begin(), children.end(), child), children.end());
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
+}
+
+// This process -> child -> grandchild, both sleeping: the walk finds the grandchild through
+// the child's children file, and nothing outside this process's tree.
+TEST(ProcInfo, DescendantsIncludeAGrandchild) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    pid_t grandchild = ::fork();
+    if (grandchild == 0) {
+      ::pause();
+      ::_exit(0);
+    }
+    if (::write(fds[1], &grandchild, sizeof grandchild) != sizeof grandchild) ::_exit(1);
+    ::waitpid(grandchild, nullptr, 0);  // the child reaps it: the test only ends the child
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  pid_t grandchild = 0;
+  bool got_grandchild = ::read(fds[0], &grandchild, sizeof grandchild) == sizeof grandchild;
+  ::close(fds[0]);
+  std::optional<std::vector<int>> below_child = ListDescendants(child);
+  std::optional<std::vector<int>> below_self = ListDescendants(::getpid());
+  std::vector<int> own = ListOwnDescendantsOrAllPids();
+  // Ended before the checks, so a failed one leaves nothing running.
+  if (got_grandchild) ::kill(grandchild, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(got_grandchild);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  if (!below_child) GTEST_SKIP() << "no /proc/<pid>/task/<tid>/children (CONFIG_PROC_CHILDREN)";
+  EXPECT_EQ(*below_child, std::vector<int>{grandchild});
+  ASSERT_TRUE(below_self);
+  for (const std::vector<int>* list : {&*below_self, &own}) {
+    EXPECT_NE(std::find(list->begin(), list->end(), child), list->end());
+    EXPECT_NE(std::find(list->begin(), list->end(), grandchild), list->end());
+    EXPECT_EQ(std::find(list->begin(), list->end(), ::getpid()), list->end());
+    EXPECT_EQ(std::find(list->begin(), list->end(), ::getppid()), list->end()) << "not a full scan";
+  }
+}
+
+TEST(ProcInfo, GoneProcessHasNoDescendants) {
+  EXPECT_EQ(ListDescendants(0x3fffffff), std::vector<int>{});
 }
 
 TEST(ProcInfo, FindsAProcessByAWholeArgvElement) {
