@@ -4,10 +4,13 @@
 For each profile it measures, interleaved, N times:
   suite: `sandprobe run --sandbox PROFILE` wall time (load, witnesses, preflight, launches,
          cleanup, sweep, evaluate, reports)
-  raw:   the same probe launch argv, taken from the report, run directly (the launch floor)
+  raw:   the same probe launch argv, taken from the report, run directly (the launch floor);
+         and, timed apart, the profile's cleanup of that instance (docker rm -f): a launch that
+         leaves nothing behind costs raw + cleanup, the second ratio printed
   naive: bench/naive_harness.sh doing the same checks with one sandbox launch per check (each
          with its own instance name and the profile's cleanup after it)
-and prints medians, the launch counts, suite / (probe launches x raw) and naive / suite.
+and prints medians, the launch counts, suite / (probe launches x raw), the same against
+raw + cleanup, and naive / suite.
 
 Usage: bench/e2e.py [--runs N] [PROFILE...]   (default: bwrap-strict docker-hardened)
 """
@@ -70,7 +73,7 @@ def run_naive(argv, report, workspace, instance):
 
 
 def measure(profile, runs):
-    suite_times, raw_times, naive_times = [], [], []
+    suite_times, raw_times, cleanup_times, naive_times = [], [], [], []
     naive_launches = 0
     report = None
     with tempfile.TemporaryDirectory() as tmp:
@@ -91,8 +94,10 @@ def measure(profile, runs):
             seconds, _ = timed(probe[0]["argv"])
             # The run removed this instance already; the raw launch made it again (no --rm).
             cleanup = cleanup_argv(report, probe[0]["instance"])
+            cleanup_seconds = 0.0
             if cleanup:
-                subprocess.run(cleanup, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                cleanup_seconds, _ = timed(cleanup)
+            cleanup_times.append(cleanup_seconds)
             subprocess.run(["rm", "-rf", os.path.dirname(workspace)])
             raw_times.append(seconds)
             seconds, naive_launches = run_naive(probe[0]["argv"], report, workspace,
@@ -101,6 +106,7 @@ def measure(profile, runs):
     launches = report["launches"]
     probe_launches = sum(1 for l in launches if l["purpose"] == "probe")
     suite, raw = statistics.median(suite_times), statistics.median(raw_times)
+    raw_cleanup = statistics.median(r + c for r, c in zip(raw_times, cleanup_times))
     naive = statistics.median(naive_times)
     return {
         "profile": report["profile"]["name"],
@@ -110,6 +116,8 @@ def measure(profile, runs):
         "suite_s": suite,
         "raw_launch_s": raw,
         "ratio": suite / (probe_launches * raw),
+        "raw_cleanup_s": raw_cleanup,
+        "ratio_with_cleanup": suite / (probe_launches * raw_cleanup),
         "naive_s": naive,
         "naive_launches": naive_launches,
         "naive_ratio": naive / suite,
@@ -123,11 +131,13 @@ def main():
                         default=["sandboxes/bwrap-strict.json", "sandboxes/docker-hardened.json"])
     args = parser.parse_args()
     print(f"{'profile':<18} {'checks':>6} {'probe':>5} {'all':>4} {'suite s':>8} {'raw s':>7} "
-          f"{'suite/(probe x raw)':>20} {'naive s':>8} {'naive n':>7} {'naive/suite':>11}")
+          f"{'suite/(probe x raw)':>20} {'raw+cleanup s':>13} {'ratio':>6} "
+          f"{'naive s':>8} {'naive n':>7} {'naive/suite':>11}")
     for profile in args.profiles:
         r = measure(os.path.join(ROOT, profile) if not os.path.isabs(profile) else profile, args.runs)
         print(f"{r['profile']:<18} {r['checks']:>6} {r['probe_launches']:>5} {r['all_launches']:>4} "
               f"{r['suite_s']:>8.3f} {r['raw_launch_s']:>7.3f} {r['ratio']:>20.2f} "
+              f"{r['raw_cleanup_s']:>13.3f} {r['ratio_with_cleanup']:>6.2f} "
               f"{r['naive_s']:>8.3f} {r['naive_launches']:>7} {r['naive_ratio']:>11.1f}")
 
 
