@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <optional>
 #include <vector>
 
@@ -136,7 +137,10 @@ TEST(ProcInfo, FindsAProcessByAWholeArgvElement) {
   EXPECT_TRUE(found[0].host_pid_namespace);
   EXPECT_TRUE(FindProcessesWithArg(token.substr(1)).empty()) << "a part of an element is no match";
   ::kill(-child, SIGKILL);
-  ::waitpid(child, nullptr, 0);
+  // The whole group: when an earlier test made this process a child subreaper, the sleep comes
+  // back to it once the shell is dead, and would stay a zombie.
+  while (::waitpid(-child, nullptr, 0) > 0 || errno == EINTR) {
+  }
 }
 
 }  // namespace
