@@ -178,8 +178,11 @@ StatusOr<JsonDocument> JsonDocument::Parse(std::string text, std::string file_na
   doc.text_ = std::move(text);
   doc.file_name_ = std::move(file_name);
   doc.line_starts_.push_back(0);
+  std::size_t chars = 0;
   for (std::size_t i = 0; i < doc.text_.size(); ++i) {
     if (doc.text_[i] == '\n') doc.line_starts_.push_back(i + 1);
+    if (i % JsonDocument::kCharsPerCheckpoint == 0) doc.chars_before_checkpoint_.push_back(chars);
+    if ((static_cast<unsigned char>(doc.text_[i]) & 0xC0) != 0x80) ++chars;  // not a UTF-8 tail
   }
   // Parse only up to the first too-deep bracket: a syntax error before it is the first
   // error; otherwise the prefix ends early (at that bracket) and the depth is the error.
@@ -233,13 +236,21 @@ StatusOr<JsonDocument> JsonDocument::Load(const std::string& path) {
   return Parse(std::move(text), path);
 }
 
+std::size_t JsonDocument::CharsBefore(std::size_t offset) const {
+  offset = std::min(offset, text_.size());
+  if (chars_before_checkpoint_.empty()) return 0;  // empty text
+  std::size_t checkpoint = std::min(offset / kCharsPerCheckpoint, chars_before_checkpoint_.size() - 1);
+  std::size_t chars = chars_before_checkpoint_[checkpoint];
+  for (std::size_t i = checkpoint * kCharsPerCheckpoint; i < offset; ++i) {
+    if ((static_cast<unsigned char>(text_[i]) & 0xC0) != 0x80) ++chars;
+  }
+  return chars;
+}
+
 std::string JsonDocument::LineCol(std::size_t offset) const {
   auto next = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
   std::size_t line = static_cast<std::size_t>(next - line_starts_.begin());
-  std::size_t col = 1;
-  for (std::size_t i = line_starts_[line - 1]; i < offset && i < text_.size(); ++i) {
-    if ((static_cast<unsigned char>(text_[i]) & 0xC0) != 0x80) ++col;  // skip UTF-8 tails
-  }
+  std::size_t col = CharsBefore(offset) - CharsBefore(line_starts_[line - 1]) + 1;
   return fmt::format("{}:{}", line, col);
 }
 

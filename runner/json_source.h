@@ -61,7 +61,14 @@ class JsonDocument {
   std::string text_;
   std::string file_name_;
   nlohmann::json root_;
+  // Characters (UTF-8 lead bytes) before `offset`: a column is a difference of two. From a
+  // checkpoint every kCharsPerCheckpoint bytes, so a position in a minified one-line file
+  // (a generated policy with thousands of paths) costs no scan from the line's start.
+  std::size_t CharsBefore(std::size_t offset) const;
+  static constexpr std::size_t kCharsPerCheckpoint = 4096;
+
   std::vector<std::size_t> line_starts_;                        // offset of each line's start
+  std::vector<std::size_t> chars_before_checkpoint_;            // at offsets 0, 4096, 8192, ...
   std::unordered_map<std::string, std::size_t> value_offsets_;  // pointer -> value start
   std::unordered_map<std::string, std::size_t> key_offsets_;    // pointer -> its key's quote
 };

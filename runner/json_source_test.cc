@@ -54,6 +54,31 @@ TEST(JsonDocumentTest, CommentMarkersInsideStringsAreText) {
   EXPECT_EQ(doc.Where(JsonPointer("/v")), "x.json:1:30");
 }
 
+// A minified file: one line of many kilobytes, multi-byte characters on both sides of the
+// 4 KiB column checkpoints. Columns count characters, not bytes.
+TEST(JsonDocumentTest, ColumnsOnALongLineCountCharacters) {
+  std::string text = "{\"list\": [";
+  std::vector<std::size_t> starts;  // byte offset of each item
+  for (int i = 0; i < 3000; ++i) {
+    if (i > 0) text += ", ";
+    starts.push_back(text.size());
+    text += "\"\xc3\xa9" + std::to_string(i) + "\xc3\xa9\"";  // é (2 bytes, 1 character) around i
+  }
+  text += "]}";
+  auto column = [&](std::size_t offset) {  // the naive count: characters before it, plus one
+    std::size_t chars = 0;
+    for (std::size_t b = 0; b < offset; ++b) chars += (static_cast<unsigned char>(text[b]) & 0xC0) != 0x80;
+    return chars + 1;
+  };
+  JsonDocument doc = MustParse(text);
+  for (std::size_t i : {0u, 1u, 500u, 1234u, 2999u}) {
+    EXPECT_EQ(doc.Where(JsonPointer("/list/" + std::to_string(i))),
+              "x.json:1:" + std::to_string(column(starts[i])))
+        << i;
+  }
+  EXPECT_EQ(column(starts[1]), starts[1] - 1);  // one é before it: one byte more than characters
+}
+
 TEST(JsonDocumentTest, KeyPositions) {
   JsonDocument doc = MustParse(kPositions);
   EXPECT_EQ(doc.WhereKey(JsonPointer(""), "a"), "x.json:3:3");

@@ -1,6 +1,7 @@
 #include "runner/policy.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <filesystem>
 #include <utility>
 
@@ -52,20 +53,25 @@ Paths ReadPaths(ObjectReader& r, const std::string& key) {
 
 // A path in both lists of a contradictory pair, or twice in one list, is an error at the
 // occurrence that comes later in the file.
+// One pass in file order with a map from normalized path to its first occurrence: policies
+// with thousands of paths are expected (one launch checks them all), so no pairwise compare.
 void CheckNoOverlap(ObjectReader& r, const Paths& a, const Paths& b) {
-  std::vector<const PolicyPath*> all;
-  for (const PolicyPath& p : a) all.push_back(&p);
-  for (const PolicyPath& p : b) all.push_back(&p);
-  auto offset = [&](const PolicyPath* p) { return r.doc().OffsetOf(JsonPointer(p->pointer)); };
-  std::sort(all.begin(), all.end(),
-            [&](const PolicyPath* x, const PolicyPath* y) { return offset(x) < offset(y); });
-  for (std::size_t i = 0; i < all.size() && r.ok(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      if (NormalizedPath(all[i]->path) != NormalizedPath(all[j]->path)) continue;
-      r.FailAt(JsonPointer(all[i]->pointer),
-               fmt::format("\"{}\" is also listed at {}", all[i]->path, all[j]->pointer));
-      break;
-    }
+  struct Entry {
+    std::size_t offset;
+    const PolicyPath* path;
+  };
+  std::vector<Entry> all;
+  for (const Paths* list : {&a, &b}) {
+    for (const PolicyPath& p : *list) all.push_back({r.doc().OffsetOf(JsonPointer(p.pointer)), &p});
+  }
+  std::sort(all.begin(), all.end(), [](const Entry& x, const Entry& y) { return x.offset < y.offset; });
+  std::unordered_map<std::string, const PolicyPath*> first;
+  for (const Entry& e : all) {
+    auto [seen, inserted] = first.emplace(NormalizedPath(e.path->path), e.path);
+    if (inserted) continue;
+    r.FailAt(JsonPointer(e.path->pointer),
+             fmt::format("\"{}\" is also listed at {}", e.path->path, seen->second->pointer));
+    return;
   }
 }
 

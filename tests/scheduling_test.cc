@@ -1,6 +1,10 @@
 // Scheduling against real backends: -j gives the same verdicts as one launch at a time, and
 // --timeout bounds a whole run that would otherwise hang (docker-slow sleeps 60 s per launch).
+#include <stdlib.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 #include <gtest/gtest.h>
@@ -26,6 +30,35 @@ int ProbeLaunches(const json& report) {
   int n = 0;
   for (const json& l : report.value("launches", json::array())) n += l.value("purpose", "") == "probe";
   return n;
+}
+
+// Launches grow with families, not checks: a policy denying 1,000 paths (read, write and three
+// alias variants each: 5,000 checks and more) is still one probe launch, and every check gets
+// a verdict from it.
+TEST(SchedulingTest, AThousandDeniedPathsAreOneLaunch) {
+  if (!BackendAvailable("bwrap", {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"})) return;
+  json unreadable = {"/etc/shadow", "{host_canary}"};
+  json unwritable = {"/etc"};
+  for (int i = unreadable.size(); i < 1000; ++i) {
+    unreadable.push_back("/srv/sandprobe-denied/" + std::to_string(i));
+    unwritable.push_back("/srv/sandprobe-denied/w" + std::to_string(i));
+  }
+  json policy = {{"name", "thousand-denied"},
+                 {"description", "1,000 unreadable and 1,000 unwritable paths"},
+                 {"filesystem", {{"readable", {"{workspace}"}}, {"unreadable", unreadable},
+                                 {"writable", {"{workspace}"}}, {"unwritable", unwritable}}},
+                 {"host", {{"env_secrets", "hidden"}}}};
+  std::string tmpl = (std::filesystem::temp_directory_path() / "sp-thousand-XXXXXX").string();
+  std::string dir = ::mkdtemp(tmpl.data());
+  std::ofstream(dir + "/policy.json") << policy.dump(1);
+  CliRun run = RunProfile("sandboxes/bwrap-strict.json", {"--policy", dir + "/policy.json"});
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(ProbeLaunches(run.report), 1);
+  std::map<std::string, int> verdicts;
+  for (const json& c : run.report.value("checks", json::array())) ++verdicts[c.value("verdict", "")];
+  EXPECT_GE(run.report["checks"].size(), 5000u);
+  EXPECT_EQ(verdicts["pass"], static_cast<int>(run.report["checks"].size())) << json(verdicts).dump();
 }
 
 TEST(SchedulingTest, ParallelLaunchesGiveTheSameVerdicts) {
