@@ -5,7 +5,9 @@
 #include "reports/json_report.h"
 #include "reports/junit_report.h"
 #include "runner/evaluate.h"
+#include "runner/json_source.h"
 #include "runner/plan.h"
+#include "runner/policy.h"
 
 namespace sandprobe {
 namespace {
@@ -73,6 +75,24 @@ void BM_JunitReport10kChecks(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(RenderJunit(reports));
 }
 BENCHMARK(BM_JunitReport10kChecks)->Unit(benchmark::kMillisecond);
+
+// Loading a generated policy of 10,000 denied paths, minified to one line: the loader must stay
+// linear (it once compared every pair of paths, and counted each column from the line start).
+void BM_LoadMinifiedPolicy10kPaths(benchmark::State& state) {
+  nlohmann::json unreadable = nlohmann::json::array();
+  for (int i = 0; i < kPaths; ++i) unreadable.push_back("/denied/" + std::to_string(i));
+  std::string text = nlohmann::json{{"name", "bench"},
+                                    {"description", "10,000 denied paths"},
+                                    {"filesystem", {{"readable", {"/tmp"}}, {"unreadable", unreadable}}}}
+                         .dump();
+  for (auto _ : state) {
+    StatusOr<JsonDocument> doc = JsonDocument::Parse(text, "bench.json");
+    StatusOr<Policy> policy = ParsePolicy(*doc);
+    if (!policy.ok()) state.SkipWithError(policy.status().message().c_str());
+    benchmark::DoNotOptimize(policy);
+  }
+}
+BENCHMARK(BM_LoadMinifiedPolicy10kPaths)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace sandprobe
