@@ -1,20 +1,14 @@
 #include "runner/launcher.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cstdio>
 #include <cerrno>
 #include <optional>
 #include <system_error>
@@ -32,16 +26,14 @@
 #include <boost/process/env.hpp>
 #include <boost/process/environment.hpp>
 #include <boost/process/exe.hpp>
-#include <boost/process/extend.hpp>
 #include <boost/process/io.hpp>
 #include <boost/process/search_path.hpp>
 #include <fmt/format.h>
 
+#include "runner/launch_child_setup.h"
 #include "runner/launch_leftovers.h"
-
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
+#include "runner/launch_pids_cgroup.h"
+#include "runner/launch_sigpipe_block.h"
 
 namespace sandprobe {
 namespace {
@@ -59,135 +51,6 @@ std::string SignalName(int sig) {
   const char* abbrev = sigabbrev_np(sig);
   return abbrev ? fmt::format("signal {} (SIG{})", sig, abbrev) : fmt::format("signal {}", sig);
 }
-
-int SweepProcSelfFd() noexcept {
-  int dir = ::open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0) return errno;
-  alignas(8) char buf[4096];
-  for (;;) {
-    long n = ::syscall(SYS_getdents64, dir, buf, sizeof buf);
-    if (n <= 0) {
-      int err = n < 0 ? errno : 0;
-      ::close(dir);
-      return err;
-    }
-    for (long off = 0; off < n;) {
-      // struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type, char name[].
-      unsigned short reclen;
-      memcpy(&reclen, buf + off + 16, sizeof reclen);
-      const char* name = buf + off + 19;
-      off += reclen;
-      if (name[0] < '0' || name[0] > '9') continue;  // "." and ".."
-      int fd = 0;
-      for (const char* p = name; *p >= '0' && *p <= '9'; ++p) fd = fd * 10 + (*p - '0');
-      if (fd >= 3 && fd != dir) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-    }
-  }
-}
-
-void SweepEveryNumber() noexcept {
-  struct rlimit lim {};
-  // Capped: with an unlimited or huge RLIMIT_NOFILE this would take seconds.
-  rlim_t top = 65536;
-  if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
-    top = std::min<rlim_t>(lim.rlim_cur, 1 << 20);
-  for (rlim_t fd = 3; fd < top; ++fd) ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
-}
-
-// Which step of the child's setup failed, written by the child into a MAP_SHARED page so the
-// parent can name it (Boost.Process only carries the errno back).
-enum class ChildStep : int { kNone, kPdeathsig, kSetpgid, kSigmask, kFdSweep, kChdir, kRlimit, kCgroup };
-struct ChildFailure {
-  ChildStep step;
-  int err;
-};
-
-// Runs in the forked child before execve. Failing here reports through Boost's exec-error pipe
-// and exits, so the parent never mistakes a half-set-up child for a started one.
-struct ChildSetup : bp::extend::handler {
-  ChildFailure* failure;     // MAP_SHARED
-  const char* working_dir;   // nullptr: inherit
-  pid_t* failed_pid;         // parent side: a child that failed before or at exec, to reap
-  const LaunchEnvelope* envelope;
-  const char* cgroup_procs;  // nullptr: no pids cgroup to join
-  pid_t launcher_pid;        // getpid() of the harness, taken before fork
-
-  template <class Executor>
-  void on_exec_setup(Executor& exec) const {
-    auto fail = [&](ChildStep step, int err) {
-      failure->step = step;
-      failure->err = err;
-      exec.set_error(std::error_code(err, std::system_category()), "child setup");
-      ::_exit(127);
-    };
-    // Dies with the harness: a `kill -9` of sandprobe must not leave a docker client or a
-    // canary process running. If the harness died between fork and here, the signal will
-    // never come (the parent already changed), so leave now; nobody reads the error pipe.
-    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(ChildStep::kPdeathsig, errno);
-    if (::getppid() != launcher_pid) ::_exit(127);
-    // Own group, so the whole tree can be signalled with killpg(pid).
-    if (::setpgid(0, 0) != 0) fail(ChildStep::kSetpgid, errno);
-    // Launch() blocks SIGPIPE in its thread; the child must start clean.
-    sigset_t none;
-    sigemptyset(&none);
-    if (::sigprocmask(SIG_SETMASK, &none, nullptr) != 0) fail(ChildStep::kSigmask, errno);
-    ::signal(SIGPIPE, SIG_DFL);
-    if (int err = MarkInheritedFdsCloexec(FdSweep::kCloseRange)) fail(ChildStep::kFdSweep, err);
-    if (working_dir && ::chdir(working_dir) != 0) fail(ChildStep::kChdir, errno);
-    auto limit = [&](int resource, const std::optional<std::uint64_t>& value) {
-      if (!value) return;
-      struct rlimit lim = {static_cast<rlim_t>(*value), static_cast<rlim_t>(*value)};
-      struct rlimit old {};
-      // Never raise a hard limit (that needs CAP_SYS_RESOURCE): only lower.
-      if (::getrlimit(resource, &old) == 0 && old.rlim_max != RLIM_INFINITY &&
-          old.rlim_max < lim.rlim_max) {
-        lim.rlim_max = old.rlim_max;
-        lim.rlim_cur = std::min(lim.rlim_cur, old.rlim_max);
-      }
-      if (::setrlimit(resource, &lim) != 0) fail(ChildStep::kRlimit, errno);
-    };
-    limit(RLIMIT_AS, envelope->address_space_bytes);
-    limit(RLIMIT_NOFILE, envelope->open_files);
-    limit(RLIMIT_FSIZE, envelope->file_size_bytes);
-    limit(RLIMIT_CPU, envelope->cpu_seconds);
-    if (cgroup_procs) {
-      int fd = ::open(cgroup_procs, O_WRONLY | O_CLOEXEC);
-      if (fd < 0) fail(ChildStep::kCgroup, errno);
-      // cgroup v1: "0" moves the writing process.
-      if (::write(fd, "0", 1) != 1) fail(ChildStep::kCgroup, errno);
-      ::close(fd);
-    }
-  }
-
-  template <class Executor>
-  void on_error(Executor& exec, const std::error_code&) const {
-    if (exec.pid > 0) *failed_pid = exec.pid;
-  }
-};
-
-// Writing stdin to a child that stopped reading raises SIGPIPE in the writing thread, which
-// would kill the whole harness. Blocked, the write fails with EPIPE instead; the pending
-// thread-directed SIGPIPE is consumed before the old mask comes back.
-class ScopedSigpipeBlock {
- public:
-  ScopedSigpipeBlock() {
-    sigemptyset(&pipe_);
-    sigaddset(&pipe_, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
-  }
-  ~ScopedSigpipeBlock() {
-    if (sigismember(&old_, SIGPIPE)) return;
-    struct timespec zero {};
-    while (sigtimedwait(&pipe_, nullptr, &zero) == SIGPIPE) {
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  ScopedSigpipeBlock(const ScopedSigpipeBlock&) = delete;
-  ScopedSigpipeBlock& operator=(const ScopedSigpipeBlock&) = delete;
-
- private:
-  sigset_t pipe_, old_;
-};
 
 // One output stream being drained into a capped buffer.
 struct Capture {
@@ -209,8 +72,6 @@ class LaunchSession {
 
  private:
   Status Spawn();
-  void MakePidsCgroup();
-  void RemovePidsCgroup();
   void Read(Capture& c);
   void WriteStdin();
   void WatchExit();
@@ -233,7 +94,7 @@ class LaunchSession {
   asio::steady_timer timeout_timer_{ios_}, grace_timer_{ios_}, cancel_timer_{ios_},
       drain_timer_{ios_};
   bp::child child_;
-  std::string cgroup_, cgroup_procs_;  // the launch's pids cgroup, when one was made
+  PidsCgroup pids_cgroup_;  // made only when the envelope has pids_max
   pid_t pid_ = 0;
   bool reaped_ = false, exited_ = false, killing_ = false;
   LaunchResult result_;
@@ -246,49 +107,7 @@ LaunchSession::~LaunchSession() {
     child_.wait(ec);
   }
   if (waiter_.joinable()) waiter_.join();
-  RemovePidsCgroup();
-}
-
-bool WriteSmallFile(const std::string& path, const std::string& text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::close(fd);
-  return ok;
-}
-
-constexpr const char* kPidsRoot = "/sys/fs/cgroup/pids/sandprobe";
-
-void LaunchSession::MakePidsCgroup() {
-  if (!spec_.envelope.pids_max) return;
-  static std::atomic<int> counter{0};
-  std::string dir = fmt::format("{}/{}-{}", kPidsRoot, ::getpid(), ++counter);
-  if ((::mkdir(kPidsRoot, 0755) != 0 && errno != EEXIST) || ::mkdir(dir.c_str(), 0755) != 0) {
-    result_.envelope_note = fmt::format("pids cgroup unavailable: mkdir({}): {}", dir, ErrnoName(errno));
-    return;
-  }
-  cgroup_ = dir;
-  cgroup_procs_ = dir + "/cgroup.procs";
-  if (!WriteSmallFile(dir + "/pids.max", std::to_string(*spec_.envelope.pids_max))) {
-    result_.envelope_note = fmt::format("pids cgroup unavailable: write {}/pids.max: {}", dir, ErrnoName(errno));
-    RemovePidsCgroup();
-  }
-}
-
-// Every process still in the launch's cgroup is killed (one that left the process group with
-// setsid included), then the cgroup is removed.
-void LaunchSession::RemovePidsCgroup() {
-  if (cgroup_.empty()) return;
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    if (::rmdir(cgroup_.c_str()) == 0 || errno == ENOENT) break;
-    if (FILE* procs = ::fopen(cgroup_procs_.c_str(), "re")) {
-      int pid = 0;
-      while (::fscanf(procs, "%d", &pid) == 1) ::kill(pid, SIGKILL);
-      ::fclose(procs);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  cgroup_.clear();
+  pids_cgroup_.Remove();
 }
 
 Status LaunchSession::Spawn() {
@@ -317,7 +136,7 @@ Status LaunchSession::Spawn() {
   setup.working_dir = spec_.working_dir.empty() ? nullptr : spec_.working_dir.c_str();
   setup.failed_pid = &failed_pid;
   setup.envelope = &spec_.envelope;
-  setup.cgroup_procs = cgroup_.empty() ? nullptr : cgroup_procs_.c_str();
+  setup.cgroup_procs = pids_cgroup_.made() ? pids_cgroup_.procs_path().c_str() : nullptr;
   setup.launcher_pid = ::getpid();
   std::error_code ec;
   auto start = [&](auto&& stdin_init) {
@@ -342,27 +161,8 @@ Status LaunchSession::Spawn() {
     return Status::Ok();
   }
   int err = seen.step == ChildStep::kNone ? ec.value() : seen.err;
-  switch (seen.step) {
-    case ChildStep::kNone:
-      return Status::Error(fmt::format("execve({}): {}", spec_.argv[0], ErrnoName(err)));
-    case ChildStep::kPdeathsig:
-      return Status::Error(fmt::format("prctl(PR_SET_PDEATHSIG) for {}: {}", spec_.argv[0], ErrnoName(err)));
-    case ChildStep::kSetpgid:
-      return Status::Error(fmt::format("setpgid(0, 0) for {}: {}", spec_.argv[0], ErrnoName(err)));
-    case ChildStep::kSigmask:
-      return Status::Error(fmt::format("sigprocmask for {}: {}", spec_.argv[0], ErrnoName(err)));
-    case ChildStep::kFdSweep:
-      return Status::Error(fmt::format("close fds >= 3 for {}: {}", spec_.argv[0], ErrnoName(err)));
-    case ChildStep::kRlimit:
-      return Status::Error(fmt::format("setrlimit for {}: {}", spec_.argv[0], ErrnoName(err)));
-    case ChildStep::kCgroup:
-      return Status::Error(fmt::format("join {} for {}: {}", cgroup_procs_, spec_.argv[0],
-                                       ErrnoName(err)));
-    case ChildStep::kChdir:
-      return Status::Error(fmt::format("chdir({}) for {}: {}", spec_.working_dir, spec_.argv[0],
-                                       ErrnoName(err)));
-  }
-  return Status::Error("unreachable ChildStep");
+  return Status::Error(
+      DescribeChildSetupFailure(seen.step, err, spec_, pids_cgroup_.procs_path()));
 }
 
 void LaunchSession::Read(Capture& c) {
@@ -495,7 +295,10 @@ StatusOr<LaunchResult> LaunchSession::Run() {
     return std::move(result_);
   }
   if (!spec_.stdin_data.empty()) stdin_.emplace(ios_);
-  MakePidsCgroup();
+  if (spec_.envelope.pids_max) {
+    Status made = pids_cgroup_.Make(*spec_.envelope.pids_max);
+    if (!made.ok()) result_.envelope_note = made.message();  // the launch runs without it
+  }
   if (Status s = Spawn(); !s.ok()) return s;
   result_.pid = pid_;
   Read(out_);
@@ -522,26 +325,11 @@ StatusOr<LaunchResult> LaunchSession::Run() {
   result_.err = std::move(err_.kept);
   result_.out_dropped = out_.dropped;
   result_.err_dropped = err_.dropped;
-  RemovePidsCgroup();
+  pids_cgroup_.Remove();
   return std::move(result_);
 }
 
 }  // namespace
-
-int MarkInheritedFdsCloexec(FdSweep how) noexcept {
-  switch (how) {
-    case FdSweep::kCloseRange:
-      if (::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return 0;
-      [[fallthrough]];
-    case FdSweep::kProcSelfFd:
-      if (SweepProcSelfFd() == 0) return 0;
-      [[fallthrough]];
-    case FdSweep::kEveryNumber:
-      SweepEveryNumber();
-      return 0;
-  }
-  return EINVAL;
-}
 
 Status BecomeChildSubreaper() {
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {

@@ -133,19 +133,6 @@ TEST(Launcher, OnlyStandardFdsReachTheChild) {
   close(sock);
 }
 
-// Each fallback of the sweep, run in this process on a fresh inheritable fd.
-TEST(Launcher, EveryFdSweepMarksInheritedFdsCloexec) {
-  for (FdSweep how : {FdSweep::kCloseRange, FdSweep::kProcSelfFd, FdSweep::kEveryNumber}) {
-    int fd = open("/dev/null", O_RDONLY);
-    ASSERT_GE(fd, 3);
-    ASSERT_EQ(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
-    EXPECT_EQ(MarkInheritedFdsCloexec(how), 0);
-    EXPECT_NE(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0) << static_cast<int>(how);
-    EXPECT_EQ(fcntl(0, F_GETFD) & FD_CLOEXEC, 0) << "stdin must stay inheritable";
-    close(fd);
-  }
-}
-
 TEST(Launcher, MissingCommandIsAnErrorNamingIt) {
   ProcessLauncher launcher;
   auto r = launcher.Launch(Command({"sandprobe-no-such-cmd", "x"}));
