@@ -11,18 +11,15 @@
 
 #include <fmt/format.h>
 
+#include "runner/errno_text.h"
+
 namespace sandprobe {
 namespace {
-
-std::string ErrnoName(int err) {
-  const char* name = strerrorname_np(err);
-  return name != nullptr ? name : fmt::format("errno {}", err);
-}
 
 // Takes errno as saved right after the failing call: formatting the operation allocates,
 // which may clobber errno.
 Status ErrnoStatus(int err, const std::string& operation) {
-  return Status::Error(fmt::format("{}: {}", operation, ErrnoName(err)));
+  return Status::Error(fmt::format("{}: {}", operation, ErrnoText(err)));
 }
 
 Status WriteAll(int fd, std::string_view data, const std::string& what) {

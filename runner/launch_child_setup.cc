@@ -5,17 +5,14 @@
 
 #include <fmt/format.h>
 
+#include "runner/errno_text.h"
+
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
 namespace sandprobe {
 namespace {
-
-std::string ErrnoName(int err) {
-  const char* name = strerrorname_np(err);
-  return name ? name : fmt::format("errno {}", err);
-}
 
 int SweepProcSelfFd() noexcept {
   int dir = ::open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -73,21 +70,21 @@ std::string DescribeChildSetupFailure(ChildStep step, int err, const LaunchSpec&
   const std::string& argv0 = spec.argv[0];
   switch (step) {
     case ChildStep::kNone:
-      return fmt::format("execve({}): {}", argv0, ErrnoName(err));
+      return fmt::format("execve({}): {}", argv0, ErrnoText(err));
     case ChildStep::kPdeathsig:
-      return fmt::format("prctl(PR_SET_PDEATHSIG) for {}: {}", argv0, ErrnoName(err));
+      return fmt::format("prctl(PR_SET_PDEATHSIG) for {}: {}", argv0, ErrnoText(err));
     case ChildStep::kSetpgid:
-      return fmt::format("setpgid(0, 0) for {}: {}", argv0, ErrnoName(err));
+      return fmt::format("setpgid(0, 0) for {}: {}", argv0, ErrnoText(err));
     case ChildStep::kSigmask:
-      return fmt::format("sigprocmask for {}: {}", argv0, ErrnoName(err));
+      return fmt::format("sigprocmask for {}: {}", argv0, ErrnoText(err));
     case ChildStep::kFdSweep:
-      return fmt::format("close fds >= 3 for {}: {}", argv0, ErrnoName(err));
+      return fmt::format("close fds >= 3 for {}: {}", argv0, ErrnoText(err));
     case ChildStep::kRlimit:
-      return fmt::format("setrlimit for {}: {}", argv0, ErrnoName(err));
+      return fmt::format("setrlimit for {}: {}", argv0, ErrnoText(err));
     case ChildStep::kCgroup:
-      return fmt::format("join {} for {}: {}", cgroup_procs, argv0, ErrnoName(err));
+      return fmt::format("join {} for {}: {}", cgroup_procs, argv0, ErrnoText(err));
     case ChildStep::kChdir:
-      return fmt::format("chdir({}) for {}: {}", spec.working_dir, argv0, ErrnoName(err));
+      return fmt::format("chdir({}) for {}: {}", spec.working_dir, argv0, ErrnoText(err));
   }
   return "unreachable ChildStep";
 }

@@ -14,13 +14,10 @@
 
 #include <fmt/format.h>
 
+#include "runner/errno_text.h"
+
 namespace sandprobe {
 namespace {
-
-std::string ErrnoName(int err) {
-  const char* name = strerrorname_np(err);
-  return name ? name : fmt::format("errno {}", err);
-}
 
 bool WriteSmallFile(const std::string& path, const std::string& text) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
@@ -36,13 +33,13 @@ Status PidsCgroup::Make(std::int64_t pids_max) {
   static std::atomic<int> counter{0};
   std::string dir = fmt::format("{}/{}-{}", root_, ::getpid(), ++counter);
   if ((::mkdir(root_.c_str(), 0755) != 0 && errno != EEXIST) || ::mkdir(dir.c_str(), 0755) != 0) {
-    return Status::Error(fmt::format("pids cgroup unavailable: mkdir({}): {}", dir, ErrnoName(errno)));
+    return Status::Error(fmt::format("pids cgroup unavailable: mkdir({}): {}", dir, ErrnoText(errno)));
   }
   dir_ = dir;
   procs_ = dir + "/cgroup.procs";
   if (!WriteSmallFile(dir + "/pids.max", std::to_string(pids_max))) {
     Status note = Status::Error(
-        fmt::format("pids cgroup unavailable: write {}/pids.max: {}", dir, ErrnoName(errno)));
+        fmt::format("pids cgroup unavailable: write {}/pids.max: {}", dir, ErrnoText(errno)));
     Remove();
     return note;
   }

@@ -30,6 +30,7 @@
 #include <boost/process/search_path.hpp>
 #include <fmt/format.h>
 
+#include "runner/errno_text.h"
 #include "runner/launch_child_setup.h"
 #include "runner/launch_leftovers.h"
 #include "runner/launch_pids_cgroup.h"
@@ -41,11 +42,6 @@ namespace {
 namespace asio = boost::asio;
 namespace bp = boost::process;
 using Clock = std::chrono::steady_clock;
-
-std::string ErrnoName(int err) {
-  const char* name = strerrorname_np(err);
-  return name ? name : fmt::format("errno {}", err);
-}
 
 std::string SignalName(int sig) {
   const char* abbrev = sigabbrev_np(sig);
@@ -128,7 +124,7 @@ Status LaunchSession::Spawn() {
 
   void* page = ::mmap(nullptr, sizeof(ChildFailure), PROT_READ | PROT_WRITE,
                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (page == MAP_FAILED) return Status::Error(fmt::format("mmap: {}", ErrnoName(errno)));
+  if (page == MAP_FAILED) return Status::Error(fmt::format("mmap: {}", ErrnoText(errno)));
   auto* failure = new (page) ChildFailure{ChildStep::kNone, 0};
   pid_t failed_pid = 0;
   ChildSetup setup;
@@ -333,7 +329,7 @@ StatusOr<LaunchResult> LaunchSession::Run() {
 
 Status BecomeChildSubreaper() {
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
-    return Status::Error(fmt::format("prctl(PR_SET_CHILD_SUBREAPER): {}", ErrnoName(errno)));
+    return Status::Error(fmt::format("prctl(PR_SET_CHILD_SUBREAPER): {}", ErrnoText(errno)));
   }
   return Status::Ok();
 }

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "runner/errno_text.h"
 #include "runner/leftover_process.h"
 #include "runner/proc_info.h"
 #include "runner/profile.h"
@@ -47,11 +48,6 @@ class ListOnlyLauncher final : public Launcher {
   Launcher& real_;
   int launches_ = 0;
 };
-
-std::string ErrnoName(int err) {
-  const char* name = strerrorname_np(err);
-  return name ? name : fmt::format("errno {}", err);
-}
 
 std::string FirstLine(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
@@ -152,7 +148,7 @@ std::string KillCarrier(int pid, const std::vector<std::string>& tokens) {
   int err = errno;
   if (rc != 0 && err != ESRCH) {
     if (fd >= 0) ::close(fd);
-    return fmt::format("kill({}, SIGKILL): {}", pid, ErrnoName(err));
+    return fmt::format("kill({}, SIGKILL): {}", pid, ErrnoText(err));
   }
   bool died = false;
   if (fd >= 0) {
@@ -200,7 +196,7 @@ SweepSummary SweepDeadRun(const DeadRun& run, Launcher& launcher, bool dry_run) 
   SweepSummary out{.run = run};
   int dir = ::open(run.root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dir < 0) {
-    out.skipped = fmt::format("open({}): {}", run.root, ErrnoName(errno));
+    out.skipped = fmt::format("open({}): {}", run.root, ErrnoText(errno));
     return out;
   }
   struct stat st {};
