@@ -104,38 +104,40 @@ TEST(IntegrationTest, DockerHardenedPassesTierLowAndLeavesNoContainer) {
       << run.report["witnesses"]["sweep"];
 }
 
-TEST(IntegrationTest, MissingBackendIsASkipWithTheReasonOrAnErrorWhenRequired) {
-  CliRun skipped = RunProfile("tests/data/missing-backend.json");
+// A missing backend: every check is skip, its reason names the backend, the failed command and
+// the install hint; with --require-backend every check is error and the exit code 3. Returns the
+// skipping run's report.
+json ExpectMissingBackend(const std::string& profile) {
+  CliRun skipped = RunProfile(profile);
   EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
   ExpectAll(skipped.report, "skip");
-  const json* check = FindCheck(skipped.report, "fs.read.denied:/etc/shadow");
-  ASSERT_NE(check, nullptr);
-  EXPECT_NE(check->value("observed", "").find("sandprobe-no-such-backend"), std::string::npos);
-  EXPECT_NE(check->value("observed", "").find("apt-get install no-such-backend"), std::string::npos);
+  std::string observed = CheckField(skipped.report, "fs.read.denied:/etc/shadow", "observed");
+  EXPECT_NE(observed.find("backend other unavailable"), std::string::npos) << observed;
+  EXPECT_NE(observed.find("sandprobe-no-such-backend"), std::string::npos) << observed;
+  EXPECT_NE(observed.find("apt-get install no-such-backend"), std::string::npos) << observed;
 
-  CliRun required = RunProfile("tests/data/missing-backend.json", {"--require-backend"});
+  CliRun required = RunProfile(profile, {"--require-backend"});
   EXPECT_EQ(required.exit_code, 3);
   ExpectAll(required.report, "error");
+  return skipped.report;
+}
+
+std::vector<std::string> LaunchPurposes(const json& report) {
+  std::vector<std::string> purposes;
+  for (const json& launch : report["launches"]) purposes.push_back(launch["purpose"]);
+  return purposes;
+}
+
+TEST(IntegrationTest, MissingBackendIsASkipWithTheReasonOrAnErrorWhenRequired) {
+  json report = ExpectMissingBackend("tests/data/missing-backend.json");
+  EXPECT_EQ(LaunchPurposes(report), (std::vector<std::string>{"requires"}));
 }
 
 // preflight on_failure: the launch is tried first; its failure runs the preflight, whose
 // message (backend, command, install hint) becomes every check's reason, as with "before".
 TEST(IntegrationTest, MissingBackendWithPreflightOnFailureSaysTheSame) {
-  CliRun skipped = RunProfile("tests/data/missing-backend-on-failure.json");
-  EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
-  ExpectAll(skipped.report, "skip");
-  const json* check = FindCheck(skipped.report, "fs.read.denied:/etc/shadow");
-  ASSERT_NE(check, nullptr);
-  EXPECT_NE(check->value("observed", "").find("backend other unavailable"), std::string::npos)
-      << check->dump();
-  EXPECT_NE(check->value("observed", "").find("apt-get install no-such-backend"), std::string::npos);
-  std::vector<std::string> purposes;
-  for (const json& launch : skipped.report["launches"]) purposes.push_back(launch["purpose"]);
-  EXPECT_EQ(purposes, (std::vector<std::string>{"probe", "requires"}));
-
-  CliRun required = RunProfile("tests/data/missing-backend-on-failure.json", {"--require-backend"});
-  EXPECT_EQ(required.exit_code, 3);
-  ExpectAll(required.report, "error");
+  json report = ExpectMissingBackend("tests/data/missing-backend-on-failure.json");
+  EXPECT_EQ(LaunchPurposes(report), (std::vector<std::string>{"probe", "requires"}));
 }
 
 // What makes preflight on_failure safe for docker: with `--pull never` a missing image fails
