@@ -11,6 +11,14 @@ void RunScheduled(const std::vector<ScheduleItem>& items, int jobs,
                   const std::function<bool()>& should_stop,
                   const std::function<void(std::size_t)>& skipped) {
   if (jobs < 1) jobs = 1;
+  std::size_t next = 0;
+  if (jobs == 1) {
+    // One at a time: every launch is alone, in order, on this thread (no thread to start per
+    // launch, which is a measurable part of a 6 ms bwrap launch).
+    for (; next < items.size() && !should_stop(); ++next) run_one(next);
+    for (; next < items.size(); ++next) skipped(next);
+    return;
+  }
   std::mutex mutex;
   std::condition_variable changed;
   int running = 0;
@@ -22,7 +30,6 @@ void RunScheduled(const std::vector<ScheduleItem>& items, int jobs,
     std::unique_lock lock(mutex);
     changed.wait(lock, ready);
   };
-  std::size_t next = 0;
   for (; next < items.size(); ++next) {
     const bool exclusive = items[next].exclusive;
     // An exclusive launch waits for the machine to be free; a shared one for a free slot.

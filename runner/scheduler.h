@@ -15,8 +15,8 @@ struct ScheduleItem {
   bool exclusive = false;
 };
 
-// Calls run_one(i) for each item, in order of i, on worker threads; returns when every started
-// call has returned. `should_stop()` is asked before each start: once true, the remaining items
+// Calls run_one(i) for each item, in order of i, on worker threads (with jobs 1, one after
+// another on the caller's thread); returns when every started call has returned. `should_stop()` is asked before each start: once true, the remaining items
 // are not started and `skipped(i)` is called for each instead (on the caller's thread). `jobs`
 // < 1 counts as 1.
 void RunScheduled(const std::vector<ScheduleItem>& items, int jobs,

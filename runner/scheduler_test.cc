@@ -72,5 +72,19 @@ TEST(SchedulerTest, StopStartsNothingMoreAndReportsTheRestSkipped) {
   EXPECT_EQ(skipped, (std::vector<std::size_t>{2, 3, 4}));
 }
 
+TEST(SchedulerTest, OneJobRunsEachItemInOrderOnTheCallersThread) {
+  Trace trace;
+  std::vector<ScheduleItem> items = {{false}, {true}, {false}};
+  std::vector<std::thread::id> threads;
+  RunScheduled(
+      items, 1, [&](std::size_t i) { threads.push_back(std::this_thread::get_id()); trace.Run(i); },
+      [] { return false; }, [](std::size_t) { ADD_FAILURE() << "nothing may be skipped"; });
+  EXPECT_EQ(trace.max_running, 1);
+  EXPECT_EQ(threads, std::vector<std::thread::id>(3, std::this_thread::get_id()));
+  for (std::size_t i = 0; i + 1 < items.size(); ++i) {
+    EXPECT_LT(trace.Index(i, 'e'), trace.Index(i + 1, 's'));
+  }
+}
+
 }  // namespace
 }  // namespace sandprobe
