@@ -88,7 +88,9 @@ struct Profile {
   std::vector<std::string> run;
   // Session only (all three required there); `exec` contains {probe} and {probe_args...}.
   std::vector<std::string> start, exec, stop;
-  std::vector<std::vector<std::string>> cleanup;   // run after each instance; optional
+  // Run after each instance; optional. It must remove everything the instance made: when
+  // every cleanup exits 0 (and no launch was cut short) the end-of-run sweep is skipped.
+  std::vector<std::vector<std::string>> cleanup;
   // Run once at the end of a run, after the last cleanup: what outlives instances on purpose
   // (a session's named volume). Optional.
   std::vector<std::vector<std::string>> teardown;
