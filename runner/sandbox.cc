@@ -256,8 +256,9 @@ void Sandbox::Sweep() {
     std::lock_guard lock(records_mutex_);
     int instances = instances_.load();
     // No instance: this Sandbox knows nothing of what was made (`sandprobe sweep` of a dead
-    // run), so it sweeps.
-    if (instances > 0 && !profile_.cleanup.empty() && !housekeeping_incomplete_ &&
+    // run), so it sweeps. An interrupted run (SIGINT, --timeout, the watchdog) always sweeps.
+    bool interrupted = context_.cancel != nullptr && context_.cancel->load();
+    if (instances > 0 && !interrupted && !profile_.cleanup.empty() && !housekeeping_incomplete_ &&
         instances_cleaned_.size() == static_cast<std::size_t>(instances)) {
       sweep_summary_ = fmt::format(
           "skipped: the cleanup of every instance ({}) exited 0 and no launch was cut short",

@@ -68,11 +68,11 @@ class Sandbox {
 
   // Removes whatever still carries this run's label (profile `sweep`). The sweep is the safety
   // net for what housekeeping could not remove, so it is skipped when housekeeping provably
-  // removed everything: it made at least one instance (`sandprobe sweep` of a dead run makes
-  // none and always sweeps), the profile has a `cleanup`, every instance's cleanup exited 0, any
-  // `teardown` exited 0, and no probe launch was cut short (timed out, interrupted, or failed to
-  // run, which can leave a container its cleanup raced). `sandprobe sweep` stays the net for a
-  // run that died.
+  // removed everything: the run was not interrupted, it made at least one instance (`sandprobe
+  // sweep` of a dead run makes none and always sweeps), the profile has a `cleanup`, every
+  // instance's cleanup exited 0, any `teardown` exited 0, and no probe launch was cut short
+  // (timed out, interrupted, or failed to run, which can leave a container its cleanup raced).
+  // `sandprobe sweep` stays the net for a run that died.
   void Sweep();
   // What Sweep did, for the report: "ran", "skipped: <why>" or "none: <why>".
   std::string sweep_summary() const { return sweep_summary_; }

@@ -227,6 +227,16 @@ TEST(SandboxTest, SweepIsSkippedOnlyWhenEveryInstanceWasCleanedUp) {
     sandbox.Sweep();
     EXPECT_EQ(sandbox.sweep_summary(), "ran");
   }
+  {  // an interrupted run sweeps, even between launches that all ended well
+    FakeLauncher launcher;
+    std::atomic<bool> cancel{false};
+    Profile profile = OneShot();
+    Sandbox sandbox(profile, launcher, Context(&cancel));
+    sandbox.RunProbe({"a"}, "N");
+    cancel = true;
+    sandbox.Sweep();
+    EXPECT_EQ(sandbox.sweep_summary(), "ran");
+  }
   {  // no cleanup in the profile: nothing proves the instance is gone
     FakeLauncher launcher;
     Profile profile = OneShot();
