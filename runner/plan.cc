@@ -100,4 +100,15 @@ std::vector<std::string> ProbeCommandArgs(const LaunchBatch& batch, std::string_
   return args;
 }
 
+std::optional<std::string> ProbeArgvTooLong(const std::vector<std::string>& args) {
+  std::size_t bytes = 0;
+  for (const std::string& arg : args) bytes += arg.size() + 1;  // with its NUL
+  if (bytes <= kMaxProbeArgvBytes) return std::nullopt;
+  return fmt::format(
+      "the probe's command line for this launch is {} bytes ({} arguments), over the {} a launch "
+      "may carry (the kernel's ARG_MAX, shared with the sandbox's own argv and environment); "
+      "split the policy's path lists or the suite",
+      bytes, args.size(), kMaxProbeArgvBytes);
+}
+
 }  // namespace sandprobe

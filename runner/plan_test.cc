@@ -88,6 +88,15 @@ TEST(PlanTest, EverythingGoesIntoOneLaunch) {
                 "/var/tmp/sp-x/canary-1.txt", "--next", "env.secret", "SANDPROBE_CANARY_"}));
 }
 
+TEST(PlanTest, AProbeCommandLineOverTheBudgetIsRefusedWithItsSize) {
+  std::vector<std::string> fits(1000, std::string(100, 'a'));
+  EXPECT_EQ(ProbeArgvTooLong(fits), std::nullopt);
+  std::vector<std::string> too_long(20000, std::string(100, 'a'));  // 2,020,000 bytes
+  std::optional<std::string> why = ProbeArgvTooLong(too_long);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("2020000 bytes (20000 arguments), over the 1048576"), std::string::npos) << *why;
+}
+
 TEST(PlanTest, AliasesEveryDeniedPathWithEachVariant) {
   auto plan = ExpandChecks(TierLowPolicy(), SuiteOf({"fs.alias"}), kContext);
   ASSERT_TRUE(plan.ok());

@@ -246,15 +246,21 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
       result.reason = why;
     };
     if (std::optional<std::string> why = preflight.BeforeLaunch()) return backend_unavailable(*why);
+    std::string nonce = RandomHex(8);
+    std::vector<std::string> probe_args = ProbeCommandArgs(batch, nonce);
+    if (std::optional<std::string> why = ProbeArgvTooLong(probe_args)) {
+      result.state = BatchResult::State::kLaunchFailed;
+      result.reason = *why;
+      return;
+    }
     {
       std::lock_guard lock(between);
       running[batch.id] = batch.invocations.empty() ? "" : batch.invocations.front().family;
       watchdog.Progress();
       progress();
     }
-    std::string nonce = RandomHex(8);
     LaunchRecord record = sandbox.RunProbe(
-        ProbeCommandArgs(batch, nonce), nonce,
+        probe_args, nonce,
         {.timeout = std::chrono::seconds(batch.timeout_seconds),
          .fresh_instance = batch.fresh_instance,
          .host_readings = batch.host_readings});
