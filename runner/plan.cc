@@ -102,7 +102,8 @@ std::vector<std::string> ProbeCommandArgs(const LaunchBatch& batch, std::string_
 
 std::optional<std::string> ProbeArgvTooLong(const std::vector<std::string>& args) {
   std::size_t bytes = 0;
-  for (const std::string& arg : args) bytes += arg.size() + 1;  // with its NUL
+  // What execve counts against ARG_MAX: each string with its NUL, and its pointer in argv.
+  for (const std::string& arg : args) bytes += arg.size() + 1 + sizeof(char*);
   if (bytes <= kMaxProbeArgvBytes) return std::nullopt;
   return fmt::format(
       "the probe's command line for this launch is {} bytes ({} arguments), over the {} a launch "

@@ -76,10 +76,10 @@ void SplitSharedLaunch(Plan& plan, int parts);
 // The probe's command line after the probe path: --nonce N FAMILY ARGS [--next FAMILY ARGS]...
 std::vector<std::string> ProbeCommandArgs(const LaunchBatch& batch, std::string_view nonce);
 
-// The most bytes of probe arguments one launch may carry. The kernel refuses an execve whose
-// arguments and environment pass ARG_MAX (a quarter of the stack limit: 2 MiB by default) with
-// E2BIG, and the sandbox's own argv and environment share that budget; half of it is left to
-// them. A policy large enough to pass it (the loaders' 1 MiB input cap allows ~60,000 short
+// The most bytes of probe arguments one launch may carry, counted as execve does (each string,
+// its NUL and its argv pointer). The kernel refuses an execve whose arguments and environment
+// pass ARG_MAX (a quarter of the stack limit: 2 MiB by default) with E2BIG, and the sandbox's
+// own argv and environment share that budget; half of it is left to them. A policy large enough to pass it (the loaders' 1 MiB input cap allows ~60,000 short
 // paths) is refused per launch with the sizes, not launched into an obscure E2BIG.
 inline constexpr std::size_t kMaxProbeArgvBytes = 1 << 20;
 // Why `args` cannot be one launch's probe command line, or nullopt when it fits.
