@@ -1,5 +1,7 @@
 // End-to-end runs of `sandprobe run` against real backends. Each test asserts what the report
 // says about specific checks, so a harness that stopped observing would fail here.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -141,24 +143,34 @@ TEST(IntegrationTest, MissingBackendWithPreflightOnFailureSaysTheSame) {
 }
 
 // What makes preflight on_failure safe for docker: with `--pull never` a missing image fails
-// the launch at once and no registry is asked (the network rule), then the preflight names it.
-TEST(IntegrationTest, DockerMissingImageNeverPullsAndIsASkip) {
-  if (!BackendAvailable("docker", kDockerUp)) return;
-  CliRun run = RunProfile("tests/data/docker-missing-image.json");
+// the launch (`run`, or a session's `start`) at once and no registry is asked (the network
+// rule), then the preflight names the image. Every check is skip; nothing is left.
+void ExpectMissingImageNeverPulled(const std::string& profile, const std::string& failing_purpose) {
+  CliRun run = RunProfile(profile);
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   ExpectAll(run.report, "skip");
-  const json* check = FindCheck(run.report, "fs.read.denied:/etc/shadow");
-  ASSERT_NE(check, nullptr);
-  EXPECT_NE(check->value("observed", "").find("sandprobe/no-such-image:latest"), std::string::npos)
-      << check->dump();
+  std::string observed = CheckField(run.report, "fs.read.denied:/etc/shadow", "observed");
+  EXPECT_NE(observed.find("sandprobe/no-such-image:latest"), std::string::npos) << observed;
   ASSERT_FALSE(run.report["launches"].empty());
-  const json& probe = run.report["launches"][0];
-  EXPECT_EQ(probe["purpose"], "probe");
-  std::string err = probe.value("stderr_tail", "");
+  const json& first = run.report["launches"][0];
+  EXPECT_EQ(first["purpose"], failing_purpose);
+  std::string err = first.value("stderr_tail", "");
   EXPECT_NE(err.find("No such image"), std::string::npos) << err;
   EXPECT_EQ(err.find("Pulling"), std::string::npos) << err;
   EXPECT_EQ(err.find("Unable to find image"), std::string::npos) << err;
+  std::vector<std::string> purposes = LaunchPurposes(run.report);
+  EXPECT_NE(std::find(purposes.begin(), purposes.end(), "requires"), purposes.end());
   ExpectNoContainerLeft(run.report);
+}
+
+TEST(IntegrationTest, DockerMissingImageNeverPullsAndIsASkip) {
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  ExpectMissingImageNeverPulled("tests/data/docker-missing-image.json", "probe");
+}
+
+TEST(IntegrationTest, DockerSessionMissingImageNeverPullsAndIsASkip) {
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  ExpectMissingImageNeverPulled("tests/data/docker-missing-image-session.json", "start");
 }
 
 TEST(IntegrationTest, ProbeImageRunsFromScratch) {
