@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -14,39 +13,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "runner/fake_launcher.h"
 #include "runner/proc_info.h"
 #include "runner/witnesses.h"
 
 namespace sandprobe {
 namespace {
 
+using sandprobe::testing::Exit;
+using sandprobe::testing::FakeLauncher;
+
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-
-// Records every launch; answers from a queue of canned results (default: exit 0).
-class FakeLauncher final : public Launcher {
- public:
-  StatusOr<LaunchResult> Launch(const LaunchSpec& spec) override {
-    argvs.push_back(spec.argv);
-    LaunchResult r;
-    r.exit_code = 0;
-    if (!replies.empty()) {
-      r = replies.front();
-      replies.pop_front();
-    }
-    return r;
-  }
-  std::vector<std::vector<std::string>> argvs;
-  std::deque<LaunchResult> replies;
-};
-
-LaunchResult Exit(int code, std::string out = "", std::string err = "") {
-  LaunchResult r;
-  r.exit_code = code;
-  r.out = std::move(out);
-  r.err = std::move(err);
-  return r;
-}
 
 // A host process carrying `token` in its argv, started through the real launcher on a thread
 // of its own (as the canary witness does); stopped at destruction if the sweep did not.
@@ -125,7 +103,7 @@ TEST_F(RunSweepTest, RemovesListedSandboxesKillsTokenCarriersThenTheRunDir) {
   FakeLauncher launcher;
   launcher.replies = {Exit(0, "c1\n\n c2 \n")};
   SweepSummary s = SweepDeadRun(Dead({token}), launcher, /*dry_run=*/false);
-  EXPECT_EQ(launcher.argvs, (std::vector<std::vector<std::string>>{
+  EXPECT_EQ(launcher.Argvs(), (std::vector<std::vector<std::string>>{
                                 {"rt", "ps", "--filter", "run=" + run_id_}, {"rt", "rm", "c1"}, {"rt", "rm", "c2"}}));
   EXPECT_TRUE(s.errors.empty()) << s.errors[0];
   EXPECT_EQ(Removed(s), (std::vector<std::string>{"sandbox c1", "sandbox c2",
@@ -162,7 +140,7 @@ TEST_F(RunSweepTest, AnUnloadableProfileIsAnError) {
   SweepSummary s = SweepDeadRun(Dead(), launcher, false);
   ASSERT_EQ(s.errors.size(), 1u);
   EXPECT_THAT(s.errors[0], HasSubstr("load profile"));
-  EXPECT_TRUE(launcher.argvs.empty());
+  EXPECT_TRUE(launcher.Argvs().empty());
   EXPECT_TRUE(fs::exists(root_));
 }
 
@@ -173,7 +151,7 @@ TEST_F(RunSweepTest, DryRunOnlyListsAndTouchesNothing) {
   FakeLauncher launcher;
   launcher.replies = {Exit(0, "c1\n")};
   SweepSummary s = SweepDeadRun(Dead({token}), launcher, /*dry_run=*/true);
-  EXPECT_EQ(launcher.argvs.size(), 1u) << "only the list command may run";
+  EXPECT_EQ(launcher.Argvs().size(), 1u) << "only the list command may run";
   // A superset: the carrier's shell forks for each `sleep`, and the fork carries the token
   // until it execs — it may be listed too.
   EXPECT_THAT(Removed(s), ::testing::IsSupersetOf({std::string("sandbox c1"),
@@ -193,7 +171,7 @@ TEST_F(RunSweepTest, UnownedRunDirKillsCarriersOfItsNameAndGoes) {
   FakeLauncher launcher;
   SweepSummary s = SweepDeadRun(DeadRun{.run_id = run_id_, .root = root_, .why = "no owner.json"},
                                 launcher, false);
-  EXPECT_TRUE(launcher.argvs.empty());
+  EXPECT_TRUE(launcher.Argvs().empty());
   EXPECT_EQ(Removed(s), (std::vector<std::string>{"process " + std::to_string(carrier.pid()), "run_dir " + root_}));
   EXPECT_FALSE(fs::exists(root_));
 }
@@ -208,7 +186,7 @@ TEST_F(RunSweepTest, ARunBeingSweptElsewhereIsSkipped) {
   });
   other.join();
   close(dir);
-  EXPECT_TRUE(launcher.argvs.empty());
+  EXPECT_TRUE(launcher.Argvs().empty());
   EXPECT_TRUE(fs::exists(root_));
 }
 

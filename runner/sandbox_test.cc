@@ -1,42 +1,14 @@
 #include "runner/sandbox.h"
 
-#include <deque>
-
 #include <gtest/gtest.h>
+
+#include "runner/fake_launcher.h"
 
 namespace sandprobe {
 namespace {
 
-// Records every launch; answers from a queue of canned results (default: exit 0, no output).
-class FakeLauncher final : public Launcher {
- public:
-  StatusOr<LaunchResult> Launch(const LaunchSpec& spec) override {
-    specs.push_back(spec);
-    if (replies.empty()) {
-      LaunchResult ok;
-      ok.exit_code = 0;
-      return ok;
-    }
-    StatusOr<LaunchResult> reply = replies.front();
-    replies.pop_front();
-    return reply;
-  }
-  std::vector<std::vector<std::string>> Argvs() const {
-    std::vector<std::vector<std::string>> out;
-    for (const LaunchSpec& s : specs) out.push_back(s.argv);
-    return out;
-  }
-  std::vector<LaunchSpec> specs;
-  std::deque<StatusOr<LaunchResult>> replies;
-};
-
-LaunchResult Exit(int code, std::string out = "", std::string err = "") {
-  LaunchResult r;
-  r.exit_code = code;
-  r.out = std::move(out);
-  r.err = std::move(err);
-  return r;
-}
+using sandprobe::testing::Exit;
+using sandprobe::testing::FakeLauncher;
 
 Profile OneShot() {
   Profile p;
@@ -49,6 +21,17 @@ Profile OneShot() {
   p.cleanup = {{"rt", "rm", "{instance}"}};
   p.sweeps = {SweepSpec{{"rt", "ps", "--filter", "run={run_id}"}, {"rt", "rm", "{id}"}}};
   p.timeout_seconds = 7;
+  return p;
+}
+
+// OneShot() as a session: start once, exec per launch, stop; cleanup as before.
+Profile Session() {
+  Profile p = OneShot();
+  p.lifecycle = Lifecycle::kSession;
+  p.run.clear();
+  p.start = {"rt", "start", "{instance}"};
+  p.exec = {"rt", "exec", "{instance}", "{probe}", "{probe_args...}"};
+  p.stop = {"rt", "stop", "{instance}"};
   return p;
 }
 
@@ -87,12 +70,7 @@ TEST(SandboxTest, OneShotRunsAFreshInstanceThenItsCleanup) {
 
 TEST(SandboxTest, SessionStartsOnceExecsPerLaunchAndStopsOnClose) {
   FakeLauncher launcher;
-  Profile profile = OneShot();
-  profile.lifecycle = Lifecycle::kSession;
-  profile.run.clear();
-  profile.start = {"rt", "start", "{instance}"};
-  profile.exec = {"rt", "exec", "{instance}", "{probe}", "{probe_args...}"};
-  profile.stop = {"rt", "stop", "{instance}"};
+  Profile profile = Session();
   Sandbox sandbox(profile, launcher, Context());
   sandbox.RunProbe({"a"}, "N");
   sandbox.RunProbe({"b"}, "N");
@@ -108,12 +86,7 @@ TEST(SandboxTest, SessionStartsOnceExecsPerLaunchAndStopsOnClose) {
 
 TEST(SandboxTest, AFreshInstanceStopsTheSessionAndStartsAnotherThenTeardownRunsOnce) {
   FakeLauncher launcher;
-  Profile profile = OneShot();
-  profile.lifecycle = Lifecycle::kSession;
-  profile.run.clear();
-  profile.start = {"rt", "start", "{instance}"};
-  profile.exec = {"rt", "exec", "{instance}", "{probe}", "{probe_args...}"};
-  profile.stop = {"rt", "stop", "{instance}"};
+  Profile profile = Session();
   profile.teardown = {{"rt", "volume", "rm", "vol-{run_id}"}};
   profile.inspect = InspectSpec{{"rt", "inspect", "{instance}"}, {}};
   Sandbox sandbox(profile, launcher, Context());
@@ -143,11 +116,7 @@ TEST(SandboxTest, AFreshInstanceStopsTheSessionAndStartsAnotherThenTeardownRunsO
 TEST(SandboxTest, FailedSessionStartIsALaunchErrorAndStillCleansUp) {
   FakeLauncher launcher;
   launcher.replies.push_back(Exit(125, "", "no such image\n"));
-  Profile profile = OneShot();
-  profile.lifecycle = Lifecycle::kSession;
-  profile.start = {"rt", "start", "{instance}"};
-  profile.exec = {"rt", "exec", "{instance}", "{probe}", "{probe_args...}"};
-  profile.stop = {"rt", "stop", "{instance}"};
+  Profile profile = Session();
   {
     Sandbox sandbox(profile, launcher, Context());
     LaunchRecord record = sandbox.RunProbe({"a"}, "N");
