@@ -16,6 +16,6 @@ function(sp_add_test name)
   target_compile_definitions(${name} PRIVATE
     SANDPROBE_SOURCE_DIR="${SANDPROBE_SOURCE_DIR}"
     SANDPROBE_BINARY_DIR="${CMAKE_BINARY_DIR}"
-    SANDPROBE_SHARED_SCHEMAS="${SANDPROBE_SHARED_SCHEMAS}")
+    SANDPROBE_JUNIT_XSD="${SANDPROBE_JUNIT_XSD}")
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60)
 endfunction()

@@ -19,7 +19,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using report_fixture::BothReports;
 
-const std::string kXsd = std::string(SANDPROBE_SHARED_SCHEMAS) + "/junit-10.xsd";
+const std::string kXsd = SANDPROBE_JUNIT_XSD;
 
 std::string Attr(const pugi::xpath_node& node, const char* name) {
   return node.node().attribute(name).value();

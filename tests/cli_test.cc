@@ -83,7 +83,7 @@ TEST(CliTest, SigintDuringADockerRunCleansUpAndReports) {
                           "label=sandprobe.run=" + report.value("run_id", "?")});
   EXPECT_EQ(ps.out, "");
   CliRun lint = RunCommand({"xmllint", "--noout", "--schema",
-                            std::string(SANDPROBE_SHARED_SCHEMAS) + "/junit-10.xsd", dir + "/j.xml"});
+                            SANDPROBE_JUNIT_XSD, dir + "/j.xml"});
   EXPECT_EQ(lint.exit_code, 0) << lint.err;
 }
 

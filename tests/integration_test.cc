@@ -37,7 +37,7 @@ void ExpectAll(const json& report, const std::string& verdict) {
 
 void ExpectValidJunit(const CliRun& run) {
   CliRun lint = RunCommand({"xmllint", "--noout", "--schema",
-                            std::string(SANDPROBE_SHARED_SCHEMAS) + "/junit-10.xsd", run.junit_path});
+                            SANDPROBE_JUNIT_XSD, run.junit_path});
   EXPECT_EQ(lint.exit_code, 0) << lint.err;
 }
 
