@@ -36,6 +36,30 @@ bool ExpectedEnd(const Check& check, const Verdict& v) {
   return row != nullptr && row->judges_incomplete_launch && !v.evidence.expected_end.empty();
 }
 
+// The verdict rests on something the launch itself said (a fact it cites). A witness's fact
+// that proves a leak makes a fail, which DistrustIncomplete keeps anyway.
+bool CitesAFact(const Verdict& v) { return !v.evidence.frame_indexes.empty(); }
+
+// Garbage is never a pass: a pass needs a launch that finished cleanly (done frame, no
+// protocol error, exit 0, no signal), or a family judge that proved the sandbox ended it as
+// expected (ExpectedEnd). What the launch did prove stays: a leak (a too-permissive fail) is a
+// fail whatever happened after it. A too-restrictive fail is not proof from a broken launch (a
+// probe killed or contradicted half-way "could not read /tmp" too), so it is an error like a
+// pass. Only a check with no evidence at all becomes a skip when the backend then went missing.
+void DistrustIncomplete(const Check& check, const BatchResult& result, Verdict& v) {
+  if (v.outcome == Outcome::kFail && v.direction == Direction::kTooPermissive) return;
+  if (ExpectedEnd(check, v)) return;
+  v.direction = Direction::kNone;
+  if (!result.backend_unavailable.empty() && !CitesAFact(v)) {
+    v.outcome = result.backend_required ? Outcome::kError : Outcome::kSkip;
+    v.observed = result.backend_unavailable;
+    return;
+  }
+  v.outcome = Outcome::kError;
+  v.observed = "probe launch incomplete (" + result.reason + "); partial: " + v.observed;
+  if (!result.backend_unavailable.empty()) v.observed += "; then " + result.backend_unavailable;
+}
+
 Verdict NotRun(const Check& check, const BatchResult& result) {
   Verdict v;
   v.check = check;
@@ -91,14 +115,7 @@ std::vector<Verdict> Evaluate(const Plan& plan, const std::vector<BatchResult>& 
         continue;
       }
       Verdict v = JudgeCheck({check, result, facts, controls, witnesses, &launches});
-      // Garbage is never a pass: a pass needs a launch that finished cleanly, or a family
-      // judge that proved the sandbox ended it as expected (ExpectedEnd). A proven leak stays
-      // a fail whatever happened after it.
-      if (!result.complete && v.outcome != Outcome::kFail && !ExpectedEnd(check, v)) {
-        v.outcome = Outcome::kError;
-        v.direction = Direction::kNone;
-        v.observed = "probe launch incomplete (" + result.reason + "); partial: " + v.observed;
-      }
+      if (!result.complete) DistrustIncomplete(check, result, v);
       verdicts[i] = std::move(v);
     }
   }

@@ -16,14 +16,17 @@ namespace sandprobe {
 // What happened to one LaunchBatch, as far as judgement needs to know.
 struct BatchResult {
   enum class State {
-    kRan,             // the launch happened; `frames` holds what the probe said
+    kRan,             // the launch started; `frames` holds what the probe said (maybe nothing)
     kSkipped,         // the backend's preflight failed; `reason` says why
-    kLaunchFailed,    // the harness could not run it; `reason` says why
-    kInterrupted,     // the run was interrupted before or during it
+    kLaunchFailed,    // the harness could not start it; `reason` says why
+    kInterrupted,     // the run was interrupted before it started
   };
   State state = State::kLaunchFailed;
   std::string launch_id;
   std::string reason;
+  // The nonce the harness generated for this launch: receipts and frames are matched against
+  // this, never against a nonce a fact names.
+  std::string nonce;
   ProbeFrames frames;
   // The frames are complete AND the launch ended by itself. Only a complete launch can
   // produce a pass; a fact proving a leak counts even from an incomplete one. (Families whose
@@ -41,6 +44,11 @@ struct BatchResult {
     std::string error;             // a harness-level failure ("interrupted", ...), else empty
   };
   End end;
+  // Set when the backend's preflight failed right after this (incomplete) launch: the backend
+  // went missing. What the launch proved stays (a fail is a fail); a check with no evidence at
+  // all is skip with this reason, or error when the backend is required (--require-backend).
+  std::string backend_unavailable;
+  bool backend_required = false;
 };
 
 // Host-side facts that decide leaks the probe cannot fake.

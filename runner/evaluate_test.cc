@@ -1,5 +1,7 @@
 #include "runner/evaluate.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "runner/frames.h"
@@ -243,6 +245,80 @@ TEST(EvaluateTest, GarbageNeverYieldsAPass) {
   for (const Verdict& v : Evaluate(TierLowPlan(), {clean}, kWitnesses)) {
     EXPECT_EQ(v.outcome, Outcome::kPass) << v.check.id;
   }
+}
+
+// A fact is stated once: a second fact for the same path that shows the leak is a protocol
+// error (the launch is incomplete), never silently dropped behind the first, innocent one.
+TEST(EvaluateTest, ADuplicateFactIsAProtocolErrorAndTheCanaryLeakStillFails) {
+  const std::string nonce = "n0nce";
+  std::string out;
+  for (const json& f : PerfectFacts()) out += "@@sandprobe " + nonce + " " + f.dump() + "\n";
+  const json leak = {{"family", "fs.read"}, {"path", "/var/tmp/sp/canary.txt"}, {"ok", true},
+                     {"kind", "file"}, {"bytes", 5}, {"sha256", kWitnesses.canary_sha256}};
+  const json shadow = {{"family", "fs.read"}, {"path", "/etc/shadow"}, {"ok", true}, {"kind", "file"},
+                       {"bytes", 9}, {"sha256", std::string(64, 'a')}};
+  out += "@@sandprobe " + nonce + " " + leak.dump() + "\n";
+  out += "@@sandprobe " + nonce + " " + shadow.dump() + "\n";
+  out += "@@sandprobe " + nonce + " {\"done\":true}\n";
+  BatchResult result = Ran({});
+  result.frames = ParseFrames(out, nonce, false);
+  result.complete = FramesComplete(result.frames);
+  result.reason = DescribeFrameProblems(result.frames);
+  ASSERT_FALSE(result.complete);
+  EXPECT_NE(result.reason.find("a second fact for fs.read /etc/shadow"), std::string::npos) << result.reason;
+  auto verdicts = Evaluate(TierLowPlan(), {result}, kWitnesses);
+  EXPECT_EQ(Find(verdicts, "fs.read.denied:/etc/shadow").outcome, Outcome::kError);
+  for (const Verdict& v : verdicts) EXPECT_NE(v.outcome, Outcome::kPass) << v.check.id;
+}
+
+// A broken launch proves leaks, not restrictions: "could not read /tmp" from a probe that was
+// killed half-way is an error, never a too-restrictive fail.
+TEST(EvaluateTest, AnIncompleteLaunchProvesNoRestriction) {
+  auto facts = PerfectFacts();
+  SetFact(facts, "fs.read", "/tmp", {{"ok", false}, {"step", "open"}, {"errno", "EACCES"}});
+  auto verdicts = Evaluate(TierLowPlan(), {Ran(facts, /*complete=*/false)}, kWitnesses);
+  EXPECT_EQ(Find(verdicts, "fs.read.allowed:/tmp").outcome, Outcome::kError);
+  EXPECT_EQ(Find(verdicts, "fs.read.allowed:/tmp").direction, Direction::kNone);
+  verdicts = Evaluate(TierLowPlan(), {Ran(facts, /*complete=*/true)}, kWitnesses);
+  EXPECT_EQ(Find(verdicts, "fs.read.allowed:/tmp").outcome, Outcome::kFail);
+}
+
+// Streams and lists are not duplicates: progress steps, one env.secret fact per source+name.
+TEST(EvaluateTest, ProgressStepsAndListItemsAreNotDuplicates) {
+  const std::string nonce = "n0nce";
+  std::string out;
+  for (int mib : {8, 16}) {
+    out += "@@sandprobe " + nonce + " " + json{{"family", "res.memory"}, {"kind", "progress"}, {"mib", mib}}.dump() + "\n";
+  }
+  for (const char* source : {"environ", "/proc/1/environ"}) {
+    out += "@@sandprobe " + nonce + " " +
+           json{{"family", "env.secret"}, {"source", source}, {"name", "SANDPROBE_CANARY_A"}}.dump() + "\n";
+  }
+  out += "@@sandprobe " + nonce + " {\"done\":true}\n";
+  ProbeFrames frames = ParseFrames(out, nonce, false);
+  EXPECT_TRUE(FramesComplete(frames)) << DescribeFrameProblems(frames);
+}
+
+// A preflight that fails after a launch that leaked (the daemon went away) cannot turn the
+// proven leak into a skip: only checks without any evidence skip.
+TEST(EvaluateTest, ABackendLostAfterALeakKeepsTheLeakAFail) {
+  auto facts = PerfectFacts();
+  SetFact(facts, "fs.read", "/var/tmp/sp/canary.txt", {{"ok", true}, {"kind", "file"}, {"bytes", 5}, {"sha256", kWitnesses.canary_sha256}});
+  facts.erase(std::remove_if(facts.begin(), facts.end(),
+                             [](const json& f) { return f.value("path", "") == "/etc/shadow"; }),
+              facts.end());
+  BatchResult result = Ran(facts, /*complete=*/false);
+  result.backend_unavailable = "backend docker unavailable: docker info: Cannot connect";
+  auto verdicts = Evaluate(TierLowPlan(), {result}, kWitnesses);
+  EXPECT_EQ(Find(verdicts, "fs.read.denied:{host_canary}").outcome, Outcome::kFail);
+  EXPECT_EQ(Find(verdicts, "fs.read.denied:/etc/shadow").outcome, Outcome::kSkip);
+  EXPECT_EQ(Find(verdicts, "fs.read.denied:/etc/shadow").observed, result.backend_unavailable);
+  // A check with a fact from the broken launch is an error, not a skip: there was evidence.
+  EXPECT_EQ(Find(verdicts, "fs.read.allowed:/tmp").outcome, Outcome::kError);
+  EXPECT_EQ(ExitCodeFor(verdicts, Severity::kLow), 1);
+  result.backend_required = true;
+  verdicts = Evaluate(TierLowPlan(), {result}, kWitnesses);
+  EXPECT_EQ(Find(verdicts, "fs.read.denied:/etc/shadow").outcome, Outcome::kError);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "runner/frames.h"
 #include "runner/placeholders.h"
 
 namespace sandprobe {
@@ -40,31 +41,24 @@ void BatchBuilder::AddArg(const std::string& family, const std::string& arg) {
   if (args_seen_.insert(family + '\0' + arg).second) Invocation(family).args.push_back(arg);
 }
 
-namespace {
-std::string StringField(const nlohmann::json& fact, const char* key) {
-  auto it = fact.find(key);
-  return it != fact.end() && it->is_string() ? it->get<std::string>() : "";
-}
-std::string Key(const std::string& family, const std::string& path, const std::string& variant) {
-  return family + '\0' + path + '\0' + variant;
-}
-}  // namespace
-
 FactIndex::FactIndex(const ProbeFrames& frames) : frames_(frames) {
   for (std::size_t i = 0; i < frames.facts.size(); ++i) {
     const nlohmann::json& fact = frames.facts[i];
     if (!fact.is_object()) continue;
-    std::string family = StringField(fact, "family");
-    by_family_[family].push_back(static_cast<int>(i));
-    // The first fact for a key wins; a later duplicate cannot overwrite an earlier denial.
-    by_key_.emplace(Key(family, StringField(fact, "path"), StringField(fact, "variant")),
-                    static_cast<int>(i));
+    auto family = fact.find("family");
+    by_family_[family != fact.end() && family->is_string() ? family->get<std::string>() : ""]
+        .push_back(static_cast<int>(i));
+    // ParseFrames refuses a second fact with one identity (a protocol error that makes the
+    // launch incomplete), so each identity names at most one fact of a complete launch.
+    if (std::optional<std::string> identity = FactIdentity(fact)) {
+      by_key_.emplace(std::move(*identity), static_cast<int>(i));
+    }
   }
 }
 
 std::optional<int> FactIndex::Find(const std::string& family, const std::string& path,
                                    const std::string& variant) const {
-  auto it = by_key_.find(Key(family, path, variant));
+  auto it = by_key_.find(KeyedFactIdentity(family, path, variant));
   if (it == by_key_.end()) return std::nullopt;
   return it->second;
 }

@@ -1,7 +1,8 @@
 // net.tcp, net.udp, net.dns: egress judged by receipt. A check fails as too-permissive only
-// when a canary logged this launch's nonce; the probe's own "connected"/"sent" without a
-// receipt is reported as observed text, never as a leak. Both directions: an endpoint the
-// policy allows that got nothing fails as too-restrictive.
+// when a canary logged this launch's nonce: the one the harness generated (BatchResult::nonce),
+// never one a fact names, so a sandbox that delivers the nonce and reports another cannot pass.
+// The probe's own "connected"/"sent" without a receipt is reported as observed text, never as a
+// leak. Both directions: an endpoint the policy allows that got nothing fails as too-restrictive.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -99,18 +100,6 @@ Status ExpandDns(const ExpandInput& in, BatchBuilder& batch) {
   return batch.AddCheck(std::move(check));
 }
 
-// This launch's nonce, as the probe's network facts carry it (every frame was already checked
-// against the launch's nonce by the frame parser, so a fact cannot name another run's).
-std::string LaunchNonce(const FactIndex& facts) {
-  for (const char* family : {"net.tcp", "net.udp", "net.dns"}) {
-    for (int index : facts.OfFamily(family)) {
-      std::string nonce = facts.Fact(index).value("nonce", "");
-      if (!nonce.empty()) return nonce;
-    }
-  }
-  return "";
-}
-
 struct Receipts {
   std::vector<std::string> ours;  // "from PEER (detail)"
   int foreign = 0;                // anything else the endpoint got
@@ -179,7 +168,7 @@ Verdict JudgeEgress(const JudgeInput& in) {
   }
   std::optional<int> index = in.facts.Find(in.check.family, in.check.resolved_target);
   if (index) v.evidence.frame_indexes.push_back(*index);
-  const Receipts got = ReceiptsAt(*net, in.check.target, LaunchNonce(in.facts));
+  const Receipts got = ReceiptsAt(*net, in.check.target, in.result.nonce);
   const bool received = !got.ours.empty();
   if (received) {
     v.observed = fmt::format("canary {} {} received this run's nonce {}", in.check.target, addr,
@@ -208,7 +197,7 @@ Verdict JudgeDns(const JudgeInput& in) {
   v.remediation = allowed ? "let the sandbox send DNS queries, or set network.dns to deny"
                           : "block DNS from the sandbox (no network, or a firewall dropping udp/53 "
                             "and any resolver it can reach)";
-  const std::string nonce = LaunchNonce(in.facts);
+  const std::string& nonce = in.result.nonce;
   std::vector<std::string> heard, attempts;
   for (const char* site : kSites) {
     const std::string endpoint = std::string(site) + "-dns";

@@ -45,7 +45,8 @@ std::map<std::string, Verdict> JudgeNet(const Policy& policy, bool bridge, std::
                                    const json& net, Plan* plan_out = nullptr) {
   StatusOr<Plan> plan = ExpandChecks(policy, SuiteOf({"net.tcp"}), Context(bridge));
   EXPECT_TRUE(plan.ok()) << plan.status().message();
-  BatchResult result{.state = BatchResult::State::kRan, .launch_id = "L1", .complete = true};
+  BatchResult result{.state = BatchResult::State::kRan, .launch_id = "L1", .nonce = kNonce,
+                     .complete = true};
   result.frames.facts = std::move(facts);
   result.frames.done = true;
   WitnessFacts witnesses;
@@ -108,6 +109,28 @@ TEST(FamilyNetTest, NoBridgeIsASkipWithTheReason) {
 TEST(FamilyNetTest, NoAttemptAndNoReceiptIsInconclusive) {
   auto v = JudgeNet(TierLowPolicy(), true, {}, Witness({}));
   EXPECT_EQ(v["net.tcp.denied:loopback"].outcome, Outcome::kInconclusive);
+}
+
+// The nonce that decides is the harness's own. A sandbox that delivers this launch's nonce to
+// every canary and reports another one in its facts (or none) still fails every denied check.
+TEST(FamilyNetTest, EgressIsJudgedByTheHarnessNonceNotTheOneTheFactsName) {
+  std::vector<json> lying;
+  for (const char* site : {"loopback", "bridge"}) {
+    json fact = TcpFact(site, false);
+    fact["nonce"] = "x";
+    lying.push_back(fact);
+  }
+  const json receipts = Witness({{{"endpoint", "loopback-tcp"}, {"peer", "127.0.0.1:7"}, {"nonce", kNonce}},
+                                 {{"endpoint", "bridge-tcp"}, {"peer", "172.17.0.2:7"}, {"nonce", kNonce}}});
+  auto by_id = JudgeNet(TierLowPolicy(), true, lying, receipts);
+  for (const char* id : {"net.tcp.denied:loopback", "net.tcp.denied:bridge"}) {
+    EXPECT_EQ(by_id[id].outcome, Outcome::kFail) << id << ": " << by_id[id].observed;
+    EXPECT_EQ(by_id[id].direction, Direction::kTooPermissive) << id;
+  }
+  // A receipt carrying the nonce the facts name, not the harness's, proves nothing.
+  const json forged = Witness({{{"endpoint", "loopback-tcp"}, {"peer", "127.0.0.1:7"}, {"nonce", "x"}}});
+  by_id = JudgeNet(TierLowPolicy(), true, lying, forged);
+  EXPECT_EQ(by_id["net.tcp.denied:loopback"].outcome, Outcome::kPass);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 
 #include "runner/status.h"
@@ -101,6 +102,7 @@ class FrameParser {
 
   // `line` has its line ending removed; `has_newline` is false only for an unterminated tail.
   void Line(std::string_view line, int number, bool has_newline) {
+    line_ = number;
     if (!line.starts_with(kFrameMarker)) {
       ++result_.noise_lines;
       return;
@@ -164,8 +166,26 @@ class FrameParser {
       fact_limit_reported_ = true;
       return Status::Error(fmt::format("more than {} facts; later facts dropped", kMaxFacts));
     }
+    if (std::optional<std::string> identity = FactIdentity(fact)) {
+      auto [first, fresh] = identities_.emplace(std::move(*identity), line_);
+      if (!fresh) {
+        return Status::Error(fmt::format(
+            "a second fact for {} (first on line {}): a fact is stated once", Describe(fact),
+            first->second));
+      }
+    }
     result_.facts.push_back(std::move(fact));
     return Status::Ok();
+  }
+
+  // "fs.read /etc/shadow" for messages; the probe's bytes reduced to printable ASCII.
+  static std::string Describe(const nlohmann::json& fact) {
+    std::string text = fact.value("family", "");
+    for (const char* key : {"path", "variant", "source"}) {
+      auto it = fact.find(key);
+      if (it != fact.end() && it->is_string()) text += " " + it->get<std::string>();
+    }
+    return PrintableAscii(text);
   }
 
   void AddError(std::string message) {
@@ -182,7 +202,14 @@ class FrameParser {
   bool frame_after_done_ = false;  // any frame candidate, valid or not, after the first done
   bool fact_limit_reported_ = false;
   std::size_t unlisted_errors_ = 0;
+  int line_ = 0;  // the 1-based number of the line being parsed
+  std::unordered_map<std::string, int> identities_;  // FactIdentity -> its first line
 };
+
+std::string StringOrEmpty(const nlohmann::json& fact, const char* key) {
+  auto it = fact.find(key);
+  return it != fact.end() && it->is_string() ? it->get<std::string>() : "";
+}
 
 }  // namespace
 
@@ -203,6 +230,36 @@ ProbeFrames ParseFrames(std::string_view stdout_bytes, std::string_view nonce,
     stdout_bytes.remove_prefix(newline + 1);
   }
   return std::move(parser).Finish();
+}
+
+std::string KeyedFactIdentity(std::string_view family, std::string_view path,
+                              std::string_view variant) {
+  std::string key;
+  key.reserve(family.size() + path.size() + variant.size() + 8);
+  for (std::string_view part : {family, path, variant}) {
+    key.append(part);
+    key.push_back('\0');
+  }
+  return key;
+}
+
+std::optional<std::string> FactIdentity(const nlohmann::json& fact) {
+  if (StringOrEmpty(fact, "kind") == "progress") return std::nullopt;
+  std::string key = KeyedFactIdentity(StringOrEmpty(fact, "family"), StringOrEmpty(fact, "path"),
+                                      StringOrEmpty(fact, "variant"));
+  // Only the fields that tell items of one list apart; a keyed fact has none of them, so a
+  // lookup by KeyedFactIdentity finds exactly the fact a judge means.
+  auto summary = fact.find("summary");
+  if (summary != fact.end() && summary->is_boolean() && summary->get<bool>()) key += "summary\0";
+  for (const char* item : {"source", "name"}) {
+    if (std::string value = StringOrEmpty(fact, item); !value.empty()) {
+      key += fmt::format("{}={}", item, value);
+      key.push_back('\0');
+    }
+  }
+  auto fd = fact.find("fd");
+  if (fd != fact.end() && fd->is_number_integer()) key += fmt::format("fd={}", fd->get<long long>());
+  return key;
 }
 
 bool FramesComplete(const ProbeFrames& frames) {

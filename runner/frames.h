@@ -10,8 +10,11 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json.hpp>
 
 #include "runner/launch_record.h"
 
@@ -35,6 +38,18 @@ inline constexpr std::size_t kMaxListedProtocolErrors = 1000;
 // bytes beyond its output cap, which is itself a protocol error.
 ProbeFrames ParseFrames(std::string_view stdout_bytes, std::string_view nonce,
                         bool stream_truncated);
+
+// A fact's identity within one launch: its family, path, variant, summary flag, and the
+// per-item fields of families that report lists (env.secret: source + name; priv.fds: fd).
+// Two facts with one identity repeat or contradict each other, and judges look facts up by
+// identity (FactIndex), so ParseFrames makes a repeated identity a protocol error: "first fact
+// wins" would let a later fact that shows a leak vanish silently. Progress facts ("kind":
+// "progress", the steps a resource probe streams before it may be killed) are a stream and
+// have no identity (nullopt).
+std::optional<std::string> FactIdentity(const nlohmann::json& fact);
+// The identity of a keyed fact (no summary flag, no per-item fields), as judges look it up.
+std::string KeyedFactIdentity(std::string_view family, std::string_view path,
+                              std::string_view variant);
 
 // True when the launch's frames can be trusted to be complete: done && no protocol errors.
 bool FramesComplete(const ProbeFrames& frames);

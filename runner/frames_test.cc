@@ -208,7 +208,8 @@ TEST(ParseFrames, ErrorTextNeverQuotesRawProbeBytes) {
 }
 
 TEST(ParseFrames, StopsCollectingAtTheFactLimit) {
-  std::string fact = Frame(R"({"family":"x"})");
+  // Progress facts: a stream, so the same fact many times is not a duplicate.
+  std::string fact = Frame(R"({"family":"x","kind":"progress"})");
   std::string stream;
   stream.reserve(fact.size() * (kMaxFacts + 2) + kDone.size());
   for (std::size_t i = 0; i < kMaxFacts + 2; ++i) stream += fact;
@@ -299,6 +300,35 @@ TEST(FrameCorpus, EveryFileParsesAsItsExpectationSays) {
     ++checked;
   }
   EXPECT_GE(checked, 12) << "corpus in " << dir << " went missing";
+}
+
+// One fact per identity: a repeat (an innocent fact first, the leak second) is an error, and
+// so is a contradiction hiding behind an extra field that is no part of the identity.
+TEST(ParseFrames, ASecondFactWithTheSameIdentityIsAProtocolError) {
+  ProbeFrames got = ParseFrames(Frame(R"({"family":"fs.read","path":"/etc/shadow","ok":false})") +
+                                    Frame(R"({"family":"fs.read","path":"/etc/shadow","ok":true,"kind":"file"})") +
+                                    kDone,
+                                kNonce, false);
+  EXPECT_THAT(got.protocol_errors,
+              ElementsAre("line 2: a second fact for fs.read /etc/shadow (first on line 1): a fact is stated once"));
+  EXPECT_FALSE(FramesComplete(got));
+  // Items of a list differ by their item fields; a variant is another fact.
+  got = ParseFrames(Frame(R"({"family":"env.secret","source":"environ","name":"A"})") +
+                        Frame(R"({"family":"env.secret","source":"environ","name":"B"})") +
+                        Frame(R"({"family":"fs.alias","path":"/p","variant":"symlink"})") +
+                        Frame(R"({"family":"fs.alias","path":"/p","variant":"dotdot"})") +
+                        Frame(R"({"family":"priv.fds","fd":3})") + Frame(R"({"family":"priv.fds","fd":4})") +
+                        kDone,
+                    kNonce, false);
+  EXPECT_TRUE(FramesComplete(got)) << DescribeFrameProblems(got);
+}
+
+TEST(FactIdentity, KeyedLookupsFindExactlyTheKeyedFact) {
+  const nlohmann::json keyed = {{"family", "fs.read"}, {"path", "/p"}, {"ok", true}};
+  EXPECT_EQ(FactIdentity(keyed), KeyedFactIdentity("fs.read", "/p", ""));
+  const nlohmann::json summary = {{"family", "fs.read"}, {"path", "/p"}, {"summary", true}};
+  EXPECT_NE(FactIdentity(summary), KeyedFactIdentity("fs.read", "/p", ""));
+  EXPECT_EQ(FactIdentity({{"family", "res.memory"}, {"kind", "progress"}, {"mib", 8}}), std::nullopt);
 }
 
 }  // namespace

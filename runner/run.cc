@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "runner/batch_result.h"
 #include "runner/evaluate.h"
 #include "runner/family_resource.h"
 #include "runner/frames.h"
@@ -19,6 +20,7 @@
 #include "runner/plan.h"
 #include "runner/policy.h"
 #include "runner/preflight_gate.h"
+#include "runner/probe_dir.h"
 #include "runner/profile.h"
 #include "runner/run_registry.h"
 #include "runner/run_watchdog.h"
@@ -84,36 +86,6 @@ class RunDir {
   std::string root_;
   bool keep_;
 };
-
-// Turns a probe launch record into what Evaluate needs.
-BatchResult ToBatchResult(const LaunchRecord& record) {
-  BatchResult result;
-  result.launch_id = record.id;
-  result.frames = record.frames;
-  for (const LeftoverProcess& p : record.leftover_processes) result.leftover_processes.push_back(p.argv);
-  if (record.error == "interrupted" && record.frames.facts.empty()) {
-    result.state = BatchResult::State::kInterrupted;
-    return result;
-  }
-  if (!record.error.empty() && record.frames.facts.empty()) {
-    result.state = BatchResult::State::kLaunchFailed;
-    result.reason = record.error;
-    return result;
-  }
-  result.state = BatchResult::State::kRan;
-  result.end = {record.exit_code, record.signal, record.timed_out, record.error};
-  result.complete = record.error.empty() && !record.timed_out && FramesComplete(record.frames);
-  std::string exit = record.timed_out ? "timed out"
-                     : record.signal  ? fmt::format("killed by signal {}", *record.signal)
-                     : record.exit_code ? fmt::format("exit {}", *record.exit_code)
-                                        : record.error;
-  if (!result.complete) {
-    std::string stderr_line = record.stderr_tail.substr(0, record.stderr_tail.find('\n'));
-    result.reason = fmt::format("{}; {}{}", exit, DescribeFrameProblems(record.frames),
-                                stderr_line.empty() ? "" : "; stderr: " + stderr_line.substr(0, 200));
-  }
-  return result;
-}
 
 struct Loaded {
   Profile profile;
@@ -189,6 +161,8 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
   if (!run_dir.ok()) return run_dir.status();
   // Before anything is launched, so a sweep can always find what this run leaves behind.
   if (Status claimed = ClaimRunDir(run_dir->root(), profile.source_path); !claimed.ok()) return claimed;
+  StatusOr<std::string> probe_dir = ProbeDirForSandboxes(options.probe_dir, run_dir->root());
+  if (!probe_dir.ok()) return probe_dir.status();
   StatusOr<CanaryFile> canary = CanaryFile::Plant(run_dir->root());
   if (!canary.ok()) return canary.status();
   CanaryEnvSecret env_secret = CanaryEnvSecret::Make();
@@ -219,7 +193,7 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
                         .stall_grace = options.stall_grace,
                         .on_stalled = options.on_stalled});
   Sandbox sandbox(profile, launcher,
-                  SandboxContext{report.run_id, options.probe_dir, run_dir->workspace(),
+                  SandboxContext{report.run_id, *probe_dir, run_dir->workspace(),
                                  {{env_secret.name, env_secret.token}}, watchdog.stop_flag()});
   std::vector<BatchResult> results(plan->batches.size());
   nlohmann::json leftovers = nlohmann::json::array();
@@ -264,12 +238,20 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
         {.timeout = std::chrono::seconds(batch.timeout_seconds),
          .fresh_instance = batch.fresh_instance,
          .host_readings = batch.host_readings});
-    result = ToBatchResult(record);
+    result = ToBatchResult(record, nonce);
     if (record.error == "interrupted" && !watchdog.why().empty()) result.reason = watchdog.why();
     bool incomplete = result.state == BatchResult::State::kLaunchFailed ||
                       (result.state == BatchResult::State::kRan && !result.complete);
     if (incomplete) {
-      if (std::optional<std::string> why = preflight.AfterIncompleteLaunch()) backend_unavailable(*why);
+      if (std::optional<std::string> why = preflight.AfterIncompleteLaunch()) {
+        // What the launch proved before the backend went missing stays evidence.
+        if (result.state == BatchResult::State::kRan) {
+          result.backend_unavailable = *why;
+          result.backend_required = options.require_backend;
+        } else {
+          backend_unavailable(*why);
+        }
+      }
     }
     std::lock_guard lock(between);
     for (const auto& witness : *run_witnesses) witness->AfterLaunch(record.id);

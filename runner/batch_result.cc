@@ -1,0 +1,54 @@
+#include "runner/batch_result.h"
+
+#include <fmt/format.h>
+
+#include "runner/frames.h"
+
+namespace sandprobe {
+
+namespace {
+
+// How a launch that started ended, in words: "exit 1", "killed by signal 9", "timed out".
+std::string DescribeEnd(const LaunchRecord& record) {
+  if (record.timed_out) return "timed out";
+  if (record.signal) return fmt::format("killed by signal {}", *record.signal);
+  if (record.exit_code) return fmt::format("exit {}", *record.exit_code);
+  return record.error;
+}
+
+}  // namespace
+
+BatchResult ToBatchResult(const LaunchRecord& record, const std::string& nonce) {
+  BatchResult result;
+  result.launch_id = record.id;
+  result.nonce = nonce;
+  result.frames = record.frames;
+  for (const LeftoverProcess& p : record.leftover_processes) result.leftover_processes.push_back(p.argv);
+  // A launch that started is judged, whatever it printed: host witnesses (a canary that got
+  // this launch's nonce) prove leaks without a single frame.
+  const bool started = record.exit_code || record.signal || record.timed_out ||
+                       !record.frames.facts.empty();
+  if (!started) {
+    result.state = record.error == "interrupted" ? BatchResult::State::kInterrupted
+                                                 : BatchResult::State::kLaunchFailed;
+    result.reason = record.error;
+    return result;
+  }
+  result.state = BatchResult::State::kRan;
+  result.end = {record.exit_code, record.signal, record.timed_out, record.error};
+  // The sandbox's exit status is the host's own fact: complete frames followed by exit 1 or a
+  // signal are not a clean run (the probe exits 0 after its done frame).
+  const bool clean_exit = record.exit_code == 0 && !record.signal;
+  result.complete = record.error.empty() && !record.timed_out && clean_exit &&
+                    FramesComplete(record.frames);
+  if (!result.complete) {
+    std::string frames = DescribeFrameProblems(record.frames);
+    if (frames.empty()) frames = "all frames complete, but the sandbox did not exit 0";
+    std::string stderr_line = record.stderr_tail.substr(0, record.stderr_tail.find('\n'));
+    result.reason = fmt::format("{}; {}{}", DescribeEnd(record), frames,
+                                stderr_line.empty() ? "" : "; stderr: " + stderr_line.substr(0, 200));
+  }
+  return result;
+}
+
+}  // namespace sandprobe
