@@ -9,6 +9,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <set>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -115,8 +117,13 @@ void RunPrivCgroups(const ProbeContext& ctx, const FamilyArgs&) {
   nlohmann::json summary = {{"family", "priv.cgroups"}, {"summary", true}};
   std::vector<MountEntry> mounts = Mounts(summary);
   int count = 0;
-  for (const MountEntry& m : mounts) {
+  // A mount point listed twice (a cgroupfs mounted over another, as `-v /sys:/sys` next to
+  // docker's own does) is one path: one fact, for the mount on top, the one a path reaches.
+  std::set<std::string> reported;
+  for (auto it = mounts.rbegin(); it != mounts.rend(); ++it) {
+    const MountEntry& m = *it;
     if (m.fstype != "cgroup" && m.fstype != "cgroup2") continue;
+    if (!reported.insert(m.mount_point).second) continue;
     ++count;
     nlohmann::json fact = {{"family", "priv.cgroups"}, {"fstype", m.fstype},
                            {"read_only_mount", m.read_only()}};
