@@ -89,12 +89,51 @@ PY
   fi
 }
 
+# The agent sandboxes of sandboxes/srt.json and sandboxes/codex.json, from the npm registry into
+# a prefix of their own (pinned: the profiles, policies and tests are written against these
+# versions). Idempotent: npm runs only when a pinned version is missing. srt needs bubblewrap
+# (above), socat and ripgrep; node and npm come from Debian (nodejs npm) where no node is on the
+# machine (a machine with another node, e.g. NodeSource's, which bundles npm, keeps it: Debian's
+# npm conflicts with it). srt 0.0.83 declares node >= 22.12 but runs its CLI on node 18/20 (checked
+# on 20). srt's settings are copied next to it: its profile needs an absolute path (see
+# sandboxes/srt.json). Nothing here is downloaded at run time: `codex sandbox` needs no login and
+# opens no connection, and srt's proxy forwards to no domain.
+AGENT_PREFIX=/opt/sandprobe-agents
+AGENT_PACKAGES=(@anthropic-ai/sandbox-runtime@0.0.83 @openai/codex@0.169.0)
+install_agent_sandboxes() {
+  local need=()
+  command -v socat >/dev/null 2>&1 || need+=(socat)
+  command -v rg >/dev/null 2>&1 || need+=(ripgrep)
+  command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
+  if [ ${#need[@]} -gt 0 ]; then
+    log "installing: ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  fi
+  local missing=() spec name version installed
+  for spec in "${AGENT_PACKAGES[@]}"; do
+    name=${spec%@*}
+    version=${spec##*@}
+    installed=$(node -p "require('$AGENT_PREFIX/node_modules/$name/package.json').version" 2>/dev/null || true)
+    [ "$installed" = "$version" ] || missing+=("$spec")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing from npm into $AGENT_PREFIX: ${missing[*]}"
+    mkdir -p "$AGENT_PREFIX"
+    npm install --prefix "$AGENT_PREFIX" --no-audit --no-fund --save-exact --loglevel=error "${AGENT_PACKAGES[@]}" >&2
+  fi
+  mkdir -p "$AGENT_PREFIX/codex-home"
+  cmp -s sandboxes/srt/settings.json "$AGENT_PREFIX/srt-settings.json" \
+    || install -m 0644 sandboxes/srt/settings.json "$AGENT_PREFIX/srt-settings.json"
+}
+
 build() {
   cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   cmake --build build -j"$(nproc)"
 }
 
 install_packages
+install_agent_sandboxes
 # Before dockerd starts on a fresh machine, so it reads the runtime at start-up.
 register_runsc
 start_dockerd
