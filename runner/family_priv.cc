@@ -326,8 +326,8 @@ Verdict JudgeSyscalls(const JudgeInput& in) {
                              passed.empty() || refused.empty() ? "" : "; refused: " + JoinLimited(refused),
                              call, invalid.text);
   }
-  if (std::optional<std::string> sentry = UserSpaceKernelOf(in, v); sentry && reachable) {
-    // The sentry implements the call itself; Linux never sees it (see JudgeSeccomp).
+  if (std::optional<std::string> sentry = UserSpaceKernelOf(in, v)) {
+    // The sentry implements (or refuses) the call itself; Linux never sees it (see JudgeSeccomp).
     v.observed = fmt::format("inside a user-space kernel ({}): {}; {}'s sentry answered, Linux never "
                              "saw the call", *sentry, v.observed, *sentry);
     reachable = false;
