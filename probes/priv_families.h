@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "probes/families.h"
 
 namespace sandprobe {
@@ -42,6 +44,14 @@ std::optional<MountEntry> CoveringMount(const std::vector<MountEntry>& mounts,
 
 // Whole small file (up to `cap` bytes); nullopt with errno set when it cannot be read.
 std::optional<std::string> ReadSmallFile(const std::string& path, std::size_t cap = 64 * 1024);
+
+// The context a privilege fact depends on (priv_context.cc), attached to those facts:
+// UsernsContext: {"euid", "egid", "link": "user:[...]", "uid_map", "cap_sys_admin"}: writability
+//   seen by access(W_OK) is the probe's own user namespace's answer, not the host root's.
+// KernelContext: {"sysname", "release", "version", "machine", "proc_version"}: a user-space
+//   kernel (gVisor) answers syscalls itself and says so only through these strings.
+nlohmann::json UsernsContext();
+nlohmann::json KernelContext();
 
 // The syscalls priv.syscalls knows how to call harmlessly.
 const std::vector<std::string>& KnownProbeSyscalls();

@@ -45,8 +45,8 @@ void AccessWrite(nlohmann::json& fact, const std::string& path) {
 }
 
 void EmitMountFact(const ProbeContext& ctx, const char* family, const std::vector<MountEntry>& mounts,
-                   const std::string& path) {
-  nlohmann::json fact = {{"family", family}, {"path", path}, {"variant", "mount"}};
+                   const std::string& path, const nlohmann::json& userns) {
+  nlohmann::json fact = {{"family", family}, {"path", path}, {"variant", "mount"}, {"userns", userns}};
   std::optional<MountEntry> m = CoveringMount(mounts, path);
   fact["ok"] = m.has_value();
   if (m) {
@@ -101,20 +101,24 @@ void ScanDevices(const ProbeContext& ctx, const std::string& dir_path, int depth
 
 }  // namespace
 
+// Each fact carries the user namespace it was seen from: access(W_OK) answers for the probe's
+// own namespace, and only the host can tell whether that is writability as the host's root.
 void RunPrivKernelKnobs(const ProbeContext& ctx, const FamilyArgs& args) {
+  const nlohmann::json userns = UsernsContext();
   for (const std::string& path : args) {
-    nlohmann::json fact = {{"family", "priv.kernel_knobs"}, {"path", path}};
+    nlohmann::json fact = {{"family", "priv.kernel_knobs"}, {"path", path}, {"userns", userns}};
     AccessWrite(fact, path);
     ctx.out.Emit(fact);
   }
   nlohmann::json summary = {{"family", "priv.kernel_knobs"}, {"summary", true}};
   std::vector<MountEntry> mounts = Mounts(summary);
-  if (!mounts.empty()) EmitMountFact(ctx, "priv.kernel_knobs", mounts, "/proc/sys");
+  if (!mounts.empty()) EmitMountFact(ctx, "priv.kernel_knobs", mounts, "/proc/sys", userns);
   ctx.out.Emit(summary);
 }
 
 void RunPrivCgroups(const ProbeContext& ctx, const FamilyArgs&) {
-  nlohmann::json summary = {{"family", "priv.cgroups"}, {"summary", true}};
+  const nlohmann::json userns = UsernsContext();
+  nlohmann::json summary = {{"family", "priv.cgroups"}, {"summary", true}, {"userns", userns}};
   std::vector<MountEntry> mounts = Mounts(summary);
   int count = 0;
   // A mount point listed twice (a cgroupfs mounted over another, as `-v /sys:/sys` next to
@@ -126,7 +130,7 @@ void RunPrivCgroups(const ProbeContext& ctx, const FamilyArgs&) {
     if (!reported.insert(m.mount_point).second) continue;
     ++count;
     nlohmann::json fact = {{"family", "priv.cgroups"}, {"fstype", m.fstype},
-                           {"read_only_mount", m.read_only()}};
+                           {"read_only_mount", m.read_only()}, {"userns", userns}};
     SetBytesField(fact, "path", m.mount_point);
     AccessWrite(fact, m.mount_point);
     ctx.out.Emit(fact);
@@ -134,7 +138,7 @@ void RunPrivCgroups(const ProbeContext& ctx, const FamilyArgs&) {
       // cgroup v1: the hierarchy root's release_agent runs as root on the host.
       const std::string agent = m.mount_point + "/release_agent";
       if (::access(agent.c_str(), F_OK) != 0) continue;
-      nlohmann::json ra = {{"family", "priv.cgroups"}, {"variant", "release_agent"}};
+      nlohmann::json ra = {{"family", "priv.cgroups"}, {"variant", "release_agent"}, {"userns", userns}};
       SetBytesField(ra, "path", agent);
       AccessWrite(ra, agent);
       ctx.out.Emit(ra);

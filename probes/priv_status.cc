@@ -3,6 +3,7 @@
 // other privilege families share (status fields, capability masks, mountinfo).
 #include <fcntl.h>
 #include <grp.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <array>
@@ -208,7 +209,7 @@ void RunPrivIdentity(const ProbeContext& ctx, const FamilyArgs&) {
 }
 
 void RunPrivCaps(const ProbeContext& ctx, const FamilyArgs&) {
-  nlohmann::json fact = {{"family", "priv.caps"}};
+  nlohmann::json fact = {{"family", "priv.caps"}, {"kernel", KernelContext()}};
   std::optional<std::string> status = ReadStatus(fact);
   if (status) {
     for (std::size_t i = 0; i < kCapFields.size(); ++i) {
@@ -223,7 +224,14 @@ void RunPrivCaps(const ProbeContext& ctx, const FamilyArgs&) {
 }
 
 void RunPrivSeccomp(const ProbeContext& ctx, const FamilyArgs&) {
-  nlohmann::json fact = {{"family", "priv.seccomp"}};
+  nlohmann::json fact = {{"family", "priv.seccomp"}, {"kernel", KernelContext()}};
+  // Where /proc/self/status has no NoNewPrivs (gVisor's, kernels before 4.10), prctl still answers.
+  const int nnp = ::prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+  if (nnp >= 0) {
+    fact["no_new_privs_prctl"] = nnp;
+  } else {
+    fact["no_new_privs_prctl_errno"] = ErrnoName(errno);
+  }
   std::optional<std::string> status = ReadStatus(fact);
   if (status) {
     // Seccomp: 0 disabled, 1 strict, 2 filter.

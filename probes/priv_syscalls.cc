@@ -7,7 +7,9 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -27,10 +29,20 @@ namespace {
 // An address no process maps: every copy from or to it fails with EFAULT.
 void* const kBad = reinterpret_cast<void*>(1);
 
+// A call with the argument a real workload would pass, for syscalls whose filters commonly look
+// at arguments: a filter may let the invalid argument through and refuse every real one
+// (firejail's unshare), so only the real argument says whether the call is usable. Each runs
+// in a throwaway child that exits right after: whatever it creates dies with it.
+struct RealAttempt {
+  const char* call;
+  long (*invoke)();
+};
+
 struct SyscallRow {
   const char* name;
   const char* call;  // what is called, for the report
   long (*invoke)();
+  std::vector<RealAttempt> real = {};
 };
 
 // None of these can succeed: each has at least one argument the kernel rejects before acting.
@@ -39,7 +51,10 @@ const std::vector<SyscallRow>& SyscallTable() {
       {"chroot", "chroot(bad pointer)", [] { return syscall(SYS_chroot, kBad); }},
       {"mount", "mount(bad, bad, bad, 0, bad)",
        [] { return syscall(SYS_mount, kBad, kBad, kBad, 0L, kBad); }},
-      {"unshare", "unshare(0x1: invalid flag)", [] { return syscall(SYS_unshare, 0x1L); }},
+      {"unshare", "unshare(0x1: invalid flag)", [] { return syscall(SYS_unshare, 0x1L); },
+       {{"unshare(CLONE_NEWUSER)", [] { return syscall(SYS_unshare, long{CLONE_NEWUSER}); }},
+        {"unshare(CLONE_NEWNS)", [] { return syscall(SYS_unshare, long{CLONE_NEWNS}); }},
+        {"unshare(CLONE_NEWNET)", [] { return syscall(SYS_unshare, long{CLONE_NEWNET}); }}}},
       {"setns", "setns(-1, 0)", [] { return syscall(SYS_setns, -1L, 0L); }},
       {"bpf", "bpf(0xffff: invalid cmd, bad, 64)", [] { return syscall(SYS_bpf, 0xffffL, kBad, 64L); }},
       {"keyctl", "keyctl(-1: invalid op, 0, 0, 0, 0)", [] { return syscall(SYS_keyctl, -1L, 0L, 0L, 0L, 0L); }},
@@ -65,8 +80,11 @@ const std::vector<SyscallRow>& SyscallTable() {
   return kTable;
 }
 
+constexpr int kAttemptWaitMs = 5000;  // a child still running then is killed
+
 // Runs `attempt` in a forked child and reports how it ended; the child's exit code carries the
-// errno (0 = the call returned >= 0).
+// errno (0 = the call returned >= 0). The wait is bounded: none of these calls should block,
+// and one that does is killed and reported as "timed_out".
 void ForkedAttempt(nlohmann::json& fact, const std::function<int()>& attempt) {
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -78,7 +96,22 @@ void ForkedAttempt(nlohmann::json& fact, const std::function<int()>& attempt) {
     ::_exit(attempt() & 0xff);
   }
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t done = 0;
+  for (int waited = 0; waited < kAttemptWaitMs && done == 0; ++waited) {
+    done = ::waitpid(pid, &status, WNOHANG);
+    if (done < 0 && errno == EINTR) done = 0;
+    if (done == 0) ::usleep(1000);
+  }
+  if (done == 0) {
+    ::kill(pid, SIGKILL);
+    fact["timed_out"] = true;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return;
+  }
+  if (done < 0) {
+    fact["wait_errno"] = ErrnoName(errno);
+    return;
   }
   if (WIFSIGNALED(status)) {
     fact["signal"] = WTERMSIG(status) == SIGSYS ? "SIGSYS" : "SIG" + std::to_string(WTERMSIG(status));
@@ -87,6 +120,23 @@ void ForkedAttempt(nlohmann::json& fact, const std::function<int()>& attempt) {
   } else {
     fact["errno"] = ErrnoName(WEXITSTATUS(status));
   }
+}
+
+std::string DeviceNumber(dev_t dev) {
+  return std::to_string(major(dev)) + ":" + std::to_string(minor(dev));
+}
+
+// TIOCSTI with the bits above 32 set: the kernel takes the request as an unsigned int and
+// drops them, while a seccomp filter comparing the full 64-bit argument with TIOCSTI sees
+// another value and lets it through (CVE-2019-10063, flatpak and bubblewrap).
+constexpr unsigned long kTiocsti64 = static_cast<unsigned long>(TIOCSTI) | (1UL << 32);
+
+// The plain and the 64-bit TIOCSTI on `fd`, always with a bad pointer: nothing is injected.
+void TiocstiAttempts(nlohmann::json& fact, int fd) {
+  ForkedAttempt(fact, [fd] { return ::ioctl(fd, TIOCSTI, kBad) == 0 ? 0 : errno; });
+  nlohmann::json wide = {{"call", "ioctl(fd, TIOCSTI | 1 << 32, bad pointer)"}};
+  ForkedAttempt(wide, [fd] { return syscall(SYS_ioctl, long{fd}, kTiocsti64, kBad) == 0 ? 0 : errno; });
+  fact["cmd64"] = wide;
 }
 
 }  // namespace
@@ -116,9 +166,16 @@ void RunPrivSyscalls(const ProbeContext& ctx, const FamilyArgs& args) {
       if (name != row.name) continue;
       nlohmann::json fact = {{"family", "priv.syscalls"}, {"path", row.name}, {"call", row.call}};
       ForkedAttempt(fact, [&row] { return row.invoke() < 0 ? errno : 0; });
+      if (!row.real.empty()) fact["real"] = nlohmann::json::array();
+      for (const RealAttempt& real : row.real) {
+        nlohmann::json attempt = {{"call", real.call}};
+        ForkedAttempt(attempt, [&real] { return real.invoke() < 0 ? errno : 0; });
+        fact["real"].push_back(attempt);
+      }
       ctx.out.Emit(fact);
     }
   }
+  ctx.out.Emit({{"family", "priv.syscalls"}, {"summary", true}, {"kernel", KernelContext()}});
 }
 
 // unshare(CLONE_NEWUSER), then unshare(CLONE_NEWNS), in a child that exits right after: the
@@ -156,25 +213,42 @@ void RunPrivUserns(const ProbeContext& ctx, const FamilyArgs&) {
 
 // TIOCSTI pushes bytes into a terminal's input: from a sandbox sharing the harness's terminal,
 // that is command injection. Tried only on fds that are terminals, always with a bad pointer,
-// so nothing is ever injected: EFAULT means the ioctl got past every check.
+// so nothing is ever injected: EFAULT means the ioctl got past every check. Each terminal's
+// device (the devpts instance, st_dev, and the pty, st_rdev) lets the host tell its own
+// terminals from one the sandbox made for itself (systemd-nspawn's own devpts). The filter is
+// probed without any terminal too, as bubblewrap's tests do: on fd -1, EBADF means the
+// request got past the filter to the kernel.
 void RunPrivTiocsti(const ProbeContext& ctx, const FamilyArgs&) {
   int ttys = 0;
   auto attempt = [&](int fd, const std::string& what) {
     nlohmann::json fact = {{"family", "priv.tiocsti"}, {"path", what}, {"isatty", ::isatty(fd) == 1}};
+    struct stat st {};
     if (::isatty(fd) == 1) {
       ++ttys;
-      ForkedAttempt(fact, [fd] { return ::ioctl(fd, TIOCSTI, kBad) == 0 ? 0 : errno; });
+      if (::fstat(fd, &st) == 0) {
+        fact["dev"] = DeviceNumber(st.st_dev);
+        fact["rdev"] = DeviceNumber(st.st_rdev);
+      }
+      TiocstiAttempts(fact, fd);
     }
-    ctx.out.Emit(fact);
+    return fact;
   };
-  for (int fd : {0, 1, 2}) attempt(fd, "fd" + std::to_string(fd));
+  for (int fd : {0, 1, 2}) ctx.out.Emit(attempt(fd, "fd" + std::to_string(fd)));
   const int tty = ::open("/dev/tty", O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
   if (tty >= 0) {
-    attempt(tty, "/dev/tty");
+    nlohmann::json fact = attempt(tty, "/dev/tty");
+    // /dev/tty's own node is 5:0; the controlling terminal behind it is TIOCGDEV's answer.
+    unsigned int ctty = 0;
+    if (::ioctl(tty, TIOCGDEV, &ctty) == 0) fact["ctty_rdev"] = DeviceNumber(static_cast<dev_t>(ctty));
+    ctx.out.Emit(fact);
     ::close(tty);
   } else {
     ctx.out.Emit({{"family", "priv.tiocsti"}, {"path", "/dev/tty"}, {"open_errno", ErrnoName(errno)}});
   }
+  nlohmann::json filter = {{"family", "priv.tiocsti"}, {"path", "fd-1"}, {"variant", "filter"},
+                           {"call", "ioctl(-1, TIOCSTI, bad pointer)"}};
+  TiocstiAttempts(filter, -1);
+  ctx.out.Emit(filter);
   ctx.out.Emit({{"family", "priv.tiocsti"}, {"summary", true}, {"ttys", ttys},
                 {"sid", ::getsid(0)}, {"pgid", ::getpgid(0)}});
 }

@@ -3,7 +3,6 @@
 // kernel-interface families live in family_priv_host.cc and family_priv_kernel.cc.
 #include <algorithm>
 #include <optional>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -26,16 +25,6 @@ const Remedy kSeccompRemedy = {
     "run the workload inside a sandbox that installs a seccomp filter"};
 
 // ---- priv.identity ----
-
-// The parent-namespace uid of `uid` under a /proc/self/uid_map text, or nullopt.
-std::optional<long> MapToParent(const std::string& uid_map, long uid) {
-  std::istringstream lines(uid_map);
-  long inside = 0, outside = 0, count = 0;
-  while (lines >> inside >> outside >> count) {
-    if (uid >= inside && uid - inside < count) return outside + (uid - inside);
-  }
-  return std::nullopt;
-}
 
 Status ExpandIdentity(const ExpandInput& in, BatchBuilder& batch) {
   const bool allowed = in.policy.privileges.root;
@@ -158,6 +147,11 @@ Verdict JudgeCaps(const JudgeInput& in) {
                                                   allowed.empty() ? "empty" : allowed);
   v.observed = sys_admin ? (extra.empty() ? "CAP_SYS_ADMIN not held" : "CAP_SYS_ADMIN held (effective or permitted)")
                          : fmt::format("{} capabilities: {}", spec->what, JoinLimited(extra, 41));
+  // Still the policy's promise, but say whose capabilities they are: the sentry's, not Linux's.
+  if (std::optional<std::string> sentry = UserSpaceKernelOf(in, v)) {
+    v.observed = fmt::format("inside a user-space kernel ({}): {} (capabilities of {}'s own kernel, not "
+                             "of Linux)", *sentry, v.observed, *sentry);
+  }
   Judge(v, extra.empty(), Direction::kTooPermissive);
   return v;
 }
@@ -192,22 +186,47 @@ Verdict JudgeSeccomp(const JudgeInput& in) {
                                        "starting the workload"})
                       : RemedyFor(in, kSeccompRemedy);
   const json* f = PrivFact(in, v, "priv.seccomp", false);
-  const char* key = nnp ? "no_new_privs" : "seccomp";
-  if (f == nullptr || !(*f)[key].is_number()) {
-    Inconclusive(v, f == nullptr ? "the probe reported no /proc/self/status"
-                                 : fmt::format("/proc/self/status has no {} field", key));
+  if (f == nullptr) {
+    Inconclusive(v, "the probe reported no /proc/self/status");
     return v;
   }
-  const long value = (*f)[key].get<long>();
+  const std::optional<std::string> sentry = UserSpaceKernelOf(in, v);
   if (nnp) {
-    v.observed = fmt::format("NoNewPrivs: {}", value);
+    // /proc/self/status first; prctl(PR_GET_NO_NEW_PRIVS) where the field is missing (gVisor).
+    const bool in_status = f->contains("no_new_privs") && (*f)["no_new_privs"].is_number();
+    const bool by_prctl = f->contains("no_new_privs_prctl") && (*f)["no_new_privs_prctl"].is_number();
+    if (!in_status && !by_prctl) {
+      Inconclusive(v, "/proc/self/status has no NoNewPrivs field and prctl(PR_GET_NO_NEW_PRIVS) failed: " +
+                          f->value("no_new_privs_prctl_errno", std::string("not reported")));
+      return v;
+    }
+    const long value = (*f)[in_status ? "no_new_privs" : "no_new_privs_prctl"].get<long>();
+    v.observed = in_status ? fmt::format("NoNewPrivs: {}", value)
+                           : fmt::format("prctl(PR_GET_NO_NEW_PRIVS) = {} (/proc/self/status has no NoNewPrivs)", value);
+    if (sentry) v.observed = fmt::format("inside a user-space kernel ({}): {}", *sentry, v.observed);
     Judge(v, value == 1, Direction::kTooPermissive);
-  } else {
-    v.observed = fmt::format("Seccomp: {} ({}), {} filter(s)", value,
-                             value == 0 ? "disabled" : value == 1 ? "strict" : "filter",
-                             f->value("seccomp_filters", -1L));
-    Judge(v, value != 0, Direction::kTooPermissive);
+    return v;
   }
+  if (!f->contains("seccomp") || !(*f)["seccomp"].is_number()) {
+    Inconclusive(v, "/proc/self/status has no Seccomp field");
+    return v;
+  }
+  const long value = (*f)["seccomp"].get<long>();
+  v.observed = fmt::format("Seccomp: {} ({}), {} filter(s)", value,
+                           value == 0 ? "disabled" : value == 1 ? "strict" : "filter",
+                           f->value("seccomp_filters", -1L));
+  if (sentry && value == 0) {
+    // Decision: a pass with the reason. Under a user-space kernel the workload's syscalls never
+    // reach Linux: the sentry implements them, and it is the sentry (confined by its own seccomp
+    // filter, set by runsc) that calls the host kernel. "Seccomp: 0" is the sentry's view of a
+    // workload it filters by construction, not a missing filter in front of Linux.
+    v.observed = fmt::format("inside a user-space kernel ({}): {}, as {} reports it; the workload's "
+                             "syscalls reach {}'s sentry, not Linux, and the sentry is the filter",
+                             *sentry, v.observed, *sentry, *sentry);
+    Judge(v, true, Direction::kTooPermissive);
+    return v;
+  }
+  Judge(v, value != 0, Direction::kTooPermissive);
   return v;
 }
 
@@ -245,11 +264,39 @@ Status ExpandSyscalls(const ExpandInput& in, BatchBuilder& batch) {
   return Status::Ok();
 }
 
+// How one attempt of the probe ended, and whether it got past the filter to the kernel.
+struct AttemptReading {
+  bool reachable;
+  std::string text;  // "EPERM", "SIGSYS", "returned"
+};
+AttemptReading ReadAttempt(const json& a) {
+  if (a.contains("signal")) return {false, "killed by " + a.value("signal", std::string("?"))};
+  if (a.value("returned", false)) return {true, "returned"};
+  if (a.value("timed_out", false)) return {true, "still running after 5 s (killed)"};
+  const std::string err = a.value("errno", "");
+  // EPERM/EACCES/ENOSYS: a filter's answer, or the kernel's refusal before acting.
+  return {!(err == "EPERM" || err == "ENOSYS" || err == "EACCES"), err.empty() ? "?" : err};
+}
+
+// io_uring: docker's default seccomp profile blocks it only from moby 25.0 on.
+std::string SyscallRemedy(const JudgeInput& in) {
+  const json& w = PrivWitnessFacts(in);
+  const std::string backend = w.is_object() ? w.value("backend", "") : "";
+  std::optional<VersionNumber> version = BackendVersion(in);
+  if (in.check.target == "io_uring_setup" && backend == "docker" && version && !version->AtLeast(25, 0)) {
+    return fmt::format("docker {}.{} lets io_uring through its default seccomp profile (blocked from "
+                       "docker 25.0 on): pass --security-opt seccomp=PROFILE.json (docker's default "
+                       "without io_uring_setup, io_uring_enter, io_uring_register), or upgrade docker",
+                       version->major, version->minor);
+  }
+  return RemedyFor(in, kSeccompRemedy);
+}
+
 Verdict JudgeSyscalls(const JudgeInput& in) {
   Verdict v = StartVerdict(in);
   const bool judged = in.check.expect == Expectation::kDenied;
   v.expected = judged ? "filtered (EPERM/ENOSYS or SIGSYS)" : "reachable or filtered (reported only)";
-  v.remediation = RemedyFor(in, kSeccompRemedy);
+  v.remediation = SyscallRemedy(in);
   const json* f = PrivFactAt(in, v, "priv.syscalls", in.check.target);
   if (f == nullptr || f->contains("fork_errno")) {
     Inconclusive(v, f == nullptr ? "the probe reported no attempt"
@@ -257,20 +304,33 @@ Verdict JudgeSyscalls(const JudgeInput& in) {
     return v;
   }
   const std::string call = f->value("call", in.check.target);
-  const std::string err = f->value("errno", "");
-  bool reachable = true;
-  if (f->contains("signal")) {
-    reachable = false;
-    v.observed = fmt::format("filtered: {} killed the attempt with {}", call, f->value("signal", "?"));
-  } else if (f->value("returned", false)) {
-    v.observed = fmt::format("reachable: {} returned", call);
-  } else if (err == "EPERM" || err == "ENOSYS" || err == "EACCES") {
-    reachable = false;
+  const AttemptReading invalid = ReadAttempt(*f);
+  bool reachable = invalid.reachable;
+  if (!invalid.reachable) {
     v.observed = fmt::format("filtered: {} -> {} (a seccomp filter, or the kernel refused before "
-                             "reading the arguments)", call, err);
+                             "reading the arguments)", call, invalid.text);
   } else {
-    v.observed = fmt::format("reachable: {} -> {} (the kernel read the bad arguments)", call,
-                             err.empty() ? "?" : err);
+    v.observed = fmt::format("reachable: {} -> {} (the kernel read the bad arguments)", call, invalid.text);
+  }
+  // Where the probe also made the call with real arguments, that decides: a filter that looks
+  // at arguments may pass the invalid one and refuse every real one.
+  if (f->contains("real") && (*f)["real"].is_array() && !(*f)["real"].empty()) {
+    std::vector<std::string> passed, refused;
+    for (const json& a : (*f)["real"]) {
+      const AttemptReading r = ReadAttempt(a);
+      (r.reachable ? passed : refused).push_back(a.value("call", std::string("?")) + " -> " + r.text);
+    }
+    reachable = !passed.empty();
+    v.observed = fmt::format("{}: real arguments: {}{}; invalid argument: {} -> {}",
+                             reachable ? "reachable" : "filtered", JoinLimited(passed.empty() ? refused : passed),
+                             passed.empty() || refused.empty() ? "" : "; refused: " + JoinLimited(refused),
+                             call, invalid.text);
+  }
+  if (std::optional<std::string> sentry = UserSpaceKernelOf(in, v)) {
+    // The sentry implements (or refuses) the call itself; Linux never sees it (see JudgeSeccomp).
+    v.observed = fmt::format("inside a user-space kernel ({}): {}; {}'s sentry answered, Linux never "
+                             "saw the call", *sentry, v.observed, *sentry);
+    reachable = false;
   }
   JudgeFinding(v, reachable);
   return v;

@@ -1,6 +1,9 @@
 // Host exposure, host side: host namespaces (priv.namespaces, priv.host_pid with the canary
 // process), container runtime sockets, inherited descriptors, a leaked working directory and
 // TIOCSTI into the harness's terminal.
+#include <algorithm>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "runner/family_priv.h"
@@ -54,8 +57,16 @@ Verdict JudgeNamespaces(const JudgeInput& in) {
   v.expected = in.check.expect == Expectation::kDenied ? ns + " namespace differs from the harness's"
                                                        : ns + " namespace may be shared";
   const std::string flag = ns == "pid" ? "--pid host" : ns == "net" ? "--network host" : ns == "ipc" ? "--ipc host" : ns == "uts" ? "--uts host" : ns == "cgroup" ? "--cgroupns host" : ns == "user" ? "--userns host (or enable userns-remap)" : "bind mounts of host paths";
+  const json& witness = PrivWitnessFacts(in);
+  // On a cgroup v1 host docker's default is the host's cgroup namespace: the fix is a flag to add.
+  const bool cgroup_v1 = witness.is_object() && witness.value("host_cgroup", "") == "v1";
+  const std::string docker_fix =
+      ns == "cgroup" && cgroup_v1
+          ? "docker run --cgroupns private (on this cgroup v1 host docker shares the host's cgroup "
+            "namespace by default)"
+          : fmt::format("do not run docker with {} (and not --privileged)", flag);
   v.remediation = RemedyFor(
-      in, {fmt::format("do not run docker with {} (and not --privileged)", flag).c_str(),
+      in, {docker_fix.c_str(),
            (ns == "mnt" ? std::string("bwrap always unshares the mount namespace: run the workload inside it")
                        : fmt::format("bwrap --unshare-{} (or --unshare-all)", ns == "net" ? "net" : ns)).c_str(),
            fmt::format("run the workload in a sandbox with its own {} namespace", ns).c_str()});
@@ -258,9 +269,43 @@ Status ExpandTiocsti(const ExpandInput& in, BatchBuilder& batch) {
   return batch.AddCheck(PrivCheck(in, "priv.tiocsti", "priv.tiocsti", Severity::kMedium, Expectation::kDenied, "/host"));
 }
 
+// Whether an attempt got past every check: EFAULT (the bad pointer was the only obstacle) or
+// success. `cmd64` is the same ioctl with bits above 32 set (CVE-2019-10063).
+bool TiocstiReached(const json& f) {
+  auto reached = [](const json& a) { return a.value("errno", "") == "EFAULT" || a.value("returned", false); };
+  return reached(f) || (f.contains("cmd64") && reached(f["cmd64"]));
+}
+
+// On fd -1: EBADF means the request got past the filter; EPERM/ENOSYS or SIGSYS, it did not.
+std::string FilterAnswer(const json& a) {
+  if (a.contains("signal")) return "filtered (" + a.value("signal", std::string("?")) + ")";
+  const std::string err = a.value("errno", "?");
+  return (err == "EBADF" ? "passes the filter (" : "filtered (") + err + ")";
+}
+
+// The harness's own terminals ("dev rdev" of its fds 0-2, its controlling terminal's rdev), from
+// the witness; nullopt when the witness did not record them.
+struct HarnessTerminals {
+  std::vector<std::pair<std::string, std::string>> fds;  // (st_dev, st_rdev)
+  std::vector<std::string> rdevs;                         // every rdev, the ctty's too
+};
+std::optional<HarnessTerminals> ReadHarnessTerminals(const JudgeInput& in) {
+  const json& w = PrivWitnessFacts(in);
+  if (!w.is_object() || !w.contains("host_ttys") || !w["host_ttys"].is_array()) return std::nullopt;
+  HarnessTerminals t;
+  for (const json& tty : w["host_ttys"]) {
+    t.fds.emplace_back(tty.value("dev", ""), tty.value("rdev", ""));
+    t.rdevs.push_back(tty.value("rdev", ""));
+  }
+  if (w.contains("harness_ctty_rdev") && w["harness_ctty_rdev"].is_string()) {
+    t.rdevs.push_back(w["harness_ctty_rdev"].get<std::string>());
+  }
+  return t;
+}
+
 Verdict JudgeTiocsti(const JudgeInput& in) {
   Verdict v = StartVerdict(in);
-  v.expected = "no terminal the probe can push input into";
+  v.expected = "no terminal from outside the sandbox the probe can push input into";
   v.remediation = RemedyFor(in, {"do not give the container a terminal (-t) shared with a shell",
                                  "bwrap --new-session",
                                  "start the workload in a new session (setsid) without the "
@@ -270,18 +315,63 @@ Verdict JudgeTiocsti(const JudgeInput& in) {
     Inconclusive(v, "the probe reported no terminal scan");
     return v;
   }
-  std::vector<std::string> reachable, refused;
+  const std::optional<HarnessTerminals> harness = ReadHarnessTerminals(in);
+  auto has = [](const std::vector<std::string>& list, const std::string& x) {
+    return std::find(list.begin(), list.end(), x) != list.end();
+  };
+  // A terminal is the harness's when its devpts instance and pty match one of the harness's
+  // fds. /dev/tty shows only the controlling terminal's rdev (TIOCGDEV), which another devpts
+  // instance can repeat: it counts unless one of the sandbox's own fds is that terminal. With no
+  // record of the harness's terminals every terminal counts (the cautious reading).
+  std::vector<std::string> own_rdevs;
   for (int index : in.facts.OfFamily("priv.tiocsti")) {
     const json& f = in.facts.Fact(index);
+    if (!f.value("isatty", false) || f.value("path", "") == "/dev/tty") continue;
+    const bool outside = harness && std::find(harness->fds.begin(), harness->fds.end(),
+                                              std::pair(f.value("dev", ""), f.value("rdev", ""))) !=
+                                        harness->fds.end();
+    if (harness && !outside) own_rdevs.push_back(f.value("rdev", ""));
+  }
+  std::vector<std::string> reachable, own, refused, filter;
+  bool bypass = false;
+  for (int index : in.facts.OfFamily("priv.tiocsti")) {
+    const json& f = in.facts.Fact(index);
+    if (f.value("variant", "") == "filter") {
+      v.evidence.frame_indexes.push_back(index);
+      const std::string plain = FilterAnswer(f);
+      const std::string wide = f.contains("cmd64") ? FilterAnswer(f["cmd64"]) : "not tried";
+      filter.push_back("TIOCSTI " + plain + ", TIOCSTI | 1 << 32 " + wide);
+      // A filter that stops TIOCSTI but not its 64-bit spelling is bypassable (CVE-2019-10063).
+      bypass = plain.rfind("filtered", 0) == 0 && wide.rfind("passes", 0) == 0;
+      continue;
+    }
     if (!f.value("isatty", false)) continue;
     v.evidence.frame_indexes.push_back(index);
-    const std::string err = f.value("errno", "");
-    const std::string item = f.value("path", "?") + ": " + (err.empty() ? "ok" : err);
-    (err == "EFAULT" || f.value("returned", false) ? reachable : refused).push_back(item);
+    const std::string path = f.value("path", "?");
+    const std::string rdev = path == "/dev/tty" ? f.value("ctty_rdev", "") : f.value("rdev", "");
+    bool outside = !harness;
+    if (harness && path == "/dev/tty") {
+      outside = (rdev.empty() ? !harness->rdevs.empty() : has(harness->rdevs, rdev)) && !has(own_rdevs, rdev);
+    } else if (harness) {
+      outside = std::find(harness->fds.begin(), harness->fds.end(), std::pair(f.value("dev", ""), rdev)) !=
+                harness->fds.end();
+    }
+    const std::string item = fmt::format("{} ({}{}): {}{}", path, outside ? "the harness's terminal " : "its own terminal ",
+                                         rdev.empty() ? "?" : rdev, f.value("errno", f.value("returned", false) ? "ok" : "?"),
+                                         f.contains("cmd64") ? ", 64-bit: " + f["cmd64"].value("errno", std::string("?")) : "");
+    if (!TiocstiReached(f)) {
+      refused.push_back(item);
+    } else {
+      (outside ? reachable : own).push_back(item);
+    }
   }
-  v.observed = fmt::format("{} terminal fd(s); TIOCSTI reachable: {}; refused: {}",
-                           summary->value("ttys", 0), JoinLimited(reachable), JoinLimited(refused));
-  JudgeFinding(v, !reachable.empty());
+  v.observed = fmt::format("{} terminal fd(s); TIOCSTI into a terminal from outside: {}", summary->value("ttys", 0),
+                           JoinLimited(reachable));
+  if (!own.empty()) v.observed += "; reachable but the sandbox's own (not an injection path): " + JoinLimited(own);
+  if (!refused.empty()) v.observed += "; refused: " + JoinLimited(refused);
+  if (!filter.empty()) v.observed += "; with no terminal (fd -1): " + JoinLimited(filter);
+  if (bypass) v.observed += "; the filter stops TIOCSTI but not TIOCSTI | 1 << 32 (CVE-2019-10063)";
+  JudgeFinding(v, !reachable.empty() || bypass);
   return v;
 }
 

@@ -44,6 +44,30 @@ Status ExpandKernelKnobs(const ExpandInput& in, BatchBuilder& batch) {
   return batch.AddCheck(std::move(mount));
 }
 
+// A finding that access(W_OK) made: a fail only when the write would land as the host's root;
+// writable in the sandbox's own user namespace alone is inconclusive, with the reason. Under a
+// user-space kernel the file is its sentry's, not Linux's.
+void JudgeHostWrite(const JudgeInput& in, Verdict& v, bool writable, const WriteReading& reading) {
+  if (!writable) {
+    JudgeFinding(v, false);
+    return;
+  }
+  if (std::optional<std::string> sentry = UserSpaceKernelOf(in, v)) {
+    Inconclusive(v, fmt::format("inside a user-space kernel ({}): {}; this is {}'s own kernel interface, "
+                                "not Linux's", *sentry, v.observed, *sentry));
+    return;
+  }
+  switch (reading.kind) {
+    case HostWrite::kHostRoot:
+      v.observed += "; " + reading.why;
+      JudgeFinding(v, true);
+      return;
+    case HostWrite::kOwnNamespace:
+      Inconclusive(v, v.observed + "; but " + reading.why);
+      return;
+  }
+}
+
 Verdict JudgeKernelKnobs(const JudgeInput& in) {
   Verdict v = StartVerdict(in);
   v.remediation = RemedyFor(in, kProcRemedy);
@@ -57,11 +81,11 @@ Verdict JudgeKernelKnobs(const JudgeInput& in) {
     const bool ro = f->value("read_only", false);
     v.observed = fmt::format("/proc/sys is on the {} mount at {} ({})", ro ? "read-only" : "read-write",
                              f->value("mount_point", "?"), f->value("fstype", "?"));
-    JudgeFinding(v, !ro);
+    JudgeHostWrite(in, v, !ro, SysctlWrite(ReadUserns(in, f->value("userns", json()))));
     return v;
   }
-  v.expected = in.check.target + " not writable (access W_OK)";
-  if (f == nullptr || !(*f)["exists"].is_boolean()) {
+  v.expected = in.check.target + " not writable as the host's root (access W_OK)";
+  if (f == nullptr || !f->contains("exists") || !(*f)["exists"].is_boolean()) {
     Inconclusive(v, "the probe reported no access check");
     return v;
   }
@@ -69,7 +93,7 @@ Verdict JudgeKernelKnobs(const JudgeInput& in) {
   v.observed = !f->value("exists", false) ? "absent: " + f->value("errno", std::string("?"))
                : writable                 ? "writable (access W_OK succeeded; nothing was written)"
                                           : "not writable: " + f->value("errno", std::string("?"));
-  JudgeFinding(v, writable);
+  JudgeHostWrite(in, v, writable, SysctlWrite(ReadUserns(in, f->value("userns", json()))));
   return v;
 }
 
@@ -99,6 +123,7 @@ Verdict JudgeCgroups(const JudgeInput& in) {
   }
   std::vector<std::string> writable;
   int seen = 0;
+  std::optional<WriteReading> reading;  // release_agent: the first writable one's, all share a namespace
   for (int index : in.facts.OfFamily("priv.cgroups")) {
     const json& f = in.facts.Fact(index);
     if (f.value("summary", false) || (f.value("variant", "") == "release_agent") != agent) continue;
@@ -106,10 +131,16 @@ Verdict JudgeCgroups(const JudgeInput& in) {
     if (!f.value("writable", false)) continue;
     v.evidence.frame_indexes.push_back(index);
     writable.push_back(f.value("path", "?"));
+    if (agent && !reading) reading = ReleaseAgentWrite(ReadUserns(in, f.value("userns", json())), HostKernel(in));
   }
   v.observed = fmt::format("{} of {} {} writable{}{}", writable.size(), seen,
                            agent ? "release_agent files" : "cgroup mounts",
                            writable.empty() ? "" : ": ", writable.empty() ? "" : JoinLimited(writable, 4));
+  if (agent) {
+    if (!writable.empty()) v.observed += " (access W_OK; nothing was written)";
+    JudgeHostWrite(in, v, !writable.empty(), reading.value_or(WriteReading{HostWrite::kHostRoot, ""}));
+    return v;
+  }
   JudgeFinding(v, !writable.empty());
   return v;
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "runner/evaluate.h"
+#include "runner/family_priv.h"
 #include "runner/test_policies.h"
 
 namespace sandprobe {
@@ -269,6 +270,180 @@ TEST(FamilyPrivTest, HostExposure) {
   EXPECT_EQ(Judged(facts, "priv.cwd").outcome, Outcome::kFail);
   facts.push_back({{"family", "priv.tiocsti"}, {"path", "fd0"}, {"isatty", true}, {"errno", "EFAULT"}});
   EXPECT_EQ(Judged(facts, "priv.tiocsti").outcome, Outcome::kFail);
+}
+
+// The witness with the harness's own facts: initial user namespace user:[1], a 6.18 kernel.
+WitnessFacts WitnessWith(const json& extra, const std::string& backend = "docker") {
+  WitnessFacts w = Witness(backend);
+  w.observed["priv"]["harness_userns_initial"] = true;
+  w.observed["priv"]["host_kernel"] = "6.18.44-fc-v657";
+  if (extra.is_object()) w.observed["priv"].update(extra);
+  return w;
+}
+
+json Userns(long euid, const std::string& link, const std::string& uid_map, bool cap_sys_admin = false) {
+  return {{"euid", euid}, {"link", link}, {"uid_map", uid_map}, {"cap_sys_admin", cap_sys_admin}};
+}
+
+// core_pattern writable (access W_OK) seen from `userns`, and a writable release_agent.
+std::vector<json> WritableKnobs(const json& userns) {
+  auto facts = HardenedFacts();
+  FactOf(facts, "priv.kernel_knobs", "/proc/sys/kernel/core_pattern") =
+      {{"family", "priv.kernel_knobs"}, {"path", "/proc/sys/kernel/core_pattern"}, {"exists", true},
+       {"writable", true}, {"userns", userns}};
+  facts.push_back({{"family", "priv.cgroups"}, {"path", "/sys/fs/cgroup/cpu/release_agent"},
+                   {"variant", "release_agent"}, {"exists", true}, {"writable", true}, {"userns", userns}});
+  return facts;
+}
+
+TEST(FamilyPrivTest, WritableOnlyInItsOwnUserNamespaceIsInconclusive) {
+  // unshare -r by uid 65534: root inside, nobody outside.
+  auto facts = WritableKnobs(Userns(0, "user:[9]", "         0      65534          1\n"));
+  Verdict core = Judged(facts, "priv.kernel_knob:/proc/sys/kernel/core_pattern", WitnessWith({}));
+  EXPECT_EQ(core.outcome, Outcome::kInconclusive) << core.observed;
+  EXPECT_NE(core.observed.find("only in its own user namespace"), std::string::npos) << core.observed;
+  EXPECT_NE(core.observed.find("host uid 65534"), std::string::npos) << core.observed;
+  Verdict agent = Judged(facts, "priv.cgroup.release_agent", WitnessWith({}));
+  EXPECT_EQ(agent.outcome, Outcome::kInconclusive) << agent.observed;
+  EXPECT_NE(agent.observed.find("5.17"), std::string::npos) << agent.observed;
+  // A /proc/sys mounted read-write in that namespace: the same reading.
+  FactOf(facts, "priv.kernel_knobs", "/proc/sys")["read_only"] = false;
+  FactOf(facts, "priv.kernel_knobs", "/proc/sys")["userns"] = Userns(0, "user:[9]", "0 65534 1");
+  EXPECT_EQ(Judged(facts, "priv.kernel_knob:/proc/sys[mount]", WitnessWith({})).outcome, Outcome::kInconclusive);
+}
+
+TEST(FamilyPrivTest, WritableAsTheHostsRootStaysACriticalFail) {
+  // bwrap --uid 1000 started by root: uid 1000 inside is host uid 0, and sysctls check that.
+  auto bwrap = WritableKnobs(Userns(1000, "user:[9]", "1000 0 1\n"));
+  Verdict core = Judged(bwrap, "priv.kernel_knob:/proc/sys/kernel/core_pattern", WitnessWith({}));
+  EXPECT_EQ(core.outcome, Outcome::kFail) << core.observed;
+  EXPECT_EQ(core.check.severity, Severity::kCritical);
+  EXPECT_NE(core.observed.find("host uid 0"), std::string::npos) << core.observed;
+  // ... but its release_agent is refused by Linux >= 5.17 outside the initial namespace,
+  EXPECT_EQ(Judged(bwrap, "priv.cgroup.release_agent", WitnessWith({})).outcome, Outcome::kInconclusive);
+  // which older kernels did not check (CVE-2022-0492).
+  EXPECT_EQ(Judged(bwrap, "priv.cgroup.release_agent", WitnessWith({{"host_kernel", "5.10.0-28-amd64"}})).outcome,
+            Outcome::kFail);
+  // The initial user namespace as root (docker --privileged): both are the host's.
+  auto privileged = WritableKnobs(Userns(0, "user:[1]", "0 0 4294967295\n", true));
+  EXPECT_EQ(Judged(privileged, "priv.kernel_knob:/proc/sys/kernel/core_pattern", WitnessWith({})).outcome, Outcome::kFail);
+  Verdict agent = Judged(privileged, "priv.cgroup.release_agent", WitnessWith({}));
+  EXPECT_EQ(agent.outcome, Outcome::kFail) << agent.observed;
+  EXPECT_EQ(agent.check.severity, Severity::kCritical);
+  // Without the harness's namespace to compare with, the identity map says "initial".
+  EXPECT_EQ(Judged(privileged, "priv.cgroup.release_agent", WitnessFacts{}).outcome, Outcome::kFail);
+  // No namespace context at all (an older probe): taken as the host's.
+  EXPECT_EQ(Judged(WritableKnobs(json()), "priv.kernel_knob:/proc/sys/kernel/core_pattern", WitnessWith({})).outcome,
+            Outcome::kFail);
+}
+
+TEST(FamilyPrivTest, UserSpaceKernelIsNamedAndItsSeccompIsNotAMissingFilter) {
+  const json gvisor = {{"sysname", "Linux"}, {"release", "4.4.0"}, {"version", "#1 SMP Sun Jan 10 15:06:54 PST 2016"}};
+  auto facts = HardenedFacts();
+  FactOf(facts, "priv.seccomp") = {{"family", "priv.seccomp"}, {"ok", true}, {"seccomp", 0}, {"kernel", gvisor},
+                                   {"no_new_privs_prctl", 1}};
+  FactOf(facts, "priv.syscalls", "mount") = {{"family", "priv.syscalls"}, {"path", "mount"}, {"errno", "EFAULT"}};
+  FactOf(facts, "priv.caps")["effective"] = {"CAP_SYS_ADMIN"};
+  Verdict seccomp = Judged(facts, "priv.seccomp");
+  EXPECT_EQ(seccomp.outcome, Outcome::kPass) << seccomp.observed;
+  EXPECT_NE(seccomp.observed.find("inside a user-space kernel (gVisor)"), std::string::npos) << seccomp.observed;
+  Verdict mount = Judged(facts, "priv.syscall:mount");
+  EXPECT_EQ(mount.outcome, Outcome::kPass) << mount.observed;
+  EXPECT_NE(mount.observed.find("gVisor"), std::string::npos);
+  // Capabilities stay the policy's promise; the verdict says whose they are.
+  Verdict caps = Judged(facts, "priv.caps.sys_admin");
+  EXPECT_EQ(caps.outcome, Outcome::kFail);
+  EXPECT_NE(caps.observed.find("gVisor"), std::string::npos);
+  // NoNewPrivs missing from status: prctl's answer decides.
+  Verdict nnp = Judged(facts, "priv.no_new_privs");
+  EXPECT_EQ(nnp.outcome, Outcome::kPass) << nnp.observed;
+  EXPECT_NE(nnp.observed.find("prctl"), std::string::npos);
+  FactOf(facts, "priv.seccomp")["no_new_privs_prctl"] = 0;
+  EXPECT_EQ(Judged(facts, "priv.no_new_privs").outcome, Outcome::kFail);
+  // The same Seccomp: 0 from Linux is the high fail it always was.
+  FactOf(facts, "priv.seccomp")["kernel"] = {{"sysname", "Linux"}, {"release", "6.18.44"}, {"version", "#1 SMP PREEMPT"}};
+  EXPECT_EQ(Judged(facts, "priv.seccomp").outcome, Outcome::kFail);
+  EXPECT_EQ(Judged(facts, "priv.syscall:mount").outcome, Outcome::kFail);
+}
+
+TEST(FamilyPrivTest, TiocstiCountsOnlyATerminalFromOutsideAndTheSixtyFourBitBypass) {
+  auto facts = HardenedFacts();
+  facts.push_back({{"family", "priv.tiocsti"}, {"path", "fd0"}, {"isatty", true}, {"dev", "0:99"},
+                   {"rdev", "136:0"}, {"errno", "EFAULT"}});
+  facts.push_back({{"family", "priv.tiocsti"}, {"path", "fd-1"}, {"variant", "filter"}, {"errno", "EBADF"},
+                   {"cmd64", {{"errno", "EBADF"}}}});
+  // The sandbox's own devpts (systemd-nspawn): the same pty number as the harness's, another instance.
+  const json harness = {{"host_ttys", {{{"fd", 0}, {"dev", "0:24"}, {"rdev", "136:0"}}}}};
+  Verdict own = Judged(facts, "priv.tiocsti", WitnessWith(harness));
+  EXPECT_EQ(own.outcome, Outcome::kPass) << own.observed;
+  EXPECT_NE(own.observed.find("its own terminal"), std::string::npos) << own.observed;
+  // The harness's own terminal (same devpts instance and pty) is the injection path.
+  FactOf(facts, "priv.tiocsti", "fd0")["dev"] = "0:24";
+  Verdict outside = Judged(facts, "priv.tiocsti", WitnessWith(harness));
+  EXPECT_EQ(outside.outcome, Outcome::kFail) << outside.observed;
+  // Reached only through the 64-bit request: still reached.
+  FactOf(facts, "priv.tiocsti", "fd0")["errno"] = "EPERM";
+  FactOf(facts, "priv.tiocsti", "fd0")["cmd64"] = {{"errno", "EFAULT"}};
+  EXPECT_EQ(Judged(facts, "priv.tiocsti", WitnessWith(harness)).outcome, Outcome::kFail);
+  // No terminal at all, but a filter that stops TIOCSTI and not TIOCSTI | 1 << 32.
+  std::erase_if(facts, [](const json& f) { return f.value("path", "") == "fd0"; });
+  EXPECT_EQ(Judged(facts, "priv.tiocsti", WitnessWith(harness)).outcome, Outcome::kPass);
+  FactOf(facts, "priv.tiocsti", "fd-1")["errno"] = "EPERM";
+  Verdict bypass = Judged(facts, "priv.tiocsti", WitnessWith(harness));
+  EXPECT_EQ(bypass.outcome, Outcome::kFail) << bypass.observed;
+  EXPECT_NE(bypass.observed.find("CVE-2019-10063"), std::string::npos);
+  FactOf(facts, "priv.tiocsti", "fd-1")["cmd64"] = {{"signal", "SIGSYS"}};
+  EXPECT_EQ(Judged(facts, "priv.tiocsti", WitnessWith(harness)).outcome, Outcome::kPass);
+}
+
+TEST(FamilyPrivTest, UnshareIsJudgedByItsRealArgument) {
+  auto facts = HardenedFacts();
+  // firejail: the invalid flag passes, every real namespace flag is refused.
+  FactOf(facts, "priv.syscalls", "unshare") = {
+      {"family", "priv.syscalls"}, {"path", "unshare"}, {"call", "unshare(0x1: invalid flag)"}, {"errno", "EINVAL"},
+      {"real", {{{"call", "unshare(CLONE_NEWUSER)"}, {"errno", "EPERM"}}, {{"call", "unshare(CLONE_NEWNS)"}, {"errno", "EPERM"}}}}};
+  Verdict refused = Judged(facts, "priv.syscall:unshare");
+  EXPECT_EQ(refused.outcome, Outcome::kPass) << refused.observed;
+  EXPECT_NE(refused.observed.find("invalid argument: unshare(0x1: invalid flag) -> EINVAL"), std::string::npos)
+      << refused.observed;
+  // One real flag gets through: reachable.
+  FactOf(facts, "priv.syscalls", "unshare")["real"][0] = {{"call", "unshare(CLONE_NEWUSER)"}, {"returned", true}};
+  Verdict reached = Judged(facts, "priv.syscall:unshare");
+  EXPECT_EQ(reached.outcome, Outcome::kFail) << reached.observed;
+  EXPECT_NE(reached.observed.find("unshare(CLONE_NEWUSER) -> returned"), std::string::npos) << reached.observed;
+  // Without real attempts the invalid argument still decides (the other syscalls).
+  FactOf(facts, "priv.syscalls", "unshare").erase("real");
+  EXPECT_EQ(Judged(facts, "priv.syscall:unshare").outcome, Outcome::kFail);
+}
+
+TEST(FamilyPrivTest, RemediationFitsTheBackendVersionAndCgroupVersion) {
+  auto facts = HardenedFacts();
+  FactOf(facts, "priv.syscalls", "io_uring_setup")["errno"] = "EFAULT";
+  Verdict old_docker = Judged(facts, "priv.syscall:io_uring_setup", WitnessWith({{"backend_version", "20.10.24+dfsg1"}}));
+  EXPECT_EQ(old_docker.outcome, Outcome::kFail);
+  EXPECT_NE(old_docker.remediation.find("docker 20.10 lets io_uring through"), std::string::npos) << old_docker.remediation;
+  EXPECT_EQ(old_docker.remediation.find("keep docker's default"), std::string::npos);
+  Verdict new_docker = Judged(facts, "priv.syscall:io_uring_setup", WitnessWith({{"backend_version", "25.0.3"}}));
+  EXPECT_NE(new_docker.remediation.find("keep docker's default"), std::string::npos) << new_docker.remediation;
+  EXPECT_NE(Judged(facts, "priv.syscall:io_uring_setup", WitnessWith({})).remediation.find("keep docker's default"),
+            std::string::npos);
+  // A shared cgroup namespace on cgroup v1 is docker's default: the fix is --cgroupns private.
+  FactOf(facts, "priv.namespaces", "cgroup")["link"] = "cgroup:[1]";
+  EXPECT_NE(Judged(facts, "priv.namespace:cgroup", WitnessWith({{"host_cgroup", "v1"}})).remediation.find("--cgroupns private"),
+            std::string::npos);
+  EXPECT_NE(Judged(facts, "priv.namespace:cgroup", WitnessWith({{"host_cgroup", "v2"}})).remediation.find("--cgroupns host"),
+            std::string::npos);
+}
+
+TEST(FamilyPrivTest, VersionsAndUidMapsParse) {
+  ASSERT_TRUE(ParseVersion("20.10.24+dfsg1"));
+  EXPECT_FALSE(ParseVersion("20.10.24+dfsg1")->AtLeast(25, 0));
+  EXPECT_TRUE(ParseVersion("bubblewrap 0.8.0")->AtLeast(0, 8));
+  EXPECT_TRUE(ParseVersion("6.18.44-fc-v657")->AtLeast(5, 17));
+  EXPECT_FALSE(ParseVersion("5.16.0")->AtLeast(5, 17));
+  EXPECT_FALSE(ParseVersion("no digits"));
+  EXPECT_EQ(MapToParent("0 100000 65536\n", 1000), 101000);
+  EXPECT_EQ(MapToParent("1000 0 1\n", 0), std::nullopt);
 }
 
 TEST(FamilyPrivTest, HostPidNeedsTheWitness) {

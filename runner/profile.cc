@@ -208,7 +208,7 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
                  {"name", "description", "backend", "policy", "requires", "preflight", "install_hint",
                   "lifecycle", "probe_path", "workspace_path", "injection", "run", "start", "exec",
                   "stop", "cleanup", "teardown", "sweep", "vars", "timeout_seconds", "inspect",
-                  "envelope"});
+                  "envelope", "version"});
   Profile p;
   p.source_path = doc.file_name();
   p.raw = doc.root();
@@ -225,6 +225,7 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
   }
   p.requirements = r.ArgvList("requires", Presence::kOptional).value_or(p.requirements);
   p.requires_hint = r.String("install_hint", Presence::kOptional).value_or("");
+  p.version = r.Argv("version", Presence::kOptional).value_or(p.version);
   if (r.Enum("preflight", Presence::kOptional, {"before", "on_failure"}).value_or("before") ==
       "on_failure") {
     p.preflight = PreflightWhen::kOnFailure;

@@ -76,6 +76,11 @@ struct Profile {
   // JSON "install_hint": how to install the backend, e.g. "apt-get install bubblewrap";
   // optional.
   std::string requires_hint;
+  // JSON "version": argv whose first line of output names the backend's version, e.g.
+  // ["docker", "version", "--format", "{{.Server.Version}}"]; optional. Run once per run (by
+  // the privilege witness) so remediation fits the installed backend and the report's host
+  // object records it. Taken literally: no placeholders ("{{...}}" is docker's own template).
+  std::vector<std::string> version;
   Lifecycle lifecycle = Lifecycle::kOneShot;  // JSON "lifecycle": "oneshot" | "session"
   // JSON "probe_path": in-sandbox path of the probe binary; may use {probe_dir}; required.
   std::string probe_path;

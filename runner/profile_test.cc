@@ -146,7 +146,7 @@ TEST(ProfileTest, FieldErrors) {
   EXPECT_EQ(ProfileError(R"(, "lifecyle": "oneshot")"),
             "p.json:3:3: /lifecyle: unknown key (known: name, description, backend, policy, "
             "requires, preflight, install_hint, lifecycle, probe_path, workspace_path, injection, run, start, "
-            "exec, stop, cleanup, teardown, sweep, vars, timeout_seconds, inspect, envelope)");
+            "exec, stop, cleanup, teardown, sweep, vars, timeout_seconds, inspect, envelope, version)");
   EXPECT_EQ(ProfileError(R"(, "vars": {"9lives": "/x"})"),
             "p.json:3:12: /vars/9lives: variable name must match [A-Za-z_][A-Za-z0-9_]*");
   EXPECT_EQ(ProfileError(R"(, "vars": {"_Image2": "x"})"), "ok");
@@ -155,6 +155,21 @@ TEST(ProfileTest, FieldErrors) {
   EXPECT_EQ(ProfileError(R"(, "requires": [[]])"), "p.json:3:16: /requires/0: argv must not be empty");
   EXPECT_EQ(ProfileError(R"(, "preflight": "lazy")"),
             "p.json:3:16: /preflight: expected one of \"before\", \"on_failure\", got \"lazy\"");
+}
+
+// `version`: an argv run as it is (docker's own "{{...}}" template is no placeholder).
+TEST(ProfileTest, VersionIsALiteralOptionalArgv) {
+  const std::string text = R"({"name": "p", "description": "d", "backend": "docker", "injection": "copy",
+"lifecycle": "oneshot", "probe_path": "/probe", "run": ["{probe}", "{probe_args...}"],
+"version": ["docker", "version", "--format", "{{.Server.Version}}"]})";
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(text, "p.json");
+  ASSERT_TRUE(doc.ok());
+  StatusOr<Profile> p = ParseProfile(*doc);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->version, (Strings{"docker", "version", "--format", "{{.Server.Version}}"}));
+  EXPECT_EQ(ProfileError(R"(, "version": [])"), "p.json:3:14: /version: argv must not be empty");
+  EXPECT_EQ(ProfileError(R"(, "version": "docker version")"),
+            "p.json:3:14: /version: expected argv (array of strings), got string");
 }
 
 TEST(ProfileTest, EnumsAndNames) {

@@ -55,6 +55,17 @@ nlohmann::json HostFacts() {
   return host;
 }
 
+// What the privilege witness measured about the host's backend and kernel, where it ran: the
+// profile's `version` command's answer, the kernel release, the cgroup version.
+void AddWitnessHostFacts(nlohmann::json& host, const WitnessFacts& witnesses) {
+  auto priv = witnesses.observed.find("priv");
+  if (priv == witnesses.observed.end() || !priv->second.is_object()) return;
+  for (const auto& [from, to] : {std::pair{"backend_version", "backend_version"},
+                                 std::pair{"host_kernel", "kernel_release"}, std::pair{"host_cgroup", "cgroup"}}) {
+    if (priv->second.contains(from)) host[to] = priv->second[from];
+  }
+}
+
 // The directory a run owns: its workspace (shared with the sandbox) and the host canary.
 // Under /var/tmp, not /tmp: many sandboxes put a tmpfs on /tmp, which would hide the canary
 // from a sandbox that otherwise sees the whole host.
@@ -287,6 +298,7 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
     witnesses.observed[witness->name()] = std::move(seen);
   }
   run_witnesses->clear();  // listeners closed, canary processes ended
+  AddWitnessHostFacts(report.host, witnesses);
   // Host readings (profile `inspect`): next to the probe's measurements in the report.
   if (!sandbox.host_readings().empty()) {
     report.witnesses["host_readings"] = sandbox.host_readings();

@@ -9,12 +9,29 @@
 //    namespace. The probe only gets the hash, so its own command line cannot match.
 //  - The runner's own namespaces (/proc/self/ns/*), which priv.namespaces compares with the
 //    sandbox's. "Host" here means the namespaces the harness runs in.
-//  - The profile's backend, so a remediation hint can name the fix for that backend.
+//  - The profile's backend, and its version (the profile's `version` argv, run once here), so a
+//    remediation hint can name the fix for that backend as installed (docker < 25.0 lets
+//    io_uring through its default seccomp profile).
+//  - The harness's kernel release and cgroup version (release_agent needs CAP_SYS_ADMIN in the
+//    initial user namespace since 5.17; cgroup v1 docker shares the host's cgroup namespace).
+//  - Whether the harness's user namespace is the initial one (uid_map "0 0 4294967295"): with
+//    host_namespaces.user it tells the probe's "appears writable in its own namespace" from
+//    "writable as the host's root".
+//  - The harness's own terminals (fds 0-2 that are ttys: devpts instance and pty; its
+//    controlling terminal), so priv.tiocsti counts only a terminal that comes from outside.
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "runner/proc_info.h"
 #include "runner/run_registry.h"
@@ -25,11 +42,76 @@ namespace sandprobe {
 namespace {
 
 constexpr const char* kNamespaces[] = {"pid", "net", "mnt", "ipc", "uts", "cgroup", "user", "time"};
+constexpr long kCgroup2Magic = 0x63677270;  // CGROUP2_SUPER_MAGIC
+constexpr std::chrono::seconds kVersionTimeout{10};
+
+std::string DeviceNumber(dev_t dev) { return std::to_string(major(dev)) + ":" + std::to_string(minor(dev)); }
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The facts about the harness itself that the privilege judges compare the probe's with.
+nlohmann::json HarnessFacts() {
+  nlohmann::json facts = nlohmann::json::object();
+  struct utsname uts {};
+  if (::uname(&uts) == 0) facts["host_kernel"] = uts.release;
+  struct statfs fs {};
+  if (::statfs("/sys/fs/cgroup", &fs) == 0) facts["host_cgroup"] = fs.f_type == kCgroup2Magic ? "v2" : "v1";
+  std::istringstream map(ReadText("/proc/self/uid_map"));
+  long inside = -1, outside = -1, count = -1;
+  map >> inside >> outside >> count;
+  std::string more;
+  facts["harness_userns_initial"] = inside == 0 && outside == 0 && count == 4294967295L && !(map >> more);
+  nlohmann::json ttys = nlohmann::json::array();
+  for (int fd : {0, 1, 2}) {
+    struct stat st {};
+    if (::isatty(fd) == 1 && ::fstat(fd, &st) == 0) {
+      ttys.push_back({{"fd", fd}, {"dev", DeviceNumber(st.st_dev)}, {"rdev", DeviceNumber(st.st_rdev)}});
+    }
+  }
+  facts["host_ttys"] = ttys;
+  // /proc/self/stat field 7, tty_nr: 0 without a controlling terminal. The command name (field
+  // 2) may hold blanks and parentheses: count from the last ')'.
+  const std::string stat = ReadText("/proc/self/stat");
+  std::istringstream rest(stat.substr(stat.rfind(')') == std::string::npos ? 0 : stat.rfind(')') + 1));
+  std::string state;
+  long ppid = 0, pgrp = 0, session = 0, tty_nr = 0;
+  if (rest >> state >> ppid >> pgrp >> session >> tty_nr && tty_nr != 0) {
+    const unsigned long nr = static_cast<unsigned long>(tty_nr);
+    facts["harness_ctty_rdev"] = std::to_string((nr >> 8) & 0xfff) + ":" + std::to_string((nr & 0xff) | ((nr >> 12) & 0xfff00));
+  }
+  return facts;
+}
+
+// The first line of the profile's `version` command, or the reason there is none.
+nlohmann::json BackendVersion(const WitnessSetup& setup) {
+  if (setup.profile.version.empty()) return {{"backend_version_error", "the profile has no version command"}};
+  LaunchSpec spec;
+  spec.argv = setup.profile.version;
+  spec.timeout = kVersionTimeout;
+  spec.output_cap = 4096;
+  StatusOr<LaunchResult> r = setup.launcher.Launch(spec);
+  const std::string what = fmt::format("{}", fmt::join(spec.argv, " "));
+  if (!r.ok()) return {{"backend_version_error", what + ": " + r.status().message()}};
+  if (r->exit_code != 0) {
+    return {{"backend_version_error", fmt::format("{}: {}", what, r->exit_code ? "exit " + std::to_string(*r->exit_code)
+                                                                               : std::string("did not exit"))}};
+  }
+  std::string line = r->out.substr(0, r->out.find('\n'));
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+  return {{"backend_version", line}, {"backend_version_command", what}};
+}
 
 class PrivWitness final : public RunWitness {
  public:
   explicit PrivWitness(const WitnessSetup& setup)
-      : backend_(setup.profile.backend), canary_arg_("sandprobe-canary-" + setup.run_token) {
+      : backend_(setup.profile.backend), canary_arg_("sandprobe-canary-" + setup.run_token),
+        harness_(HarnessFacts()) {
+    harness_.update(BackendVersion(setup));
     for (const char* ns : kNamespaces) {
       char link[256];
       ssize_t n = ::readlink((std::string("/proc/self/ns/") + ns).c_str(), link, sizeof link - 1);
@@ -77,13 +159,16 @@ class PrivWitness final : public RunWitness {
                                                       ReadProcFile(static_cast<int>(pid_), "cmdline").find(canary_arg_) !=
                                                           std::string::npos}};
     if (!start_error_.empty()) canary["error"] = start_error_;
-    return {{"backend", backend_}, {"host_namespaces", host_ns_}, {"canary_process", canary},
-            {"harness_sid", ::getsid(0)}};
+    nlohmann::json facts = {{"backend", backend_}, {"host_namespaces", host_ns_}, {"canary_process", canary},
+                            {"harness_sid", ::getsid(0)}};
+    facts.update(harness_);
+    return facts;
   }
 
  private:
   std::string backend_;
   std::string canary_arg_;
+  nlohmann::json harness_;  // HarnessFacts() + BackendVersion(), taken once at the start
   std::map<std::string, std::string> host_ns_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> ended_{false};

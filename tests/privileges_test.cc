@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <set>
 #include <fstream>
 #include <iterator>
 
@@ -119,7 +121,91 @@ TEST(PrivilegesTest, DockerHardenedHasNoCriticalOrHighFindingAndListsFilteredSys
   }
   ExpectVerdict(r, "priv.seccomp", "pass");
   ExpectVerdict(r, "host.pid_namespace", "pass");
+  // unshare is judged by its real flags, all refused by docker's filter without CAP_SYS_ADMIN.
+  EXPECT_NE(CheckField(r, "priv.syscall:unshare", "observed").find("unshare(CLONE_NEWUSER) -> EPERM"), std::string::npos)
+      << Describe(r, "priv.syscall:unshare");
+  // The report's host object names the daemon's version (the profile's `version` command), and
+  // the io_uring fix fits it: docker's default profile lets io_uring through before 25.0.
+  ASSERT_TRUE(r["host"].contains("backend_version")) << r["host"].dump();
+  const std::string version = r["host"]["backend_version"].get<std::string>();
+  const int major = std::atoi(version.c_str());
+  EXPECT_GT(major, 0) << version;
+  const std::string uring_fix = CheckField(r, "priv.syscall:io_uring_setup", "remediation");
+  EXPECT_EQ(uring_fix.find("lets io_uring through") != std::string::npos, major < 25) << version << ": " << uring_fix;
+  // No terminal reaches the probe (the launcher gives it /dev/null and pipes); the filter is
+  // probed on fd -1, both spellings of TIOCSTI.
+  ExpectVerdict(r, "priv.tiocsti", "pass");
+  EXPECT_NE(CheckField(r, "priv.tiocsti", "observed").find("TIOCSTI | 1 << 32"), std::string::npos)
+      << Describe(r, "priv.tiocsti");
   ExpectNoContainerLeft(r);
+  ExpectNoCanaryLeft(r);
+}
+
+// gVisor: the workload's syscalls reach the sentry, not Linux. The verdicts say so, and the
+// sentry's "Seccomp: 0" and its reachable syscalls are not a missing filter in front of Linux.
+TEST(PrivilegesTest, GvisorIsNamedAsAUserSpaceKernel) {
+  if (!BackendAvailable("gvisor", {"docker", "run", "--rm", "--pull", "never", "--runtime", "runsc", "--network",
+                                   "none", "sandprobe/agent:latest", "true"})) {
+    return;
+  }
+  CliRun run = RunProfile("sandboxes/gvisor.json", kSuite);
+  const json& r = run.report;
+  ASSERT_TRUE(r.contains("checks")) << run.err;
+  for (const char* id : {"priv.seccomp", "priv.syscall:mount", "priv.syscall:unshare", "priv.syscall:io_uring_setup"}) {
+    ExpectVerdict(r, id, "pass");
+    EXPECT_NE(CheckField(r, id, "observed").find("inside a user-space kernel (gVisor)"), std::string::npos)
+        << Describe(r, id);
+  }
+  // gVisor's /proc/self/status has no NoNewPrivs: prctl answers, and docker set it.
+  ExpectVerdict(r, "priv.no_new_privs", "pass");
+  EXPECT_NE(CheckField(r, "priv.no_new_privs", "observed").find("prctl"), std::string::npos)
+      << Describe(r, "priv.no_new_privs");
+  // Capabilities are still judged (none held here), and named as the sentry's.
+  ExpectVerdict(r, "priv.caps.sys_admin", "pass");
+  EXPECT_NE(CheckField(r, "priv.caps.sys_admin", "observed").find("gVisor"), std::string::npos);
+  EXPECT_EQ(FailsAtOrAbove(r, {"critical"}), std::vector<std::string>{}) << run.out;
+  ExpectNoContainerLeft(r);
+  ExpectNoCanaryLeft(r);
+}
+
+// A user namespace of the probe's own, made by the root harness (uid_map "0 0 1"): core_pattern
+// is writable as the host's root (sysctls check the global euid: a fail), while the host's
+// cgroup v1 release_agent files only appear writable: Linux >= 5.17 refuses their writes outside
+// the initial user namespace (inconclusive, not a critical fail).
+TEST(PrivilegesTest, ChildUserNamespaceOfTheHostsRootTellsReleaseAgentFromSysctl) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs a root harness: uid 0 inside must be host uid 0";
+  if (!BackendAvailable("unshare", {"unshare", "--user", "--map-root-user", "true"})) return;
+  CliRun run = RunProfile("tests/data/unshare-userns-root.json", kSuite);
+  const json& r = run.report;
+  ASSERT_TRUE(r.contains("checks")) << run.err;
+  ExpectVerdict(r, "priv.kernel_knob:/proc/sys/kernel/core_pattern", "fail");
+  EXPECT_NE(CheckField(r, "priv.kernel_knob:/proc/sys/kernel/core_pattern", "observed").find("-> host uid 0"),
+            std::string::npos) << Describe(r, "priv.kernel_knob:/proc/sys/kernel/core_pattern");
+  if (::access("/sys/fs/cgroup/cpu/release_agent", F_OK) == 0) {
+    ExpectVerdict(r, "priv.cgroup.release_agent", "inconclusive");
+    EXPECT_NE(CheckField(r, "priv.cgroup.release_agent", "observed").find("only in its own user namespace"),
+              std::string::npos) << Describe(r, "priv.cgroup.release_agent");
+  }
+  ExpectNoCanaryLeft(r);
+}
+
+// Root only inside its own user namespace (uid_map "0 65534 1"): the host's /proc is mounted
+// read-write, but writes there are checked against the host's root, which this is not.
+TEST(PrivilegesTest, RootOnlyInItsOwnUserNamespaceIsNotTheHostsRoot) {
+  if (::geteuid() != 0) GTEST_SKIP() << "setpriv --reuid 65534 needs a root harness";
+  if (!BackendAvailable("unshare", {"setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "unshare",
+                                    "--user", "--map-root-user", "true"})) {
+    return;
+  }
+  CliRun run = RunProfile("tests/data/unshare-userns-nobody.json", kSuite);
+  const json& r = run.report;
+  ASSERT_TRUE(r.contains("checks")) << run.err;
+  ExpectVerdict(r, "priv.kernel_knob:/proc/sys[mount]", "inconclusive");
+  EXPECT_NE(CheckField(r, "priv.kernel_knob:/proc/sys[mount]", "observed").find("host uid 65534"), std::string::npos)
+      << Describe(r, "priv.kernel_knob:/proc/sys[mount]");
+  for (const char* id : {"priv.kernel_knob:/proc/sys/kernel/core_pattern", "priv.cgroup.release_agent"}) {
+    ExpectVerdict(r, id, "pass");
+  }
   ExpectNoCanaryLeft(r);
 }
 
@@ -196,11 +282,17 @@ TEST(PrivilegesTest, DockerPrivilegedApproxIsCaught) {
   ExpectExposedWhereTheHostHasIt(r, "priv.masked:/proc/keys", "/proc/keys");
   ExpectExposedWhereTheHostHasIt(r, "priv.masked:/proc/timer_list", "/proc/timer_list");
 
-  // Critical severity: CAP_SYS_ADMIN and the writable core_pattern among the fails.
+  // Critical severity: CAP_SYS_ADMIN and the writable core_pattern among the fails, and the
+  // release_agent of the host's cgroup v1 hierarchies (bound in with /sys) where it has them:
+  // root in the initial user namespace writes them as the host's root.
   const std::vector<std::string> critical = FailsAtOrAbove(r, {"critical"});
-  for (const char* id : {"priv.caps.sys_admin", "priv.kernel_knob:/proc/sys/kernel/core_pattern"}) {
-    EXPECT_NE(std::find(critical.begin(), critical.end(), id), critical.end()) << id << " not a critical fail";
+  std::vector<std::string> must = {"priv.caps.sys_admin", "priv.kernel_knob:/proc/sys/kernel/core_pattern"};
+  if (::access("/sys/fs/cgroup/cpu/release_agent", F_OK) == 0) must.push_back("priv.cgroup.release_agent");
+  for (const std::string& id : must) {
+    EXPECT_NE(std::find(critical.begin(), critical.end(), id), critical.end()) << Describe(r, id) << ": not a critical fail";
   }
+  EXPECT_NE(CheckField(r, "priv.kernel_knob:/proc/sys/kernel/core_pattern", "observed").find("the initial user namespace"),
+            std::string::npos) << Describe(r, "priv.kernel_knob:/proc/sys/kernel/core_pattern");
   // --privileged shares no namespace but the cgroup and user ones (cgroup v1 default, no
   // userns-remap): the pid, net and mount namespaces stay the container's own.
   for (const char* id : {"priv.namespace:pid", "priv.namespace:net", "priv.namespace:mnt", "host.pid_namespace",
