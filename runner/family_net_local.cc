@@ -1,10 +1,11 @@
 // net.unix and net.ifaces: what the sandbox can reach without leaving the machine.
 //
 // net.unix: the well-known runtime sockets (docker, containerd, podman, cri-o) are judged by
-// host.runtime_sockets; a socket present inside the sandbox fails a "hidden" promise (critical:
-// a usable docker.sock is root on the host) even when this uid's connect is refused, because
-// any process of a permitted uid or group could use it. Suite variants add more socket paths,
-// judged by network.unix_sockets.
+// host.runtime_sockets, with the judgement priv.runtime_sockets uses too
+// (runtime_socket_judgement.h): connect ok fails a "hidden" promise (critical: a usable
+// docker.sock is root on the host); EACCES for a non-root probe fails it at medium (another uid
+// or group may use it); EPERM from a seccomp filter or LSM is a denial and passes. Suite
+// variants add more socket paths, judged by network.unix_sockets.
 // net.ifaces: with no egress allowed, the sandbox should see only "lo"; and with an isolated
 // network namespace it must not see the host's own interfaces (same name and MAC address, or
 // the host's exact set of names when MACs are not readable).
@@ -13,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "runner/family_net.h"
+#include "runner/runtime_socket_judgement.h"
 
 namespace sandprobe {
 namespace {
@@ -63,8 +65,9 @@ Verdict JudgeUnix(const JudgeInput& in) {
   Verdict v = StartVerdict(in);
   const bool allowed = in.check.expect == Expectation::kAllowed;
   v.expected = fmt::format("{} {} inside the sandbox", in.check.target,
-                           allowed ? "reachable" : "absent");
-  v.remediation = allowed ? fmt::format("mount {} into the sandbox, or declare it hidden", in.check.target)
+                           allowed ? "reachable" : "absent or denied");
+  v.remediation = allowed ? fmt::format("mount {} into the sandbox and let connect() through, or "
+                                        "declare it hidden", in.check.target)
                           : fmt::format("do not mount {} (or its directory) into the sandbox: a "
                                         "runtime socket is root on the host", in.check.target);
   std::optional<int> index = in.facts.Find("net.unix", in.check.resolved_target);
@@ -74,18 +77,15 @@ Verdict JudgeUnix(const JudgeInput& in) {
     return v;
   }
   v.evidence.frame_indexes.push_back(*index);
-  const json& fact = in.facts.Fact(*index);
-  const bool present = fact.value("exists", false) && fact.value("is_socket", false);
-  if (!present) {
-    v.observed = fact.value("exists", false) ? "present but not a socket" : "absent (" + DescribeFailure(fact) + ")";
-  } else if (FactOk(fact)) {
-    const std::string status = fact.value("status_line", "");
-    v.observed = fmt::format("socket present, connect ok; GET /_ping -> {}",
-                             status.empty() ? "no reply" : "\"" + status + "\"");
+  const SocketAttempt attempt = ReadSocketAttempt(in.facts.Fact(*index));
+  const std::optional<long> euid = ProbeEuid(in.facts);
+  const SocketReach reach = ClassifySocket(attempt, euid);
+  v.observed = DescribeSocket(attempt, reach, euid);
+  if (allowed) {
+    Judge(v, reach == SocketReach::kReachable, Direction::kTooRestrictive);
   } else {
-    v.observed = "socket present; " + DescribeFailure(fact) + " for this uid (another uid or group may use it)";
+    JudgeHiddenSocket(v, reach);
   }
-  Judge(v, present == allowed, allowed ? Direction::kTooRestrictive : Direction::kTooPermissive);
   return v;
 }
 

@@ -1,9 +1,11 @@
 // The network families' expansion and judgement, with the canary witness's observations made
-// up: a leak counts only by receipt of this launch's nonce, both directions, skips with reasons.
+// up: a leak counts only by receipt of this launch's nonce, both directions, skips with reasons;
+// a runtime socket gets one judgement in net.unix and priv.runtime_sockets.
 #include <gtest/gtest.h>
 
 #include "runner/evaluate.h"
 #include "runner/plan.h"
+#include "runner/runtime_socket_judgement.h"
 #include "runner/test_policies.h"
 
 namespace sandprobe {
@@ -42,8 +44,9 @@ json TcpFact(const std::string& site, bool ok) {
 }
 
 std::map<std::string, Verdict> JudgeNet(const Policy& policy, bool bridge, std::vector<json> facts,
-                                   const json& net, Plan* plan_out = nullptr) {
-  StatusOr<Plan> plan = ExpandChecks(policy, SuiteOf({"net.tcp"}), Context(bridge));
+                                   const json& net, Plan* plan_out = nullptr,
+                                   const Suite& suite = SuiteOf({"net.tcp"})) {
+  StatusOr<Plan> plan = ExpandChecks(policy, suite, Context(bridge));
   EXPECT_TRUE(plan.ok()) << plan.status().message();
   BatchResult result{.state = BatchResult::State::kRan, .launch_id = "L1", .complete = true};
   result.frames.facts = std::move(facts);
@@ -108,6 +111,95 @@ TEST(FamilyNetTest, NoBridgeIsASkipWithTheReason) {
 TEST(FamilyNetTest, NoAttemptAndNoReceiptIsInconclusive) {
   auto v = JudgeNet(TierLowPolicy(), true, {}, Witness({}));
   EXPECT_EQ(v["net.tcp.denied:loopback"].outcome, Outcome::kInconclusive);
+}
+
+// ---- runtime sockets: one fact, one judgement in both families ----
+
+const char kDockerSock[] = "/var/run/docker.sock";
+const char kSockCheck[] = "net.unix.hidden:/var/run/docker.sock";
+
+// The same attempt at docker.sock as each probe reports it, with the launch's hello frame.
+std::vector<json> SocketFacts(long euid, bool connected, const std::string& err,
+                              const std::string& step = "connect") {
+  json unix_fact = {{"family", "net.unix"}, {"path", kDockerSock}, {"exists", true},
+                    {"is_socket", true}, {"ok", connected}};
+  json priv_fact = {{"family", "priv.runtime_sockets"}, {"source", "list"}, {"path", kDockerSock},
+                    {"exists", true}, {"kind", "socket"}, {"connect_ok", connected}};
+  if (connected) {
+    unix_fact["status_line"] = "HTTP/1.0 200 OK";
+  } else {
+    unix_fact["step"] = step;
+    unix_fact["errno"] = err;
+    priv_fact["errno"] = err;
+  }
+  return {{{"family", "hello"}, {"pid", 1}, {"euid", euid}},
+          unix_fact,
+          priv_fact,
+          {{"family", "priv.runtime_sockets"}, {"summary", true}, {"paths", 1}}};
+}
+
+std::map<std::string, Verdict> JudgeSockets(std::vector<json> facts) {
+  return JudgeNet(TierLowPolicy(), true, std::move(facts), Witness({}), nullptr,
+                  SuiteOf({"net.unix", "priv.runtime_sockets"}));
+}
+
+TEST(FamilyNetTest, SeccompEpermOnConnectIsADenialInBothFamilies) {
+  for (long euid : {0L, 1000L}) {
+    auto v = JudgeSockets(SocketFacts(euid, false, "EPERM"));
+    for (const char* id : {kSockCheck, "priv.runtime_sockets"}) {
+      EXPECT_EQ(v[id].outcome, Outcome::kPass) << id << " euid " << euid << ": " << v[id].observed;
+      EXPECT_NE(v[id].observed.find("EPERM"), std::string::npos) << v[id].observed;
+      EXPECT_NE(v[id].observed.find("denied"), std::string::npos) << v[id].observed;
+    }
+  }
+  // socket(AF_UNIX) itself refused: the same denial.
+  auto v = JudgeSockets(SocketFacts(1000, false, "EPERM", "socket"));
+  EXPECT_EQ(v[kSockCheck].outcome, Outcome::kPass) << v[kSockCheck].observed;
+}
+
+TEST(FamilyNetTest, EaccesForANonRootProbeIsAMediumFindingInBothFamilies) {
+  auto v = JudgeSockets(SocketFacts(1000, false, "EACCES"));
+  for (const char* id : {kSockCheck, "priv.runtime_sockets"}) {
+    EXPECT_EQ(v[id].outcome, Outcome::kFail) << id;
+    EXPECT_EQ(v[id].direction, Direction::kTooPermissive) << id;
+    EXPECT_EQ(v[id].check.severity, Severity::kMedium) << id;
+    EXPECT_NE(v[id].observed.find("another uid or group"), std::string::npos) << v[id].observed;
+  }
+  // Root passes the file's mode: its EACCES comes from an LSM (or an owner outside its user
+  // namespace), a denial.
+  auto root = JudgeSockets(SocketFacts(0, false, "EACCES"));
+  for (const char* id : {kSockCheck, "priv.runtime_sockets"}) {
+    EXPECT_EQ(root[id].outcome, Outcome::kPass) << id << ": " << root[id].observed;
+  }
+}
+
+TEST(FamilyNetTest, AConnectableSocketIsACriticalFailInBothFamilies) {
+  auto v = JudgeSockets(SocketFacts(0, true, ""));
+  for (const char* id : {kSockCheck, "priv.runtime_sockets"}) {
+    EXPECT_EQ(v[id].outcome, Outcome::kFail) << id;
+    EXPECT_EQ(v[id].check.severity, Severity::kCritical) << id;
+  }
+  EXPECT_NE(v[kSockCheck].observed.find("GET /_ping -> \"HTTP/1.0 200 OK\""), std::string::npos);
+  // A stale socket file (nothing listens) is not reachable; an unknown errno proves nothing.
+  auto stale = JudgeSockets(SocketFacts(0, false, "ECONNREFUSED"));
+  EXPECT_EQ(stale[kSockCheck].outcome, Outcome::kPass);
+  EXPECT_EQ(stale["priv.runtime_sockets"].outcome, Outcome::kPass);
+  auto odd = JudgeSockets(SocketFacts(0, false, "EIO"));
+  EXPECT_EQ(odd[kSockCheck].outcome, Outcome::kInconclusive);
+  EXPECT_EQ(odd["priv.runtime_sockets"].outcome, Outcome::kInconclusive);
+}
+
+TEST(FamilyNetTest, WorstSocketDecidesAndNoHelloKeepsTheFinding) {
+  EXPECT_EQ(WorstReach({SocketReach::kDenied, SocketReach::kReachable, SocketReach::kOtherUserMay}),
+            SocketReach::kReachable);
+  EXPECT_EQ(WorstReach({SocketReach::kDenied, SocketReach::kUnclear}), SocketReach::kUnclear);
+  EXPECT_EQ(WorstReach({}), SocketReach::kAbsent);
+  SocketAttempt a = ReadSocketAttempt({{"path", "/s"}, {"exists", true}, {"kind", "socket"},
+                                       {"connect_ok", false}, {"errno", "EACCES"}});
+  EXPECT_EQ(ClassifySocket(a, std::nullopt), SocketReach::kOtherUserMay);
+  EXPECT_EQ(ClassifySocket(a, 0L), SocketReach::kDenied);
+  a.error = "EAGAIN";  // a full backlog: the connect was permitted
+  EXPECT_EQ(ClassifySocket(a, 1000L), SocketReach::kReachable);
 }
 
 }  // namespace
