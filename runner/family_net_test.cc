@@ -1,6 +1,7 @@
 // The network families' expansion and judgement, with the canary witness's observations made
 // up: a leak counts only by receipt of this launch's nonce, both directions, skips with reasons;
-// a runtime socket gets one judgement in net.unix and priv.runtime_sockets.
+// a runtime socket gets one judgement in net.unix and priv.runtime_sockets; the interfaces are
+// judged by the namespace's own view, a host sysfs apart.
 #include <gtest/gtest.h>
 
 #include "runner/evaluate.h"
@@ -200,6 +201,77 @@ TEST(FamilyNetTest, WorstSocketDecidesAndNoHelloKeepsTheFinding) {
   EXPECT_EQ(ClassifySocket(a, 0L), SocketReach::kDenied);
   a.error = "EAGAIN";  // a full backlog: the connect was permitted
   EXPECT_EQ(ClassifySocket(a, 1000L), SocketReach::kReachable);
+}
+
+// ---- interfaces: the namespace's own view, the host's sysfs apart ----
+
+const json kHostIfaces = {{"lo", "00:00:00:00:00:00"}, {"eth0", "02:fc:00:00:00:01"},
+                          {"docker0", "02:42:5f:33:27:1c"}};
+
+json IfacesFact(json netlink, json proc, json sys) {
+  return {{"family", "net.ifaces"}, {"summary", true}, {"netlink", netlink},
+          {"proc_net_dev", proc}, {"sys_class_net", sys}};
+}
+json View(std::vector<std::string> names, json macs = json::object()) {
+  return {{"ok", true}, {"names", names}, {"macs", macs}};
+}
+const json kLoOnly = View({"lo"}, {{"lo", "00:00:00:00:00:00"}});
+const json kHostSys = View({"lo", "eth0", "docker0"}, kHostIfaces);
+
+std::map<std::string, Verdict> JudgeIfaces(const json& fact) {
+  json net = Witness({});
+  net["host_interfaces"] = kHostIfaces;
+  return JudgeNet(TierLowPolicy(), true, {fact}, net, nullptr, SuiteOf({"net.ifaces"}));
+}
+
+TEST(FamilyNetTest, HostSysfsInAnIsolatedNamespaceIsALowFindingApart) {
+  auto v = JudgeIfaces(IfacesFact(kLoOnly, View({"lo"}), kHostSys));
+  EXPECT_EQ(v["net.ifaces.loopback-only"].outcome, Outcome::kPass) << v["net.ifaces.loopback-only"].observed;
+  EXPECT_EQ(v["net.ifaces.host-netns-hidden"].outcome, Outcome::kPass) << v["net.ifaces.host-netns-hidden"].observed;
+  const Verdict& sysfs = v["net.ifaces.host-sysfs-hidden"];
+  EXPECT_EQ(sysfs.outcome, Outcome::kFail);
+  EXPECT_EQ(sysfs.direction, Direction::kTooPermissive);
+  EXPECT_EQ(sysfs.check.severity, Severity::kLow);
+  EXPECT_NE(sysfs.observed.find("eth0 (02:fc:00:00:00:01)"), std::string::npos) << sysfs.observed;
+  EXPECT_NE(sysfs.remediation.find("fresh sysfs"), std::string::npos);
+  // sysfs listing other interfaces of the same names (the namespace's own sysfs): no finding.
+  auto own = JudgeIfaces(IfacesFact(kLoOnly, View({"lo"}), View({"lo", "eth0"}, {{"eth0", "02:42:ac:11:00:02"}})));
+  EXPECT_EQ(own["net.ifaces.host-sysfs-hidden"].outcome, Outcome::kPass);
+  // No /sys at all: nothing to leak.
+  auto none = JudgeIfaces(IfacesFact(kLoOnly, View({"lo"}), {{"ok", false}, {"step", "opendir"}, {"errno", "ENOENT"}}));
+  EXPECT_EQ(none["net.ifaces.host-sysfs-hidden"].outcome, Outcome::kPass);
+  EXPECT_NE(none["net.ifaces.host-sysfs-hidden"].observed.find("ENOENT"), std::string::npos);
+}
+
+TEST(FamilyNetTest, TheHostsNamespaceFailsByItsOwnViewNotBySysfs) {
+  auto v = JudgeIfaces(IfacesFact(kHostSys, View({"lo", "eth0", "docker0"}), kHostSys));
+  EXPECT_EQ(v["net.ifaces.host-netns-hidden"].outcome, Outcome::kFail);
+  EXPECT_EQ(v["net.ifaces.host-netns-hidden"].check.severity, Severity::kCritical);
+  EXPECT_NE(v["net.ifaces.host-netns-hidden"].observed.find("netlink shows"), std::string::npos);
+  // sysfs adds nothing the namespace does not show itself: judged once, by host-netns-hidden.
+  EXPECT_EQ(v["net.ifaces.host-sysfs-hidden"].outcome, Outcome::kPass);
+  // More than lo that is not the host's (a container's own eth0) is no host interface.
+  auto own = JudgeIfaces(IfacesFact(View({"lo", "eth0"}, {{"eth0", "02:42:ac:11:00:02"}}), View({"lo", "eth0"}), kLoOnly));
+  EXPECT_EQ(own["net.ifaces.host-netns-hidden"].outcome, Outcome::kPass);
+  EXPECT_EQ(own["net.ifaces.loopback-only"].outcome, Outcome::kFail);
+}
+
+TEST(FamilyNetTest, NetlinkDeniedFallsBackToProcNetDev) {
+  const json denied = {{"ok", false}, {"step", "socket"}, {"errno", "EPERM"}};
+  // No MACs in /proc/net/dev: the host's exact set of names is the host's namespace.
+  auto host = JudgeIfaces(IfacesFact(denied, View({"lo", "eth0", "docker0"}), kHostSys));
+  EXPECT_EQ(host["net.ifaces.host-netns-hidden"].outcome, Outcome::kFail);
+  EXPECT_NE(host["net.ifaces.host-netns-hidden"].observed.find("/proc/net/dev shows"), std::string::npos);
+  EXPECT_EQ(host["net.ifaces.host-sysfs-hidden"].outcome, Outcome::kPass);
+  auto lo = JudgeIfaces(IfacesFact(denied, View({"lo"}), kHostSys));
+  EXPECT_EQ(lo["net.ifaces.host-netns-hidden"].outcome, Outcome::kPass);
+  EXPECT_EQ(lo["net.ifaces.host-sysfs-hidden"].outcome, Outcome::kFail);
+  // Neither namespace source: sysfs alone cannot say which namespace it is.
+  auto blind = JudgeIfaces(IfacesFact(denied, {{"ok", false}, {"step", "open"}, {"errno", "ENOENT"}}, kHostSys));
+  for (const char* id : {"net.ifaces.loopback-only", "net.ifaces.host-netns-hidden", "net.ifaces.host-sysfs-hidden"}) {
+    EXPECT_EQ(blind[id].outcome, Outcome::kInconclusive) << id;
+    EXPECT_NE(blind[id].observed.find("netlink: socket: EPERM"), std::string::npos) << blind[id].observed;
+  }
 }
 
 }  // namespace

@@ -91,6 +91,10 @@ void ExpectAllEgressPass(const CliRun& run) {
   EXPECT_TRUE(EndpointsReached(run.report).empty()) << run.report["witnesses"]["net"].dump();
   EXPECT_EQ(VerdictOf(run.report, "net.unix.hidden:/var/run/docker.sock"), "pass");
   EXPECT_EQ(VerdictOf(run.report, "net.ifaces.loopback-only"), "pass");
+  // Isolated, and no host sysfs either (docker mounts the namespace's own; bwrap-strict none).
+  for (const std::string id : {"net.ifaces.host-netns-hidden", "net.ifaces.host-sysfs-hidden"}) {
+    EXPECT_EQ(VerdictOf(run.report, id), "pass") << id << ": " << ObservedOf(run.report, id);
+  }
   ExpectListenersGone(run.report);
 }
 
@@ -133,6 +137,10 @@ TEST(NetworkTest, HostNetworkReachesTheLoopbackCanary) {
     }
     EXPECT_EQ(VerdictOf(run.report, "net.dns.denied"), "fail") << profile;
     EXPECT_EQ(VerdictOf(run.report, "net.ifaces.host-netns-hidden"), "fail") << profile;
+    EXPECT_EQ(FindCheck(run.report, "net.ifaces.host-netns-hidden")->value("severity", ""), "critical");
+    // What sysfs shows is the namespace's own (docker) or nothing (bwrap): judged once, above.
+    EXPECT_EQ(VerdictOf(run.report, "net.ifaces.host-sysfs-hidden"), "pass")
+        << profile << ": " << ObservedOf(run.report, "net.ifaces.host-sysfs-hidden");
     EXPECT_TRUE(EndpointsReached(run.report).count("loopback-tcp")) << profile;
     ExpectListenersGone(run.report);
   }
@@ -151,6 +159,33 @@ TEST(NetworkTest, DockerSockExposesTheRuntimeSocket) {
   EXPECT_NE(check->value("observed", "").find("GET /_ping -> \"HTTP/1."), std::string::npos)
       << check->value("observed", "");
   for (const std::string& egress : kEgressChecks) EXPECT_EQ(VerdictOf(run.report, egress), "pass");
+}
+
+// Its own network namespace, the host's sysfs: the namespace is judged by what it shows itself
+// (netlink: lo only), the host's interfaces in /sys/class/net are a finding apart, at low.
+TEST(NetworkTest, HostSysfsInAnOwnNamespaceIsALowFindingNotAHostNamespace) {
+  if (!BackendAvailable("bwrap", kBwrapUp)) return;
+  CliRun run = RunNetwork("tests/data/bwrap-netns-host-sysfs.json");
+  const json& r = run.report;
+  ASSERT_TRUE(r.is_object()) << run.out << run.err;
+  for (const std::string id : {"net.ifaces.loopback-only", "net.ifaces.host-netns-hidden"}) {
+    EXPECT_EQ(VerdictOf(r, id), "pass") << id << ": " << ObservedOf(r, id);
+    EXPECT_NE(ObservedOf(r, id).find("netlink shows lo"), std::string::npos) << ObservedOf(r, id);
+  }
+  const std::string sysfs = "net.ifaces.host-sysfs-hidden";
+  const json* check = FindCheck(r, sysfs);
+  ASSERT_NE(check, nullptr);
+  EXPECT_EQ(check->value("verdict", ""), "fail") << ObservedOf(r, sysfs);
+  EXPECT_EQ(check->value("severity", ""), "low");
+  // The finding names an interface of this host with the MAC the host itself has.
+  const json& host = r["witnesses"]["net"]["host_interfaces"];
+  bool named = false;
+  for (const auto& [name, mac] : host.items()) {
+    if (name == "lo") continue;
+    named = named || ObservedOf(r, sysfs).find(name + " (" + mac.get<std::string>() + ")") != std::string::npos;
+  }
+  EXPECT_TRUE(named) << ObservedOf(r, sysfs) << " vs host " << host.dump();
+  for (const std::string& egress : kEgressChecks) EXPECT_EQ(VerdictOf(r, egress), "pass") << egress;
 }
 
 // The same socket fact judged by net.unix and priv.runtime_sockets side by side. `profile` is
