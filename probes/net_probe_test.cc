@@ -1,5 +1,9 @@
-// Unit tests for the network probes' parsing: endpoints and DNS packets.
+// Unit tests for the network probes' parsing: endpoints, DNS packets and netlink link dumps.
 #include <arpa/inet.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+
+#include <cstring>
 
 #include <gtest/gtest.h>
 
@@ -46,6 +50,69 @@ TEST(NetProbeTest, DnsQueryAndReplyRoundTrip) {
   EXPECT_FALSE(ParseDnsReply(r, 0x4321).valid);  // someone else's id
   EXPECT_FALSE(ParseDnsReply(q, 0x1234).valid);  // not a response
   EXPECT_FALSE(ParseDnsReply(r.substr(0, 30), 0x1234).a_records.size());  // truncated: no crash
+}
+
+// One netlink message as the kernel lays it out: header, payload, padding to 4 bytes.
+std::string NetlinkMessage(std::uint16_t type, std::uint32_t seq, const std::string& payload) {
+  nlmsghdr h{};
+  h.nlmsg_len = static_cast<std::uint32_t>(NLMSG_LENGTH(payload.size()));
+  h.nlmsg_type = type;
+  h.nlmsg_seq = seq;
+  std::string out(reinterpret_cast<const char*>(&h), sizeof h);
+  out += payload;
+  out.resize(NLMSG_ALIGN(out.size()), '\0');
+  return out;
+}
+
+std::string Attr(std::uint16_t type, const std::string& data) {
+  rtattr a{};
+  a.rta_len = static_cast<unsigned short>(RTA_LENGTH(data.size()));
+  a.rta_type = type;
+  std::string out(reinterpret_cast<const char*>(&a), sizeof a);
+  out += data;
+  out.resize(RTA_ALIGN(out.size()), '\0');
+  return out;
+}
+
+std::string Link(std::uint32_t seq, const std::string& name, const std::string& mac) {
+  ifinfomsg info{};
+  std::string payload(reinterpret_cast<const char*>(&info), sizeof info);
+  payload += Attr(IFLA_IFNAME, name + '\0');
+  if (!mac.empty()) payload += Attr(IFLA_ADDRESS, mac);
+  payload += Attr(IFLA_MTU, std::string(4, '\0'));
+  return NetlinkMessage(RTM_NEWLINK, seq, payload);
+}
+
+TEST(NetProbeTest, ParsesALinkDumpAcrossReads) {
+  LinkDump dump;
+  // A message of another sequence number is someone else's: ignored.
+  ParseLinkDump(Link(1, "lo", std::string(6, '\0')) + Link(7, "other", ""), 1, dump);
+  EXPECT_FALSE(dump.done);
+  ParseLinkDump(Link(1, "eth0", std::string("\x02\xfc\x00\x00\x00\x01", 6)) + Link(1, "tun0", "") +
+                    NetlinkMessage(NLMSG_DONE, 1, std::string(4, '\0')),
+                1, dump);
+  EXPECT_TRUE(dump.done);
+  EXPECT_EQ(dump.error, 0);
+  ASSERT_EQ(dump.links.size(), 3u);
+  EXPECT_EQ(dump.links[0].name, "lo");
+  EXPECT_EQ(dump.links[0].mac, "00:00:00:00:00:00");
+  EXPECT_EQ(dump.links[1].name, "eth0");
+  EXPECT_EQ(dump.links[1].mac, "02:fc:00:00:00:01");  // the format of /sys/class/net/*/address
+  EXPECT_EQ(dump.links[2].mac, "");
+}
+
+TEST(NetProbeTest, LinkDumpErrorsAndTruncationAreFacts) {
+  LinkDump denied;
+  int err = -EPERM;
+  ParseLinkDump(NetlinkMessage(NLMSG_ERROR, 1, std::string(reinterpret_cast<const char*>(&err), sizeof err) +
+                                                   std::string(sizeof(nlmsghdr), '\0')),
+                1, denied);
+  EXPECT_EQ(denied.error, EPERM);
+  LinkDump cut;
+  const std::string whole = Link(1, "eth0", std::string("\x02\x42\x00\x00\x00\x01", 6));
+  ParseLinkDump(whole.substr(0, whole.size() - 8), 1, cut);
+  EXPECT_EQ(cut.error, EBADMSG);
+  EXPECT_TRUE(cut.links.empty());
 }
 
 }  // namespace

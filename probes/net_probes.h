@@ -9,8 +9,11 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "probes/families.h"
 
@@ -48,6 +51,20 @@ struct DnsReply {
 };
 DnsReply ParseDnsReply(const std::string& packet, unsigned short id);
 
+// One RTM_NEWLINK of a netlink link dump: the interface's name and MAC ("" when it has none).
+struct LinkInfo {
+  std::string name;
+  std::string mac;  // "02:42:ac:11:00:02", as /sys/class/net/*/address writes it
+};
+struct LinkDump {
+  std::vector<LinkInfo> links;  // at most 256
+  bool done = false;            // NLMSG_DONE seen
+  int error = 0;                // errno from an NLMSG_ERROR, or EBADMSG for a malformed message
+};
+// Adds one recv()'s worth of netlink messages to `dump`; messages of another sequence number
+// are ignored. Reads by copying, so `chunk` needs no alignment.
+void ParseLinkDump(std::string_view chunk, std::uint32_t seq, LinkDump& dump);
+
 // Runtime sockets net.unix always tries, besides the paths it is given.
 const std::vector<std::string>& DefaultRuntimeSockets();
 
@@ -67,7 +84,8 @@ void RunNetDns(const ProbeContext& ctx, const FamilyArgs& args);
 // net.unix [PATH...]: the default runtime sockets plus PATHs: stat, connect, at most one
 // read-only `GET /_ping HTTP/1.0`, and the reply's status line.
 void RunNetUnix(const ProbeContext& ctx, const FamilyArgs& args);
-// net.ifaces: interface names from /proc/net/dev and /sys/class/net, with MAC addresses.
+// net.ifaces: interfaces from a netlink RTM_GETLINK dump (with MACs), /proc/net/dev (names)
+// and /sys/class/net (names, MACs), each reported as its own source with its errno.
 void RunNetIfaces(const ProbeContext& ctx, const FamilyArgs& args);
 
 }  // namespace sandprobe

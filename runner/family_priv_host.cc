@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runner/family_priv.h"
+#include "runner/runtime_socket_judgement.h"
 
 namespace sandprobe {
 namespace {
@@ -175,21 +176,25 @@ Verdict JudgeRuntimeSockets(const JudgeInput& in) {
     Inconclusive(v, "the probe reported no socket scan");
     return v;
   }
-  std::vector<std::string> connectable, present;
+  // Each socket judged as net.unix judges it (runtime_socket_judgement.h); the most exposed
+  // one decides.
+  const std::optional<long> euid = ProbeEuid(in.facts);
+  std::vector<SocketReach> reaches;
+  std::vector<std::string> seen;
   for (int index : in.facts.OfFamily("priv.runtime_sockets")) {
     const json& f = in.facts.Fact(index);
     if (!f.value("exists", false)) continue;
     v.evidence.frame_indexes.push_back(index);
-    const std::string path = f.value("path", "?");
-    if (f.value("connect_ok", false)) {
-      connectable.push_back(path);
-    } else {
-      present.push_back(path + " (" + f.value("errno", f.value("kind", std::string("?"))) + ")");
-    }
+    const SocketAttempt attempt = ReadSocketAttempt(f);
+    reaches.push_back(ClassifySocket(attempt, euid));
+    seen.push_back(attempt.path + ": " + DescribeSocket(attempt, reaches.back(), euid));
   }
-  v.observed = connectable.empty() ? "no runtime socket connectable" : "connectable: " + JoinLimited(connectable);
-  if (!present.empty()) v.observed += "; present but not connectable: " + JoinLimited(present);
-  JudgeFinding(v, !connectable.empty());
+  v.observed = seen.empty() ? "no runtime socket present" : JoinLimited(seen);
+  if (in.check.expect == Expectation::kAllowed) {
+    JudgeFinding(v, false);
+  } else {
+    JudgeHiddenSocket(v, WorstReach(reaches));
+  }
   return v;
 }
 

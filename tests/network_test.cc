@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -90,6 +91,10 @@ void ExpectAllEgressPass(const CliRun& run) {
   EXPECT_TRUE(EndpointsReached(run.report).empty()) << run.report["witnesses"]["net"].dump();
   EXPECT_EQ(VerdictOf(run.report, "net.unix.hidden:/var/run/docker.sock"), "pass");
   EXPECT_EQ(VerdictOf(run.report, "net.ifaces.loopback-only"), "pass");
+  // Isolated, and no host sysfs either (docker mounts the namespace's own; bwrap-strict none).
+  for (const std::string id : {"net.ifaces.host-netns-hidden", "net.ifaces.host-sysfs-hidden"}) {
+    EXPECT_EQ(VerdictOf(run.report, id), "pass") << id << ": " << ObservedOf(run.report, id);
+  }
   ExpectListenersGone(run.report);
 }
 
@@ -132,6 +137,10 @@ TEST(NetworkTest, HostNetworkReachesTheLoopbackCanary) {
     }
     EXPECT_EQ(VerdictOf(run.report, "net.dns.denied"), "fail") << profile;
     EXPECT_EQ(VerdictOf(run.report, "net.ifaces.host-netns-hidden"), "fail") << profile;
+    EXPECT_EQ(FindCheck(run.report, "net.ifaces.host-netns-hidden")->value("severity", ""), "critical");
+    // What sysfs shows is the namespace's own (docker) or nothing (bwrap): judged once, above.
+    EXPECT_EQ(VerdictOf(run.report, "net.ifaces.host-sysfs-hidden"), "pass")
+        << profile << ": " << ObservedOf(run.report, "net.ifaces.host-sysfs-hidden");
     EXPECT_TRUE(EndpointsReached(run.report).count("loopback-tcp")) << profile;
     ExpectListenersGone(run.report);
   }
@@ -150,6 +159,95 @@ TEST(NetworkTest, DockerSockExposesTheRuntimeSocket) {
   EXPECT_NE(check->value("observed", "").find("GET /_ping -> \"HTTP/1."), std::string::npos)
       << check->value("observed", "");
   for (const std::string& egress : kEgressChecks) EXPECT_EQ(VerdictOf(run.report, egress), "pass");
+}
+
+// Its own network namespace, the host's sysfs: the namespace is judged by what it shows itself
+// (netlink: lo only), the host's interfaces in /sys/class/net are a finding apart, at low.
+TEST(NetworkTest, HostSysfsInAnOwnNamespaceIsALowFindingNotAHostNamespace) {
+  if (!BackendAvailable("bwrap", kBwrapUp)) return;
+  CliRun run = RunNetwork("tests/data/bwrap-netns-host-sysfs.json");
+  const json& r = run.report;
+  ASSERT_TRUE(r.is_object()) << run.out << run.err;
+  for (const std::string id : {"net.ifaces.loopback-only", "net.ifaces.host-netns-hidden"}) {
+    EXPECT_EQ(VerdictOf(r, id), "pass") << id << ": " << ObservedOf(r, id);
+    EXPECT_NE(ObservedOf(r, id).find("netlink shows lo"), std::string::npos) << ObservedOf(r, id);
+  }
+  const std::string sysfs = "net.ifaces.host-sysfs-hidden";
+  const json* check = FindCheck(r, sysfs);
+  ASSERT_NE(check, nullptr);
+  EXPECT_EQ(check->value("verdict", ""), "fail") << ObservedOf(r, sysfs);
+  EXPECT_EQ(check->value("severity", ""), "low");
+  // The finding names an interface of this host with the MAC the host itself has.
+  const json& host = r["witnesses"]["net"]["host_interfaces"];
+  bool named = false;
+  for (const auto& [name, mac] : host.items()) {
+    if (name == "lo") continue;
+    named = named || ObservedOf(r, sysfs).find(name + " (" + mac.get<std::string>() + ")") != std::string::npos;
+  }
+  EXPECT_TRUE(named) << ObservedOf(r, sysfs) << " vs host " << host.dump();
+  for (const std::string& egress : kEgressChecks) EXPECT_EQ(VerdictOf(r, egress), "pass") << egress;
+}
+
+// The same socket fact judged by net.unix and priv.runtime_sockets side by side. `profile` is
+// absolute; the report goes into `dir`.
+CliRun RunSockets(const std::string& profile, const std::string& dir) {
+  const std::string report = dir + "/" + std::filesystem::path(profile).filename().string() + ".report.json";
+  CliRun run = RunCli({"run", "--sandbox", profile, "--suite",
+                       SourcePath("tests/data/runtime-sockets-suite.json"), "--require-backend",
+                       "--no-color", "--json", report});
+  std::ifstream in(report);
+  if (in) run.report = json::parse(in, nullptr, false);
+  return run;
+}
+const char kSockCheck[] = "net.unix.hidden:/var/run/docker.sock";
+
+void ExpectBothSocketVerdicts(const json& r, const std::string& verdict, const std::string& severity,
+                              const std::string& observed_part) {
+  for (const char* id : {kSockCheck, "priv.runtime_sockets"}) {
+    const json* check = FindCheck(r, id);
+    ASSERT_NE(check, nullptr) << id;
+    EXPECT_EQ(check->value("verdict", ""), verdict) << id << ": " << ObservedOf(r, id);
+    EXPECT_EQ(check->value("severity", ""), severity) << id;
+    EXPECT_NE(ObservedOf(r, id).find(observed_part), std::string::npos) << id << ": " << ObservedOf(r, id);
+  }
+}
+
+TEST(NetworkTest, RuntimeSocketGetsOneJudgementInBothFamilies) {
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  struct stat st {};
+  if (::stat("/var/run/docker.sock", &st) != 0) {
+    ADD_FAILURE() << "docker is up but /var/run/docker.sock is missing";
+    return;
+  }
+  std::string tmpl = (std::filesystem::temp_directory_path() / "sp-sockets-XXXXXX").string();
+  const std::string dir = mkdtemp(tmpl.data());
+  // Mounted, root, no filter: root on the host.
+  CliRun open = RunSockets(SourcePath("sandboxes/docker-sock.json"), dir);
+  EXPECT_EQ(open.exit_code, 1) << open.err;
+  ExpectBothSocketVerdicts(open.report, "fail", "critical", "connect ok");
+
+  // Mounted, root, connect() -> EPERM from a seccomp filter: denied, in both families. The
+  // profile's seccomp path is made absolute in a copy.
+  std::ifstream in(SourcePath("tests/data/docker-sock-seccomp-connect.json"));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string profile = text.str();
+  const std::string rel = "\"tests/data/seccomp-deny-connect.json";
+  const std::string policy = "../../policies/tier-low.json";  // relative to the profile's dir
+  ASSERT_NE(profile.find(rel), std::string::npos);
+  ASSERT_NE(profile.find(policy), std::string::npos);
+  profile.replace(profile.find(rel), rel.size(), "\"" + SourcePath(rel.substr(1)));
+  profile.replace(profile.find(policy), policy.size(), SourcePath("policies/tier-low.json"));
+  std::ofstream(dir + "/docker-sock-seccomp-connect.json") << profile;
+  CliRun denied = RunSockets(dir + "/docker-sock-seccomp-connect.json", dir);
+  EXPECT_EQ(denied.exit_code, 0) << denied.out << denied.err;
+  ExpectBothSocketVerdicts(denied.report, "pass", "critical", "connect: EPERM");
+
+  // Mounted, uid 1000 outside the docker group: the file's mode refuses it, the group would not.
+  CliRun mode = RunSockets(SourcePath("tests/data/docker-sock-nonroot.json"), dir);
+  EXPECT_EQ(mode.exit_code, 1) << mode.err;
+  ExpectBothSocketVerdicts(mode.report, "fail", "medium", "connect: EACCES for uid 1000");
+  std::filesystem::remove_all(dir);
 }
 
 // A profile for the fixture: tests/data/network-netns.json with the namespace and address.
