@@ -232,7 +232,7 @@ TEST(NetworkTest, RuntimeSocketGetsOneJudgementInBothFamilies) {
   std::stringstream text;
   text << in.rdbuf();
   std::string profile = text.str();
-  const std::string rel = "\"tests/data/seccomp-deny-connect.json";
+  const std::string rel = "\"tests/data/seccomp/deny-connect.json";
   const std::string policy = "../../policies/tier-low.json";  // relative to the profile's dir
   ASSERT_NE(profile.find(rel), std::string::npos);
   ASSERT_NE(profile.find(policy), std::string::npos);

@@ -34,10 +34,12 @@ std::string Describe(const json& report, const std::string& id) {
 }
 
 // Every check was decided (no error, no inconclusive): the families observed something.
-void ExpectAllDecided(const json& report) {
+// `undecidable`: checks the profile cannot decide, by what the probe can see (named in the test).
+void ExpectAllDecided(const json& report, const std::set<std::string>& undecidable = {}) {
   ASSERT_TRUE(report.contains("checks")) << report.dump().substr(0, 2000);
   EXPECT_EQ(report["checks"].size(), 48u);
   for (const json& c : report["checks"]) {
+    if (undecidable.count(c.value("id", ""))) continue;
     const std::string v = c.value("verdict", "?");
     EXPECT_TRUE(v == "pass" || v == "fail") << c.value("id", "?") << ": " << v << ": " << c.value("observed", "");
   }
@@ -354,7 +356,12 @@ TEST(PrivilegesTest, BwrapStrictIsolatesNamespacesButHasNoSeccompFilter) {
   if (!BackendAvailable("bwrap", kBwrapUp)) return;
   CliRun run = RunProfile("sandboxes/bwrap-strict.json", kSuite);
   const json& r = run.report;
-  ExpectAllDecided(r);
+  // bwrap mounts its own read-write /proc inside a child user namespace whose uid_map the
+  // probe reads relative to bwrap's intermediate namespace (--disable-userns nests one):
+  // writable "in its own user namespace" only, which is inconclusive, never a critical fail.
+  const std::string mount_knob = "priv.kernel_knob:/proc/sys[mount]";
+  ExpectAllDecided(r, {mount_knob});
+  ExpectVerdict(r, mount_knob, "inconclusive");
   for (const char* ns : {"pid", "net", "mnt", "ipc", "uts", "cgroup", "user"}) {
     ExpectVerdict(r, std::string("priv.namespace:") + ns, "pass");
   }
