@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "contract/exit_code.h"
 #include "probes/errno_name.h"
 #include "probes/families.h"
 #include "probes/frame.h"
@@ -26,8 +27,6 @@
 namespace sandprobe {
 namespace {
 
-constexpr int kExitUsage = 2;
-constexpr int kExitDeadline = 124;  // as timeout(1) reports it
 constexpr long kDefaultDeadlineMs = 30'000;
 constexpr long kMaxDeadlineMs = 24L * 3600 * 1000;
 constexpr std::size_t kMaxNonceLength = 128;
@@ -120,7 +119,7 @@ extern "C" void OnDeadline(int) {
   static const char kMsg[] = "sandprobe-probe: deadline reached, stopping\n";
   ssize_t ignored = ::write(2, kMsg, sizeof kMsg - 1);
   (void)ignored;
-  ::_exit(kExitDeadline);
+  ::_exit(kExitProbeDeadline);
 }
 
 // setitimer rather than alarm(): alarm() counts whole seconds and the runner speaks in ms.

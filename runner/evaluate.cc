@@ -2,6 +2,8 @@
 
 #include <optional>
 
+#include "contract/exit_code.h"
+
 #include "runner/family.h"
 
 namespace sandprobe {
@@ -133,7 +135,7 @@ int ExitCodeFor(const std::vector<Verdict>& verdicts, Severity fail_on) {
   for (const Verdict& v : verdicts) {
     switch (v.outcome) {
       case Outcome::kFail:
-        if (AtLeast(v.check.severity, fail_on)) return 1;
+        if (AtLeast(v.check.severity, fail_on)) return kExitFail;
         break;
       case Outcome::kError:
       case Outcome::kInconclusive:
@@ -144,7 +146,7 @@ int ExitCodeFor(const std::vector<Verdict>& verdicts, Severity fail_on) {
         break;
     }
   }
-  return unsure ? 3 : 0;
+  return unsure ? kExitHarness : kExitPass;
 }
 
 }  // namespace sandprobe

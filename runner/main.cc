@@ -17,6 +17,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "contract/exit_code.h"
 #include "reports/console_report.h"
 #include "reports/progress_line.h"
 #include "reports/diff.h"
@@ -36,9 +37,6 @@ namespace sandprobe {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr int kExitUsage = 2;
-constexpr int kExitHarness = 3;
 
 std::atomic<bool> g_interrupted{false};
 
@@ -147,7 +145,18 @@ int Run(const RunFlags& flags) {
   printer.Clear();
   if (!report.ok()) {
     std::cerr << "sandprobe run: " << report.status().message() << "\n";
-    return kExitUsage;
+    if (report.status().code() == StatusCode::kInvalidInput) return kExitUsage;
+    // The harness failed before any verdict: the reports still say so, so a CI job that
+    // publishes them finds both files and one error in them.
+    RunReport failed = HarnessFailureReport(SANDPROBE_VERSION, flags.sandbox, "sandprobe.harness",
+                                            report.status().message(), false);
+    if (!flags.json.empty()) {
+      if (Status s = WriteJsonReport(failed, flags.json); !s.ok()) std::cerr << "sandprobe run: " << s.message() << "\n";
+    }
+    if (!flags.junit.empty()) {
+      if (Status s = WriteJunitReport({failed}, flags.junit); !s.ok()) std::cerr << "sandprobe run: " << s.message() << "\n";
+    }
+    return kExitHarness;
   }
   // With `--json -` stdout carries the report alone; the console summary goes to stderr.
   bool json_on_stdout = flags.json == "-";

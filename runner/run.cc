@@ -75,7 +75,7 @@ class RunDir {
     std::string root = fmt::format("/var/tmp/sandprobe-{}", run_id);
     std::error_code ec;
     fs::create_directories(root + "/workspace", ec);
-    if (ec) return Status::Error(fmt::format("mkdir({}/workspace): {}", root, ec.message()));
+    if (ec) return Status::HarnessError(fmt::format("mkdir({}/workspace): {}", root, ec.message()));
     // Sandboxes run the probe as any uid (docker --user 1000): the workspace must let it write.
     ::chmod((root + "/workspace").c_str(), 0777);
     ::chmod(root.c_str(), 0755);
@@ -128,7 +128,9 @@ StatusOr<std::vector<std::unique_ptr<RunWitness>>> StartWitnesses(const Suite& s
     for (const SuiteEntry& entry : suite.entries) needed = needed || row.families.count(entry.family);
     if (!needed) continue;
     StatusOr<std::unique_ptr<RunWitness>> witness = row.start(setup);
-    if (!witness.ok()) return witness.status().WithContext(std::string("witness ") + row.name);
+    if (!witness.ok()) {
+      return witness.status().WithContext(std::string("witness ") + row.name).AsHarnessError();
+    }
     started.push_back(std::move(*witness));
   }
   return started;
@@ -150,7 +152,7 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
   if (!loaded.ok()) return loaded.status();
   const auto& [profile, policy, suite] = *loaded;
   if (::access((options.probe_dir + "/sandprobe-probe").c_str(), X_OK) != 0) {
-    return Status::Error(fmt::format("probe binary {}/sandprobe-probe is missing (build it, or "
+    return Status::HarnessError(fmt::format("probe binary {}/sandprobe-probe is missing (build it, or "
                                      "pass --probe-dir)", options.probe_dir));
   }
 
@@ -171,11 +173,13 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
   StatusOr<RunDir> run_dir = RunDir::Create(report.run_id, options.keep_run_dir);
   if (!run_dir.ok()) return run_dir.status();
   // Before anything is launched, so a sweep can always find what this run leaves behind.
-  if (Status claimed = ClaimRunDir(run_dir->root(), profile.source_path); !claimed.ok()) return claimed;
+  if (Status claimed = ClaimRunDir(run_dir->root(), profile.source_path); !claimed.ok()) {
+    return claimed.AsHarnessError();
+  }
   StatusOr<std::string> probe_dir = ProbeDirForSandboxes(options.probe_dir, run_dir->root());
-  if (!probe_dir.ok()) return probe_dir.status();
+  if (!probe_dir.ok()) return probe_dir.status().AsHarnessError();
   StatusOr<CanaryFile> canary = CanaryFile::Plant(run_dir->root());
-  if (!canary.ok()) return canary.status();
+  if (!canary.ok()) return canary.status().AsHarnessError();
   CanaryEnvSecret env_secret = CanaryEnvSecret::Make();
   WitnessFacts witnesses{canary->path(), canary->sha256(), env_secret.sha256};
 
@@ -184,7 +188,7 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
   if (!workspace_inside.ok()) return workspace_inside.status().WithContext(profile.source_path);
   StatusOr<std::vector<std::unique_ptr<RunWitness>>> run_witnesses = StartWitnesses(
       suite, WitnessSetup{report.run_id, run_dir->root(), profile, launcher, RandomHex(16)});
-  if (!run_witnesses.ok()) return run_witnesses.status();
+  if (!run_witnesses.ok()) return run_witnesses.status().AsHarnessError();
   PlanContext plan_context{canary->path(), *workspace_inside, {},
                            profile.lifecycle == Lifecycle::kSession};
   for (const auto& witness : *run_witnesses) {

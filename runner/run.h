@@ -42,8 +42,10 @@ struct RunOptions {
   std::function<void(std::size_t done, std::size_t total, const std::string& running)> on_progress;
 };
 
-// A non-ok Status means invalid input (exit 2): a profile, policy or suite that does not load,
-// or a probe directory without the probe. Everything that goes wrong later is in the report.
+// A non-ok Status is either invalid input (StatusCode::kInvalidInput: a profile, policy or
+// suite that does not load; exit 2) or a harness failure before any verdict (kHarness: no run
+// dir, no probe binary, a witness that cannot start; exit 3). Everything that goes wrong later
+// is in the report.
 StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher);
 
 }  // namespace sandprobe

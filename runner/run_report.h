@@ -34,22 +34,30 @@ struct RunReport {
   bool interrupted = false;
 };
 
-// The report of a run given up by its watchdog (stuck even after its launches were killed):
-// nothing of the run can be trusted, so it holds one error check saying why.
-inline RunReport AbandonedRunReport(const std::string& tool_version, const std::string& profile_path,
-                                    const std::string& why) {
+// The report of a run that produced no verdicts of its own: one error check, `check_id`, saying
+// why, so a CI job still finds both report files. `interrupted`: the run was given up.
+inline RunReport HarnessFailureReport(const std::string& tool_version, const std::string& profile_path,
+                                      const std::string& check_id, const std::string& why,
+                                      bool interrupted) {
   RunReport report;
   report.tool_version = tool_version;
   report.profile_path = profile_path;
-  report.interrupted = true;
+  report.interrupted = interrupted;
   Verdict v;
-  v.check.id = "sandprobe.watchdog";
+  v.check.id = check_id;
   v.check.family = "harness";
   v.check.severity = Severity::kHigh;
   v.outcome = Outcome::kError;
   v.observed = why;
   report.verdicts.push_back(std::move(v));
   return report;
+}
+
+// The report of a run given up by its watchdog (stuck even after its launches were killed):
+// nothing of the run can be trusted, so it holds one error check saying why.
+inline RunReport AbandonedRunReport(const std::string& tool_version, const std::string& profile_path,
+                                    const std::string& why) {
+  return HarnessFailureReport(tool_version, profile_path, "sandprobe.watchdog", why, true);
 }
 
 }  // namespace sandprobe

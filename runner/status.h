@@ -13,26 +13,45 @@
 
 namespace sandprobe {
 
+// What kind of failure a Status is: the CLI turns it into an exit code (contract/exit_code.h).
+enum class StatusCode {
+  kInvalidInput,  // the user's input is wrong (a profile, policy, suite, flag): exit 2
+  kHarness,       // the harness could not do its job (a run dir, a witness, the probe): exit 3
+};
+
 class [[nodiscard]] Status {
  public:
   static Status Ok() { return Status(); }
-  static Status Error(std::string message) { return Status(std::move(message)); }
+  // Invalid input: what the user gave cannot be used as it is.
+  static Status Error(std::string message) {
+    return Status(std::move(message), StatusCode::kInvalidInput);
+  }
+  // The harness failed on a valid input: a full /var/tmp, a listener that cannot bind.
+  static Status HarnessError(std::string message) {
+    return Status(std::move(message), StatusCode::kHarness);
+  }
 
   bool ok() const { return !message_.has_value(); }
   const std::string& message() const {
     static const std::string kEmpty;
     return message_ ? *message_ : kEmpty;
   }
-  // Prepends context: Status::Error("EACCES").WithContext("open(/x)") -> "open(/x): EACCES".
+  // Meaningful only when !ok().
+  StatusCode code() const { return code_; }
+  // Prepends context, keeping the code:
+  // Status::Error("EACCES").WithContext("open(/x)") -> "open(/x): EACCES".
   Status WithContext(const std::string& context) const {
     if (ok()) return *this;
-    return Status(context + ": " + *message_);
+    return Status(context + ": " + *message_, code_);
   }
+  // The same message as a harness error: a step that only fails when the harness does.
+  Status AsHarnessError() const { return ok() ? *this : Status(*message_, StatusCode::kHarness); }
 
  private:
   Status() = default;
-  explicit Status(std::string message) : message_(std::move(message)) {}
+  Status(std::string message, StatusCode code) : message_(std::move(message)), code_(code) {}
   std::optional<std::string> message_;
+  StatusCode code_ = StatusCode::kInvalidInput;
 };
 
 // Either a value or a non-ok Status.
