@@ -124,9 +124,8 @@ std::string RenderJsonReport(const RunReport& report) {
 }
 
 Status WriteJsonReport(const RunReport& report, const std::string& path) {
-  const std::string text = RenderJsonReport(report);
-  if (path == "-") return WriteToStdout(text).WithContext("write JSON report");
-  return WriteFileAtomically(path, text);
+  // "-", devices, FIFOs and symlinks: see reports/atomic_file.h.
+  return WriteReportOutput(path, RenderJsonReport(report)).WithContext("write JSON report");
 }
 
 }  // namespace sandprobe
