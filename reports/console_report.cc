@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <cstdint>
+#include <set>
+#include <utility>
 
 #include <fmt/format.h>
 #include <utf8cpp/utf8.h>
@@ -64,6 +66,24 @@ std::string CheckLine(const Verdict& v, bool color) {
   return line + "\n";
 }
 
+// One line per distinct program (path and hash) that launches ran from where it is easy to
+// forge: a profile naming `env` proves nothing if a writable PATH entry supplied the `env`.
+std::string ExecutableWarnings(const RunReport& report, bool color) {
+  std::string out;
+  std::set<std::pair<std::string, std::string>> shown;
+  for (const LaunchRecord& l : report.launches) {
+    if (l.executable_warning.empty()) continue;
+    if (!shown.emplace(l.executable, l.executable_sha256).second) continue;
+    const std::string hash = l.executable_sha256.empty()
+                                 ? std::string("no sha256")
+                                 : fmt::format("sha256 {}\u2026", l.executable_sha256.substr(0, 12));
+    out += fmt::format("{}: launches ran {} ({}): {}\n",
+                       color ? "\x1b[33mwarning\x1b[0m" : "warning", ForTerminal(l.executable),
+                       hash, ForTerminal(l.executable_warning));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string RenderConsole(const RunReport& report, bool color) {
@@ -73,6 +93,7 @@ std::string RenderConsole(const RunReport& report, bool color) {
   if (report.interrupted) {
     out += "interrupted: checks that did not finish are reported as errors\n";
   }
+  out += ExecutableWarnings(report, color);
   for (Outcome shown : {Outcome::kFail, Outcome::kError, Outcome::kInconclusive}) {
     for (const Verdict& v : report.verdicts) {
       if (v.outcome == shown) out += CheckLine(v, color);

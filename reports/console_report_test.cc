@@ -81,6 +81,34 @@ TEST(RenderConsole, SaysWhenTheRunWasInterrupted) {
   EXPECT_THAT(RenderConsole(HardenedReport(), false), Not(HasSubstr("interrupted:")));
 }
 
+TEST(RenderConsole, WarnsOncePerSuspiciousProgram) {
+  RunReport r = HardenedReport();
+  const std::string sha = "ab12cd34ef56" + std::string(52, '0');
+  for (LaunchRecord& l : r.launches) {  // every launch ran the same forged env
+    l.executable = "/tmp/evil/env";
+    l.executable_sha256 = sha;
+    l.executable_warning = "in a world-writable directory /tmp/evil";
+  }
+  LaunchRecord clean;
+  clean.executable = "/usr/bin/docker";
+  clean.executable_sha256 = std::string(64, 'f');
+  r.launches.push_back(clean);
+  LaunchRecord escape;  // a path is text from the host, but still never drives the terminal
+  escape.executable = "/tmp/x\x1b[2J/env";
+  escape.executable_warning = "not hashed: open(\"/tmp/x/env\"): EACCES";
+  r.launches.push_back(escape);
+  const std::string out = RenderConsole(r, /*color=*/false);
+  const std::vector<std::string> lines = Lines(out);
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_EQ(lines[1], "warning: launches ran /tmp/evil/env (sha256 ab12cd34ef56\u2026): in a "
+                      "world-writable directory /tmp/evil");
+  EXPECT_EQ(lines[2], "warning: launches ran /tmp/x/env (no sha256): not hashed: "
+                      "open(\"/tmp/x/env\"): EACCES");
+  EXPECT_THAT(lines[3], HasSubstr("FAIL"));
+  EXPECT_THAT(out, Not(HasSubstr("/usr/bin/docker")));
+  EXPECT_THAT(RenderConsole(HardenedReport(), false), Not(HasSubstr("warning:")));
+}
+
 TEST(RenderConsole, LongTextIsCut) {
   const std::string out = RenderConsole(BwrapReport(), false);
   EXPECT_LT(out.size(), 4096u);

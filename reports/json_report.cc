@@ -59,6 +59,9 @@ json LaunchToJson(const LaunchRecord& l) {
       {"timed_out", l.timed_out},
       {"wall_ms", l.wall_ms},
       {"error", l.error},
+      {"executable", l.executable},
+      {"executable_sha256", l.executable_sha256},
+      {"executable_warning", l.executable_warning},
       {"stdout_tail", l.stdout_tail},
       {"stderr_tail", l.stderr_tail},
       {"done", l.frames.done},
@@ -124,9 +127,8 @@ std::string RenderJsonReport(const RunReport& report) {
 }
 
 Status WriteJsonReport(const RunReport& report, const std::string& path) {
-  const std::string text = RenderJsonReport(report);
-  if (path == "-") return WriteToStdout(text).WithContext("write JSON report");
-  return WriteFileAtomically(path, text);
+  // "-", devices, FIFOs and symlinks: see reports/atomic_file.h.
+  return WriteReportOutput(path, RenderJsonReport(report)).WithContext("write JSON report");
 }
 
 }  // namespace sandprobe

@@ -186,6 +186,26 @@ TEST_F(JsonReportFileTest, LeftoverProcessesAreKeptOnlyWhenThereAreSome) {
               HasSubstr("'argv' is a required property"));
 }
 
+// Which program ran: always written, validated, and a hash that is not hex is refused.
+TEST_F(JsonReportFileTest, LaunchesRecordTheExecutableItsHashAndWarning) {
+  RunReport r = HardenedReport();
+  const std::string sha(64, 'a');
+  r.launches[0].executable = "/tmp/evil/env";
+  r.launches[0].executable_sha256 = sha;
+  r.launches[0].executable_warning = "in a world-writable directory /tmp/evil";
+  const json launches = ReportToJson(r).at("launches");
+  EXPECT_EQ(launches[0].at("executable"), "/tmp/evil/env");
+  EXPECT_EQ(launches[0].at("executable_sha256"), sha);
+  EXPECT_EQ(launches[0].at("executable_warning"), "in a world-writable directory /tmp/evil");
+  EXPECT_EQ(launches[1].at("executable"), "");  // the fixture's launch recorded none
+  EXPECT_EQ(launches[1].at("executable_sha256"), "");
+  EXPECT_EQ(SchemaErrors(RenderJsonReport(r)), "");
+  json bad = ReportToJson(r);
+  bad["launches"][0]["executable_sha256"] = "not-a-hash";
+  EXPECT_THAT(SchemaErrors(bad.dump(-1, ' ', false, json::error_handler_t::replace)),
+              HasSubstr("does not match"));
+}
+
 TEST(JsonReport, SummaryCountsEveryOutcome) {
   EXPECT_EQ(SummaryCounts(HardenedReport().verdicts),
             json({{"pass", 1}, {"fail", 2}, {"inconclusive", 2}, {"error", 1}, {"skip", 1},

@@ -222,9 +222,7 @@ std::string RenderJunit(const std::vector<RunReport>& reports) {
 }
 
 Status WriteJunitReport(const std::vector<RunReport>& reports, const std::string& path) {
-  const std::string text = RenderJunit(reports);
-  if (path == "-") return WriteToStdout(text).WithContext("write JUnit report");
-  return WriteFileAtomically(path, text);
+  return WriteReportOutput(path, RenderJunit(reports)).WithContext("write JUnit report");
 }
 
 }  // namespace sandprobe

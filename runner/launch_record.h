@@ -32,6 +32,12 @@ struct LaunchRecord {
   std::string stdout_tail;  // capped; raw bytes (reports sanitize)
   std::string stderr_tail;
   std::string error;        // harness-level failure, e.g. "execve(bwrap): ENOENT"
+  // The program that ran (LaunchResult::executable*): absolute path as resolved in the
+  // child's PATH and exec'd, SHA-256 of the file, and why it is easy to forge ("" if not).
+  // All "" when the launch did not start.
+  std::string executable;
+  std::string executable_sha256;
+  std::string executable_warning;
   ProbeFrames frames;       // only for purpose == "probe"
   // Processes of this launch that outlived its direct child and were SIGKILLed by the
   // launcher (LaunchResult::leftovers_killed): proof that something kept running after the

@@ -27,11 +27,11 @@
 #include <boost/process/environment.hpp>
 #include <boost/process/exe.hpp>
 #include <boost/process/io.hpp>
-#include <boost/process/search_path.hpp>
 #include <fmt/format.h>
 
 #include "runner/errno_text.h"
 #include "runner/launch_child_setup.h"
+#include "runner/launch_executable.h"
 #include "runner/launch_leftovers.h"
 #include "runner/launch_pids_cgroup.h"
 #include "runner/launch_sigpipe_block.h"
@@ -110,15 +110,22 @@ Status LaunchSession::Spawn() {
   bp::environment env = boost::this_process::environment();
   for (const auto& [name, value] : spec_.extra_env) env[name] = value;
   env[kLaunchMarkerEnv] = registration_.marker();
-  std::string exe = spec_.argv[0];
-  if (exe.find('/') == std::string::npos) {
-    std::vector<boost::filesystem::path> dirs;
-    auto path = env.find("PATH");
-    if (path != env.end())
-      for (const std::string& dir : path->to_vector())
-        if (!dir.empty()) dirs.emplace_back(dir);
-    exe = bp::search_path(exe, dirs).string();
-    if (exe.empty()) return Status::Error(fmt::format("execve({}): ENOENT (not in PATH)", spec_.argv[0]));
+  // Resolved here, as execvp would with the child's PATH, and exec'd by that absolute path:
+  // what the report records is what ran (runner/launch_executable.h).
+  std::optional<std::string> path_env;
+  if (auto path = env.find("PATH"); path != env.end()) path_env = path->to_string();
+  StatusOr<ResolvedExecutable> resolved =
+      ResolveExecutable(spec_.argv[0], path_env, spec_.working_dir);
+  if (!resolved.ok()) return resolved.status();
+  const std::string exe = resolved->path;
+  result_.executable = exe;
+  result_.executable_warning =
+      ExecutableWarning(exe, /*found_in_path=*/spec_.argv[0].find('/') == std::string::npos);
+  if (StatusOr<std::string> hash = ExecutableSha256(exe); hash.ok()) {
+    result_.executable_sha256 = *hash;
+  } else {
+    if (!result_.executable_warning.empty()) result_.executable_warning += "; ";
+    result_.executable_warning += "not hashed: " + hash.status().message();
   }
   std::vector<std::string> args(spec_.argv.begin() + 1, spec_.argv.end());
 

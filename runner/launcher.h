@@ -45,7 +45,7 @@ struct LaunchEnvelope {
 
 // What to run and how long to let it run.
 struct LaunchSpec {
-  std::vector<std::string> argv;   // argv[0] is searched in PATH when it has no '/'
+  std::vector<std::string> argv;   // argv[0] is searched in the child's PATH when it has no '/'
   std::vector<std::pair<std::string, std::string>> extra_env;  // added to the inherited environment (override same names)
   std::string stdin_data;          // written to the child's stdin then closed; empty -> stdin is /dev/null
   std::string working_dir;         // empty: inherit
@@ -70,6 +70,11 @@ struct LaunchResult {
   std::string out, err;
   std::size_t out_dropped = 0, err_dropped = 0;   // bytes beyond the cap
   std::string envelope_note;  // "pids cgroup unavailable: mkdir(...): EROFS"; empty when all applied
+  // The program that ran: argv[0] resolved as execvp would with the child's PATH, made
+  // absolute, and exec'd by exactly this path (runner/launch_executable.h).
+  std::string executable;
+  std::string executable_sha256;   // hex SHA-256 of that file at launch; "" when unreadable
+  std::string executable_warning;  // "" or why the file is easy to forge ("in a world-writable directory /tmp/x")
   // Processes of this launch still alive after its direct child ended, SIGKILLed and (when
   // ours to reap) reaped by the launcher: group stragglers, and orphans that left the group
   // (only seen when the process is a child subreaper). Evidence that something outlived the

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -19,6 +20,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "runner/launch_executable.h"
 #include "runner/proc_info.h"
 
 namespace sandprobe {
@@ -26,6 +28,7 @@ namespace {
 
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 LaunchSpec Child(std::vector<std::string> args) {
   LaunchSpec spec;
@@ -422,6 +425,73 @@ TEST(Launcher, ExtraEnvIsVisibleAndOverrides) {
   inherited.extra_env = {{"SANDPROBE_LAUNCHER_TEST_OLD", "overridden"}};
   EXPECT_EQ(MustLaunch(inherited).out, "overridden");
   unsetenv("SANDPROBE_LAUNCHER_TEST_OLD");
+}
+
+// --- which program ran (runner/launch_executable.h) ---
+
+// A fresh directory (0755) for programs that shadow system ones.
+std::string ShadowDir(const std::string& name) {
+  const std::string dir = TempPath(name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directory(dir);
+  ::chmod(dir.c_str(), 0755);
+  return dir;
+}
+
+TEST(Launcher, ShadowingNameInPathIsRecordedAsTheProgramThatRan) {
+  const std::string dir = ShadowDir("shadow");
+  const std::string script = dir + "/env";
+  std::ofstream(script) << "#!/bin/sh\necho \"ran $0\"\n";
+  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
+  LaunchSpec spec = Command({"env"});
+  spec.extra_env = {{"PATH", dir + ":" + std::getenv("PATH")}};
+  LaunchResult r = MustLaunch(spec);
+  EXPECT_EQ(r.out, "ran " + script + "\n");  // $0: the path execve was given
+  EXPECT_EQ(r.executable, script);
+  StatusOr<std::string> hash = ExecutableSha256(script);
+  ASSERT_TRUE(hash.ok());
+  EXPECT_EQ(r.executable_sha256, *hash);
+  EXPECT_THAT(r.executable_warning, HasSubstr("outside the system paths"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Launcher, RecordedBinaryIsTheOneTheKernelRan) {
+  // A copy of readlink shadows the real one; /proc/self/exe is what the kernel executed.
+  const std::string dir = ShadowDir("exe");
+  std::filesystem::copy_file("/usr/bin/readlink", dir + "/readlink");
+  LaunchSpec spec = Command({"readlink", "/proc/self/exe"});
+  spec.extra_env = {{"PATH", dir + ":/usr/bin:/bin"}};
+  LaunchResult r = MustLaunch(spec);
+  EXPECT_EQ(r.out, dir + "/readlink\n");
+  EXPECT_EQ(r.executable, dir + "/readlink");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Launcher, ChildPathDecidesNotTheHarnessPath) {
+  LaunchSpec spec = Command({"true"});
+  spec.extra_env = {{"PATH", "/usr/bin"}};
+  LaunchResult r = MustLaunch(spec);
+  EXPECT_EQ(r.executable, "/usr/bin/true");
+  EXPECT_EQ(r.executable_warning, "");
+  EXPECT_EQ(r.executable_sha256.size(), 64u);
+  StatusOr<std::string> hash = ExecutableSha256("/usr/bin/true");
+  ASSERT_TRUE(hash.ok());
+  EXPECT_EQ(r.executable_sha256, *hash);
+}
+
+TEST(Launcher, ProgramInAWorldWritableDirectoryIsWarnedAbout) {
+  const std::string dir = ShadowDir("world");
+  ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
+  const std::string script = dir + "/tool";
+  std::ofstream(script) << "#!/bin/sh\nexit 0\n";
+  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
+  LaunchResult r = MustLaunch(Command({script}));
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.executable, script);
+  EXPECT_THAT(r.executable_warning, HasSubstr("in a world-writable directory " + dir));
+  // Spelled out by path: its location is the caller's choice, only its permissions count.
+  EXPECT_THAT(r.executable_warning, Not(HasSubstr("outside the system paths")));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Launcher, CancelKillsLikeATimeout) {

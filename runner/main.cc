@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "contract/exit_code.h"
+#include "reports/atomic_file.h"
 #include "reports/console_report.h"
 #include "reports/progress_line.h"
 #include "reports/diff.h"
@@ -115,6 +116,11 @@ int Run(const RunFlags& flags) {
               << ": expected critical, high, medium, low or info\n";
     return kExitUsage;
   }
+  // Before a run of minutes, not after it: a report path that cannot be written is refused.
+  if (Status s = CheckReportOutputs({{"--json", flags.json}, {"--junit", flags.junit}}); !s.ok()) {
+    std::cerr << "sandprobe run: " << s.message() << "\n";
+    return kExitUsage;
+  }
   InstallInterruptHandlers();
   ProcessLauncher launcher;
   // Before its own work: what earlier runs left when their sandprobe died. Said on stderr,
@@ -158,9 +164,10 @@ int Run(const RunFlags& flags) {
     }
     return kExitHarness;
   }
-  // With `--json -` stdout carries the report alone; the console summary goes to stderr.
-  bool json_on_stdout = flags.json == "-";
-  FILE* console = json_on_stdout ? stderr : stdout;
+  // With `--json -` (or /dev/stdout, or --junit -) stdout carries the report alone; the
+  // console summary goes to stderr.
+  bool report_on_stdout = WritesToStdout(flags.json) || WritesToStdout(flags.junit);
+  FILE* console = report_on_stdout ? stderr : stdout;
   std::string text = RenderConsole(*report, UseColor(flags.no_color, console));
   std::fputs(text.c_str(), console);
   std::fflush(console);

@@ -110,6 +110,9 @@ LaunchRecord Sandbox::LaunchTemplate(const TemplateLaunch& launch, LaunchResult*
     record.stdout_tail = Tail(result->out);
     record.stderr_tail = Tail(result->err);
     record.leftover_processes = result->leftovers_killed;
+    record.executable = result->executable;
+    record.executable_sha256 = result->executable_sha256;
+    record.executable_warning = result->executable_warning;
     if (result->cancelled) record.error = "interrupted";
     if (!result->envelope_note.empty()) record.stderr_tail += "\n[sandprobe] " + result->envelope_note;
     if (raw) *raw = *result;
