@@ -10,13 +10,12 @@
 #include <vector>
 
 #include "probes/frame.h"
+#include "probes/path_content.h"  // kMaxReadBytes, kMaxDirEntries
 
 namespace sandprobe {
 
 // Bounds shared by all families: a probe run stays small however large its argument list.
 inline constexpr std::size_t kMaxPathsPerFamily = 4096;
-inline constexpr std::size_t kMaxReadBytes = 4096;
-inline constexpr std::size_t kMaxDirEntries = 1024;
 
 // What every family gets: the frame channel and the run's nonce (used in scratch file names,
 // so concurrent or earlier runs never collide with this one's files).
@@ -50,14 +49,18 @@ std::vector<ProbeFamilyRow> PersistenceProbeFamilies();  // persist.cc
 std::string CheckFsReadArgs(const FamilyArgs& args);
 std::string CheckFsWriteArgs(const FamilyArgs& args);
 std::string CheckFsAliasArgs(const FamilyArgs& args);
+std::string CheckFsMountsArgs(const FamilyArgs& args);
 std::string CheckEnvSecretArgs(const FamilyArgs& args);
 
 // fs.read PATH...: open + fstat + read (4 KiB) or readdir (1024 names) each path.
 void RunFsRead(const ProbeContext& ctx, const FamilyArgs& args);
 // fs.write DIR...: create, write, close and unlink a nonce file in each dir; statvfs it.
 void RunFsWrite(const ProbeContext& ctx, const FamilyArgs& args);
-// fs.alias --scratch DIR PATH...: read each path through dotdot, /proc/self/root and a symlink.
+// fs.alias --scratch DIR PATH...: read each path through dotdot, /proc/self/root, a symlink and
+// under every other mount's root (mount_root).
 void RunFsAlias(const ProbeContext& ctx, const FamilyArgs& args);
+// fs.mounts: the mount table, one fact per mount, then a summary.
+void RunFsMounts(const ProbeContext& ctx, const FamilyArgs& args);
 // env.secret PREFIX: hashes of matching variables in environ and readable /proc/*/environ.
 void RunEnvSecret(const ProbeContext& ctx, const FamilyArgs& args);
 

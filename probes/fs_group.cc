@@ -1,4 +1,5 @@
-// The filesystem and environment families (fs_read.cc, fs_write.cc, fs_alias.cc, env_secret.cc).
+// The filesystem and environment families (fs_read.cc, fs_write.cc, fs_alias.cc, fs_mounts.cc,
+// env_secret.cc).
 #include "probes/families.h"
 
 namespace sandprobe {
@@ -8,6 +9,7 @@ std::vector<ProbeFamilyRow> FilesystemProbeFamilies() {
       {"fs.read", "PATH...", CheckFsReadArgs, RunFsRead},
       {"fs.write", "DIR...", CheckFsWriteArgs, RunFsWrite},
       {"fs.alias", "--scratch DIR PATH...", CheckFsAliasArgs, RunFsAlias},
+      {"fs.mounts", "", CheckFsMountsArgs, RunFsMounts},
       {"env.secret", "PREFIX", CheckEnvSecretArgs, RunEnvSecret},
   };
 }

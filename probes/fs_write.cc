@@ -2,9 +2,14 @@
 //
 // The probe creates `DIR/.sandprobe-NONCE-<i>` exclusively (never touching an existing file),
 // writes the nonce, and removes it again: the host can then look for leftovers on its side of a
-// bind mount, and a nonce file it finds proves a write went through. statvfs adds whether the
-// mount itself is read-only, which tells EROFS-by-mount apart from EACCES-by-permission.
+// bind mount, and a nonce file it finds proves a write went through. Whether the mount itself is
+// read-only (EROFS-by-mount vs EACCES-by-permission) comes from two sources, each reported as it
+// is: statvfs's ST_RDONLY ("ro_mount") and the holding mount's options in /proc/self/mountinfo
+// ("mountinfo_ro": per-mount or superblock "ro"; "mount_point"). They can disagree (gVisor,
+// some FUSE and overlay setups), and the host must not claim read-write when either says ro.
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -14,6 +19,7 @@
 
 #include "probes/errno_name.h"
 #include "probes/families.h"
+#include "probes/mountinfo.h"
 
 namespace sandprobe {
 namespace {
@@ -63,13 +69,20 @@ void TryCreateAndRemove(const std::string& file, const std::string& nonce, nlohm
   }
 }
 
-void AddMountFlags(const std::string& dir, nlohmann::json& fact) {
+void AddMountFlags(const std::string& dir, const std::vector<MountEntry>& mounts,
+                   nlohmann::json& fact) {
   struct statvfs vfs {};
   if (::statvfs(dir.c_str(), &vfs) == 0) {
     fact["ro_mount"] = (vfs.f_flag & ST_RDONLY) != 0;
   } else {
     fact["ro_mount"] = nullptr;
     fact["statvfs_errno"] = ErrnoName(errno);
+  }
+  char real[PATH_MAX];
+  if (::realpath(dir.c_str(), real) == nullptr) return;  // no dir, no mount to name
+  if (const MountEntry* m = MountHolding(mounts, real)) {
+    SetBytesField(fact, "mount_point", m->mount_point);
+    fact["mountinfo_ro"] = HasMountOption(m->mount_options, "ro") || HasMountOption(m->super_options, "ro");
   }
 }
 
@@ -78,13 +91,15 @@ void AddMountFlags(const std::string& dir, nlohmann::json& fact) {
 std::string CheckFsWriteArgs(const FamilyArgs& args) { return CheckPathList("fs.write", args); }
 
 void RunFsWrite(const ProbeContext& ctx, const FamilyArgs& args) {
+  int error = 0;
+  const std::vector<MountEntry> mounts = ParseMountinfo(ReadMountinfoText(&error));
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& dir = args[i];
     nlohmann::json fact = {{"family", "fs.write"}};
     SetBytesField(fact, "path", dir);
     const std::string file = dir + "/.sandprobe-" + ctx.nonce + "-" + std::to_string(i);
     TryCreateAndRemove(file, ctx.nonce, fact);
-    AddMountFlags(dir, fact);
+    AddMountFlags(dir, mounts, fact);
     ctx.out.Emit(fact);
   }
 }

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +28,7 @@
 #include "probes/errno_name.h"
 #include "probes/families.h"
 #include "probes/frame.h"
+#include "probes/mountinfo.h"
 #include "probes/sha256.h"
 
 namespace sandprobe {
@@ -222,6 +224,10 @@ TEST(FsRead, HashesFileContent) {
   EXPECT_EQ(facts[0]["truncated"], false);
   EXPECT_EQ(facts[0]["sha256"],
             "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03");
+  struct stat st {};
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  EXPECT_EQ(facts[0]["dev"], std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev)));
+  EXPECT_EQ(facts[0]["ino"], st.st_ino);
 }
 
 TEST(FsRead, ReadsAtMost4KiB) {
@@ -290,6 +296,9 @@ TEST(FsWrite, CreatesAndRemovesNonceFile) {
   EXPECT_EQ(facts[0]["created"], true);
   EXPECT_EQ(facts[0]["removed"], true);
   EXPECT_EQ(facts[0]["ro_mount"], false);
+  // The second source: the holding mount in /proc/self/mountinfo.
+  EXPECT_EQ(facts[0]["mountinfo_ro"], false);
+  EXPECT_TRUE(facts[0]["mount_point"].is_string()) << facts[0].dump();
   EXPECT_TRUE(fs::is_empty(dir.path())) << "the probe left its nonce file behind";
 }
 
@@ -315,14 +324,20 @@ TEST(FsAlias, ReadsThroughEveryVariant) {
   const std::string target = target_dir.Write("t", "alias me");
   const auto facts = Facts(
       RunProbe(Args({"fs.alias", "--scratch", scratch.path(), target})), "fs.alias");
-  ASSERT_EQ(facts.size(), 3u);
+  ASSERT_EQ(facts.size(), 4u);
   std::map<std::string, json> by_variant;
   for (const json& f : facts) by_variant[f["variant"]] = f;
+  // mount_root: the file is at its own name only, so no other mount holds it.
+  json mount_root = by_variant["mount_root"];
+  by_variant.erase("mount_root");
+  EXPECT_EQ(mount_root["path"], target);
+  EXPECT_TRUE(mount_root["hits"].is_array()) << mount_root.dump();
+  EXPECT_GT(mount_root["tried"].get<int>(), 0) << mount_root.dump();
   EXPECT_EQ(by_variant["dotdot"]["via"], DotDotAlias(scratch.path(), target));
   EXPECT_EQ(by_variant["proc_root"]["via"], "/proc/self/root" + target);
   EXPECT_EQ(by_variant["symlink"]["via"],
             scratch.path() + "/.sandprobe-" + kNonce + "-link-0");
-  for (const json& f : facts) {
+  for (const auto& [variant, f] : by_variant) {
     EXPECT_EQ(f["path"], target);
     EXPECT_EQ(f["ok"], true) << f.dump();
     EXPECT_EQ(f["sha256"], Sha256Hex("alias me")) << f.dump();
@@ -335,11 +350,66 @@ TEST(FsAlias, ReportsFailedSymlink) {
   const auto facts = Facts(
       RunProbe(Args({"fs.alias", "--scratch", dir.path() + "/missing", "/etc/hostname"})),
       "fs.alias");
-  ASSERT_EQ(facts.size(), 3u);
+  ASSERT_EQ(facts.size(), 4u);
   EXPECT_EQ(facts[2]["variant"], "symlink");
   EXPECT_EQ(facts[2]["ok"], false);
   EXPECT_EQ(facts[2]["step"], "symlink");
   EXPECT_EQ(facts[2]["errno"], "ENOENT");
+}
+
+// /proc is a mount of its own: "/self/status" does not exist at the root, but under the /proc
+// mount point it does. That is the door mount_root looks for (e.g. /host + /etc/shadow).
+TEST(FsAlias, MountRootFindsThePathUnderAnotherMount) {
+  TempDir scratch;
+  const auto facts = Facts(
+      RunProbe(Args({"fs.alias", "--scratch", scratch.path(), "/self/status"})), "fs.alias");
+  ASSERT_EQ(facts.size(), 4u);
+  const json& f = facts[3];
+  EXPECT_EQ(f["variant"], "mount_root");
+  EXPECT_EQ(f["ok"], true) << f.dump();
+  bool via_proc = false;
+  for (const json& hit : f["hits"]) via_proc = via_proc || hit["via"] == "/proc/self/status";
+  EXPECT_TRUE(via_proc) << f.dump();
+}
+
+TEST(Mountinfo, ParsesFieldsEscapesAndOptionalTags) {
+  bool truncated = true;
+  auto mounts = ParseMountinfo(
+      "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard\n"
+      "42 27 254:0 /var/lib/my\\040dir /mnt/a\\040b ro,relatime shared:1 master:2 - ext4 /dev/vda rw\n"
+      "garbage line\n"
+      "43 27 0:25 / /tmp rw - tmpfs tmpfs rw,size=4k\n",
+      &truncated);
+  EXPECT_FALSE(truncated);
+  ASSERT_EQ(mounts.size(), 3u);
+  EXPECT_EQ(mounts[1].mount_id, 42);
+  EXPECT_EQ(mounts[1].major, 254u);
+  EXPECT_EQ(mounts[1].root, "/var/lib/my dir");
+  EXPECT_EQ(mounts[1].mount_point, "/mnt/a b");
+  EXPECT_EQ(mounts[1].fstype, "ext4");
+  EXPECT_EQ(mounts[1].source, "/dev/vda");
+  EXPECT_TRUE(HasMountOption(mounts[1].mount_options, "ro"));
+  EXPECT_FALSE(HasMountOption(mounts[2].super_options, "ro"));
+  EXPECT_FALSE(HasMountOption("rootcontext=x", "ro"));
+  EXPECT_EQ(MountHolding(mounts, "/tmp/x")->mount_point, "/tmp");
+  EXPECT_EQ(MountHolding(mounts, "/tmpx")->mount_point, "/");
+  EXPECT_EQ(MountHolding(mounts, "/mnt/a b")->mount_id, 42);
+}
+
+TEST(FsMounts, ReportsEveryMountAndASummary) {
+  const auto facts = Facts(RunProbe(Args({"fs.mounts"})), "fs.mounts");
+  ASSERT_GE(facts.size(), 2u);
+  const json& summary = facts.back();
+  EXPECT_EQ(summary["variant"], "summary");
+  EXPECT_EQ(summary["ok"], true);
+  EXPECT_EQ(summary["mounts"], facts.size() - 1);
+  bool root = false;
+  for (std::size_t i = 0; i + 1 < facts.size(); ++i) {
+    root = root || facts[i]["path"] == "/";
+    EXPECT_EQ(facts[i]["variant"], "id:" + std::to_string(facts[i]["mount_id"].get<int>()));
+    EXPECT_TRUE(facts[i]["dev"].is_string());
+  }
+  EXPECT_TRUE(root);
 }
 
 // --- env.secret ------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ std::vector<json> PerfectFacts() {
   }
   for (const char* p : {"/etc/shadow", "/var/tmp/sp/canary.txt"}) {
     facts.push_back({{"family", "fs.read"}, {"path", p}, {"ok", false}, {"step", "open"}, {"errno", "ENOENT"}});
-    for (const char* v : {"symlink", "dotdot", "proc_root"}) {
+    for (const char* v : {"symlink", "dotdot", "proc_root", "mount_root"}) {
       facts.push_back({{"family", "fs.alias"}, {"path", p}, {"variant", v}, {"via", "x"}, {"ok", false}, {"errno", "ENOENT"}});
     }
   }

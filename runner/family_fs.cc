@@ -1,8 +1,10 @@
-// Filesystem families: fs.read, fs.write (allowed and denied paths, both directions) and
-// fs.alias (denied paths reached through a symlink, `..` or /proc/self/root).
+// Filesystem families: fs.read, fs.write (allowed and denied paths, both directions), fs.alias
+// (denied paths reached through a symlink, `..`, /proc/self/root or another mount's root) and
+// fs.mounts (family_fs_mounts.cc). A denied read counts only when it shows the host's own data
+// (family_fs_weigh.cc): a canary's hash, or a denied path's host content.
 #include <fmt/format.h>
 
-#include "runner/family.h"
+#include "runner/family_fs.h"
 
 namespace sandprobe {
 namespace {
@@ -36,9 +38,32 @@ Status ExpandAccess(const ExpandInput& in, BatchBuilder& batch, const std::strin
   return Status::Ok();
 }
 
+// One denied read per canary the profile planted in a host directory it mounts (`canaries_in`,
+// witness_mounted_canary.cc): "fs.read.denied:{mounted_canary:/root}".
+Status ExpandMountedCanaries(const ExpandInput& in, BatchBuilder& batch) {
+  const auto& values = in.context.values;
+  auto count = values.find("mounted_canaries.count");
+  if (count == values.end()) return Status::Ok();
+  for (int i = 0; i < std::stoi(count->second); ++i) {
+    const std::string& label = values.at(fmt::format("mounted_canaries.{}.label", i));
+    Check check;
+    check.family = "fs.read";
+    check.expect = Expectation::kDenied;
+    check.target = fmt::format("{{mounted_canary:{}}}", label);
+    check.id = "fs.read.denied:" + check.target;
+    check.severity = Severity::kHigh;
+    check.resolved_target = values.at(fmt::format("mounted_canaries.{}.inside", i));
+    check.reference = "the profile's canaries_in";
+    batch.AddArg("fs.read", check.resolved_target);
+    if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
 Status ExpandFsRead(const ExpandInput& in, BatchBuilder& batch) {
   const FilesystemPolicy& fs = in.policy.filesystem;
-  return ExpandAccess(in, batch, "fs.read", fs.readable, fs.unreadable);
+  if (Status s = ExpandAccess(in, batch, "fs.read", fs.readable, fs.unreadable); !s.ok()) return s;
+  return ExpandMountedCanaries(in, batch);
 }
 
 Status ExpandFsWrite(const ExpandInput& in, BatchBuilder& batch) {
@@ -89,27 +114,51 @@ Status ExpandFsAlias(const ExpandInput& in, BatchBuilder& batch) {
   return Status::Ok();
 }
 
-std::string DescribeRead(const json& fact, const WitnessFacts& witnesses) {
+// `canary`: the sha256 of the canary the check is about (CanarySha), if any.
+std::string DescribeRead(const json& fact, const std::optional<std::string>& canary) {
   if (!FactOk(fact)) return "read failed: " + DescribeFailure(fact);
   if (fact.value("kind", "") == "dir") {
     return fmt::format("listed a directory of {} entries", fact.value("entries", 0));
   }
   std::string sha = fact.value("sha256", "");
-  if (!witnesses.canary_sha256.empty() && sha == witnesses.canary_sha256) {
+  if (canary && !canary->empty() && sha == *canary) {
     return fmt::format("read {} bytes whose sha256 matches the host canary", fact.value("bytes", 0));
   }
   return fmt::format("read {} bytes (sha256 {})", fact.value("bytes", 0), sha.substr(0, 16));
 }
 
-// Whether the fact shows the target was read. For the host canary only its hash counts: another
-// file at that path (a sandbox's own) is not the host's secret.
-bool ShowsRead(const json& fact, Verdict& v, const WitnessFacts& witnesses) {
+// Whether one read (an fs.read / fs.alias fact or a mount_root hit) shows what the check
+// denies. A canary counts only by its hash: another file at that path is not the host's secret.
+// Any other denied path counts when it shows the host's own data (WeighRead).
+bool ShowsRead(const json& fact, const JudgeInput& in, const std::optional<std::string>& canary,
+               Verdict& v) {
   if (!FactOk(fact)) return false;
-  if (v.check.target != "{host_canary}") return true;
-  v.evidence.witness_facts.push_back("host canary sha256 " + witnesses.canary_sha256);
-  bool canary = fact.value("sha256", "") == witnesses.canary_sha256;
-  if (!canary) v.observed += "; not the host canary's content";
-  return canary;
+  if (in.check.expect == Expectation::kAllowed) return true;
+  if (canary) {
+    bool matched = !canary->empty() && fact.value("sha256", "") == *canary;
+    if (!matched) v.observed += "; not the canary's content";
+    return matched;
+  }
+  ReadWeight weight = WeighRead(fact, HostPathFact(in.witnesses, in.check.resolved_target));
+  v.observed += "; " + weight.why;
+  return weight.leak;
+}
+
+// The canary rule that overrides a check's own fact: its hash anywhere in the launches fails.
+void ApplyCanaryAnywhere(const JudgeInput& in, const std::optional<std::string>& canary, Verdict& v) {
+  if (!canary) return;
+  if (canary->empty()) {
+    v.outcome = Outcome::kInconclusive;
+    v.observed += "; the harness has no record of this canary's hash";
+    return;
+  }
+  v.evidence.witness_facts.push_back("canary sha256 " + *canary);
+  if (v.outcome == Outcome::kFail) return;
+  std::string where = FindCanaryAnywhere(in, *canary, v);
+  if (where.empty()) return;
+  Judge(v, false, Direction::kTooPermissive);
+  v.observed += "; but the canary's sha256 appears in " + where +
+                ": only a real read of the canary can produce it";
 }
 
 std::string AccessRemediation(const Check& check, bool write) {
@@ -140,15 +189,42 @@ Verdict JudgeRead(const JudgeInput& in) {
   Verdict v = StartVerdict(in);
   v.expected = fmt::format("read {}", ExpectationName(in.check.expect));
   v.remediation = AccessRemediation(in.check, false);
-  std::optional<int> index = FindFact(in, v, "path");
-  if (!index) return v;
-  const json& fact = in.facts.Fact(*index);
-  v.observed = DescribeRead(fact, in.witnesses);
-  bool read = ShowsRead(fact, v, in.witnesses);
-  bool allowed = in.check.expect == Expectation::kAllowed;
-  Judge(v, read == allowed, allowed ? Direction::kTooRestrictive : Direction::kTooPermissive);
-  ApplyControl(v, in.controls.read, "readable");
+  std::optional<std::string> canary = CanarySha(in.check, in.witnesses);
+  if (std::optional<int> index = FindFact(in, v, "path")) {
+    const json& fact = in.facts.Fact(*index);
+    v.observed = DescribeRead(fact, canary);
+    bool read = ShowsRead(fact, in, canary, v);
+    bool allowed = in.check.expect == Expectation::kAllowed;
+    Judge(v, read == allowed, allowed ? Direction::kTooRestrictive : Direction::kTooPermissive);
+    ApplyControl(v, in.controls.read, "readable");
+  }
+  ApplyCanaryAnywhere(in, canary, v);
   return v;
+}
+
+// " (statvfs: read-only; mountinfo /: ro)": what each source says about the mount, never
+// "read-write" for the mount when any of them says read-only.
+std::string DescribeMountFlags(const json& fact) {
+  std::vector<std::string> said;
+  bool any_ro = false, all_rw = true;
+  if (fact.contains("ro_mount") && fact["ro_mount"].is_boolean()) {
+    bool ro = fact["ro_mount"].get<bool>();
+    said.push_back(ro ? "statvfs: read-only" : "statvfs: read-write");
+    any_ro = any_ro || ro;
+    all_rw = all_rw && !ro;
+  }
+  if (fact.contains("mountinfo_ro") && fact["mountinfo_ro"].is_boolean()) {
+    bool ro = fact["mountinfo_ro"].get<bool>();
+    said.push_back(fmt::format("mountinfo {}: {}", fact.value("mount_point", "?"),
+                               ro ? "ro" : "rw"));
+    any_ro = any_ro || ro;
+    all_rw = all_rw && !ro;
+  }
+  if (said.empty()) return "";
+  std::string joined = said.front();
+  for (std::size_t i = 1; i < said.size(); ++i) joined += "; " + said[i];
+  if (any_ro) return fmt::format(" (read-only mount: {})", joined);
+  return all_rw ? fmt::format(" (mount is read-write: {})", joined) : " (" + joined + ")";
 }
 
 Verdict JudgeWrite(const JudgeInput& in) {
@@ -160,13 +236,34 @@ Verdict JudgeWrite(const JudgeInput& in) {
   const json& fact = in.facts.Fact(*index);
   bool wrote = FactOk(fact);
   v.observed = wrote ? "created and removed a file" : "create failed: " + DescribeFailure(fact);
-  if (fact.contains("ro_mount") && fact["ro_mount"].is_boolean()) {
-    v.observed += fact["ro_mount"].get<bool>() ? " (read-only mount)" : " (mount is read-write)";
-  }
+  v.observed += DescribeMountFlags(fact);
   bool allowed = in.check.expect == Expectation::kAllowed;
   Judge(v, wrote == allowed, allowed ? Direction::kTooRestrictive : Direction::kTooPermissive);
   ApplyControl(v, in.controls.write, "writable");
   return v;
+}
+
+// mount_root: one fact per path, its readable names under other mounts in "hits".
+void JudgeMountRoot(const JudgeInput& in, const json& fact, const std::optional<std::string>& canary,
+                    Verdict& v) {
+  v.observed = fmt::format("tried {} names under {} mounts", fact.value("tried", 0),
+                           fact.value("mounts", 0));
+  std::string leaked, decoys;
+  const json hits = fact.contains("hits") && fact["hits"].is_array() ? fact["hits"] : json::array();
+  for (const json& hit : hits) {
+    Verdict scratch;
+    scratch.check = in.check;
+    if (ShowsRead(hit, in, canary, scratch)) {
+      if (leaked.empty()) leaked = fmt::format("{}: {}", hit.value("via", "?"), DescribeRead(hit, canary) + scratch.observed);
+    } else if (decoys.empty()) {
+      decoys = fmt::format("{}: {}", hit.value("via", "?"), DescribeRead(hit, canary) + scratch.observed);
+    }
+  }
+  if (!leaked.empty()) v.observed += "; via " + leaked;
+  else if (!decoys.empty()) v.observed += "; readable but not the host's data: " + decoys;
+  else v.observed += "; none readable";
+  if (fact.value("hits_truncated", false)) v.observed += "; more readable names than listed";
+  Judge(v, leaked.empty(), Direction::kTooPermissive);
 }
 
 Verdict JudgeAlias(const JudgeInput& in) {
@@ -175,26 +272,33 @@ Verdict JudgeAlias(const JudgeInput& in) {
   v.remediation = fmt::format("{} is reachable through a {} alias: remove the mount that holds "
                               "it; path-based filters do not stop aliases", in.check.target,
                               in.check.variant);
-  std::optional<int> index = FindFact(in, v, "alias");
-  if (!index) return v;
-  const json& fact = in.facts.Fact(*index);
-  v.observed = fmt::format("via {}: {}", fact.value("via", "?"), DescribeRead(fact, in.witnesses));
-  Judge(v, !ShowsRead(fact, v, in.witnesses), Direction::kTooPermissive);
-  ApplyControl(v, in.controls.read, "readable");
+  std::optional<std::string> canary = CanarySha(in.check, in.witnesses);
+  if (std::optional<int> index = FindFact(in, v, "alias")) {
+    const json& fact = in.facts.Fact(*index);
+    if (in.check.variant == "mount_root") {
+      JudgeMountRoot(in, fact, canary, v);
+    } else {
+      v.observed = fmt::format("via {}: {}", fact.value("via", "?"), DescribeRead(fact, canary));
+      Judge(v, !ShowsRead(fact, in, canary, v), Direction::kTooPermissive);
+    }
+    ApplyControl(v, in.controls.read, "readable");
+  }
+  ApplyCanaryAnywhere(in, canary, v);
   return v;
 }
 
 }  // namespace
 
 const std::vector<std::string>& DefaultAliasVariants() {
-  static const std::vector<std::string> kVariants = {"symlink", "dotdot", "proc_root"};
+  static const std::vector<std::string> kVariants = {"symlink", "dotdot", "proc_root", "mount_root"};
   return kVariants;
 }
 
 std::vector<FamilyRow> FilesystemFamilies() {
   return {{"fs.read", ExpandFsRead, JudgeRead},
           {"fs.write", ExpandFsWrite, JudgeWrite},
-          {"fs.alias", ExpandFsAlias, JudgeAlias}};
+          {"fs.alias", ExpandFsAlias, JudgeAlias},
+          {"fs.mounts", ExpandFsMounts, JudgeFsMounts}};
 }
 
 }  // namespace sandprobe

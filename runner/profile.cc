@@ -189,6 +189,50 @@ void ReadEnvelope(ObjectReader& parent, Profile& p) {
   parent.Fail(r.status());
 }
 
+// "canaries_in": a string or {"host", "inside"} per entry; only profile vars as placeholders (a
+// run's own directories hold no user data to prove anything about).
+void ReadCanariesIn(ObjectReader& parent, Profile& p) {
+  if (!parent.Has("canaries_in")) return;
+  constexpr std::size_t kMaxCanaryDirs = 16;
+  JsonPointer ptr = parent.PointerTo("canaries_in");
+  const nlohmann::json& list = parent.doc().root().at(ptr);
+  if (!list.is_array()) return parent.FailAt(ptr, "expected array");
+  if (list.size() > kMaxCanaryDirs) return parent.FailAt(ptr, "at most 16 directories");
+  for (std::size_t i = 0; i < list.size() && parent.ok(); ++i) {
+    CanaryDir dir{.where = parent.doc().Where(ptr / i) + " " + (ptr / i).to_string()};
+    JsonPointer host_ptr = ptr / i, inside_ptr = ptr / i;
+    if (list[i].is_string()) {
+      dir.host = dir.inside = list[i].get<std::string>();
+    } else if (list[i].is_object()) {
+      ObjectReader r(parent.doc(), ptr / i, {"host", "inside"});
+      dir.host = r.String("host", Presence::kRequired).value_or("");
+      dir.inside = r.String("inside", Presence::kOptional).value_or(dir.host);
+      host_ptr = r.PointerTo("host");
+      inside_ptr = r.Has("inside") ? r.PointerTo("inside") : host_ptr;
+      parent.Fail(r.status());
+    } else {
+      parent.FailAt(ptr / i, "expected a directory (string) or {\"host\", \"inside\"}");
+    }
+    for (const auto& [value, at] : {std::pair{dir.host, host_ptr}, std::pair{dir.inside, inside_ptr}}) {
+      if (!parent.ok()) break;
+      if (value.empty() || (value[0] != '/' && value[0] != '{')) {
+        parent.FailAt(at, "must be an absolute path");
+        break;
+      }
+      for (std::size_t open = value.find('{'); open != std::string::npos; open = value.find('{', open + 1)) {
+        std::size_t close = value.find('}', open);
+        if (close == std::string::npos) break;
+        std::string name = value.substr(open + 1, close - open - 1);
+        if (!p.vars.contains(name)) {
+          parent.FailAt(at, fmt::format("unknown placeholder {{{}}} (only profile vars may be used here)", name));
+          break;
+        }
+      }
+    }
+    p.canaries_in.push_back(std::move(dir));
+  }
+}
+
 Lifecycle ParseLifecycle(std::string_view name) {
   return name == "session" ? Lifecycle::kSession : Lifecycle::kOneShot;
 }
@@ -208,7 +252,7 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
                  {"name", "description", "backend", "policy", "requires", "preflight", "install_hint",
                   "lifecycle", "probe_path", "workspace_path", "injection", "run", "start", "exec",
                   "stop", "cleanup", "teardown", "sweep", "vars", "timeout_seconds", "inspect",
-                  "envelope", "version"});
+                  "envelope", "version", "canaries_in"});
   Profile p;
   p.source_path = doc.file_name();
   p.raw = doc.root();
@@ -257,6 +301,7 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
   if (r.ok()) ReadSweep(r, p);
   if (r.ok()) ReadInspect(r, p);
   if (r.ok()) ReadEnvelope(r, p);
+  if (r.ok()) ReadCanariesIn(r, p);
   if (!r.ok()) return r.status();
   return p;
 }

@@ -51,6 +51,16 @@ struct EnvelopeSpec {
   std::optional<std::int64_t> pids;           // pids.max of a per-launch pids cgroup
 };
 
+// One entry of JSON "canaries_in": a host directory the sandbox mounts, where the harness plants
+// a canary file for the run (witness_mounted_canary.cc), so the run proves whether the
+// directories the user mounts leak. JSON: "DIR" (seen at the same path inside) or
+// {"host": "DIR", "inside": "PATH"}; both may use profile vars ({home}), and must be absolute.
+struct CanaryDir {
+  std::string host;    // the host directory (placeholders kept)
+  std::string inside;  // where the sandbox sees it; the host path when the profile omits it
+  std::string where;   // "profile.json:12:5 /canaries_in/0", for errors at plant time
+};
+
 // When a profile's `requires` runs.
 //   kBefore ("before"): once, before the first launch; a failure means no launch at all.
 //   kOnFailure ("on_failure"): only after a probe launch that did not complete, to tell a
@@ -107,6 +117,10 @@ struct Profile {
   // User placeholders: {name} in any argv becomes the value (taken literally). Names are
   // [a-z_][a-z0-9_]* and may not shadow a built-in placeholder.
   std::map<std::string, std::string> vars;
+  // JSON "canaries_in": host directories (CanaryDir) to plant a canary file in before the first
+  // launch (O_CREAT|O_EXCL, random name; removed after the run, or by `sandprobe sweep`); each
+  // becomes a denied read check "fs.read.denied:{mounted_canary:DIR}". Optional, at most 16.
+  std::vector<CanaryDir> canaries_in;
   int timeout_seconds = 60;  // per launch, 1..3600
   nlohmann::json raw;        // as loaded
 };

@@ -146,7 +146,8 @@ TEST(ProfileTest, FieldErrors) {
   EXPECT_EQ(ProfileError(R"(, "lifecyle": "oneshot")"),
             "p.json:3:3: /lifecyle: unknown key (known: name, description, backend, policy, "
             "requires, preflight, install_hint, lifecycle, probe_path, workspace_path, injection, run, start, "
-            "exec, stop, cleanup, teardown, sweep, vars, timeout_seconds, inspect, envelope, version)");
+            "exec, stop, cleanup, teardown, sweep, vars, timeout_seconds, inspect, envelope, version, "
+            "canaries_in)");
   EXPECT_EQ(ProfileError(R"(, "vars": {"9lives": "/x"})"),
             "p.json:3:12: /vars/9lives: variable name must match [A-Za-z_][A-Za-z0-9_]*");
   EXPECT_EQ(ProfileError(R"(, "vars": {"_Image2": "x"})"), "ok");
@@ -170,6 +171,39 @@ TEST(ProfileTest, VersionIsALiteralOptionalArgv) {
   EXPECT_EQ(ProfileError(R"(, "version": [])"), "p.json:3:14: /version: argv must not be empty");
   EXPECT_EQ(ProfileError(R"(, "version": "docker version")"),
             "p.json:3:14: /version: expected argv (array of strings), got string");
+}
+
+TEST(ProfileTest, CanariesInTakesDirsOrHostInsidePairsWithProfileVarsOnly) {
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(
+      R"({"name": "p", "description": "d", "backend": "host", "injection": "copy",
+"lifecycle": "oneshot", "probe_path": "/p", "run": ["{probe}", "{probe_args...}"],
+"vars": {"home": "/root"},
+"canaries_in": ["/srv/data", {"host": "{home}", "inside": "/host-root"}, {"host": "/opt"}]})",
+      "c.json");
+  ASSERT_TRUE(doc.ok());
+  StatusOr<Profile> p = ParseProfile(*doc);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ASSERT_EQ(p->canaries_in.size(), 3u);
+  EXPECT_EQ(p->canaries_in[0].host, "/srv/data");
+  EXPECT_EQ(p->canaries_in[0].inside, "/srv/data");
+  EXPECT_EQ(p->canaries_in[1].host, "{home}");
+  EXPECT_EQ(p->canaries_in[1].inside, "/host-root");
+  EXPECT_EQ(p->canaries_in[1].where, "c.json:4:30 /canaries_in/1");
+  EXPECT_EQ(p->canaries_in[2].inside, "/opt");
+
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": "/srv")"), "p.json:3:18: /canaries_in: expected array");
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": ["srv"])"),
+            "p.json:3:19: /canaries_in/0: must be an absolute path");
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": [{"host": "/a", "inside": "b"}])"),
+            "p.json:3:44: /canaries_in/0/inside: must be an absolute path");
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": [{"inside": "/b"}])"),
+            "p.json:3:19: /canaries_in/0/host: missing required field");
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": [{"host": "/a", "mode": "x"}])"),
+            "p.json:3:34: /canaries_in/0/mode: unknown key (known: host, inside)");
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": ["{workspace}/x"])"),
+            "p.json:3:19: /canaries_in/0: unknown placeholder {workspace} (only profile vars may be used here)");
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": [3])"),
+            "p.json:3:19: /canaries_in/0: expected a directory (string) or {\"host\", \"inside\"}");
 }
 
 TEST(ProfileTest, EnumsAndNames) {

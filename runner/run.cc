@@ -28,6 +28,7 @@
 #include "runner/scheduler.h"
 #include "runner/suite.h"
 #include "runner/witness.h"
+#include "runner/witness_host_paths.h"
 #include "runner/witnesses.h"
 
 namespace sandprobe {
@@ -199,6 +200,8 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
   StatusOr<Plan> plan = ExpandChecks(policy, suite, plan_context);
   if (!plan.ok()) return plan.status();
   ApplyResourceTimeouts(*plan);
+  // The host's own copy of every denied path, before any launch (decoys vs the host's data).
+  witnesses.observed["host_paths"] = HostPathWitness(*plan);
 
   SplitSharedLaunch(*plan, options.jobs);
   RunWatchdog watchdog({.interrupt = options.cancel,
@@ -295,7 +298,8 @@ StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
                       {"workspace", run_dir->workspace()},
                       {"probe_leftovers_on_host", leftovers},
                       {"preflight", preflight.Summary()},
-                      {"sweep", sandbox.sweep_summary()}};
+                      {"sweep", sandbox.sweep_summary()},
+                      {"host_paths", witnesses.observed["host_paths"]}};
   for (const auto& witness : *run_witnesses) {
     nlohmann::json seen = witness->Collect();
     report.witnesses[witness->name()] = seen;

@@ -40,6 +40,7 @@ Status WriteOwner(const std::string& run_root, const OwnerRecord& owner) {
               {"pid_namespace", owner.pid_namespace},
               {"profile_path", owner.profile_path},
               {"process_tokens", owner.process_tokens},
+              {"planted_files", owner.planted_files},
               {"kept", owner.kept}};
   return WriteFileAtomically(OwnerPath(run_root), doc.dump(2) + "\n");
 }
@@ -121,6 +122,26 @@ void RecordProcessToken(const std::string& run_root, const std::string& token) {
   (void)WriteOwner(run_root, *owner);
 }
 
+void RecordPlantedFile(const std::string& run_root, const std::string& path) {
+  if (path.empty() || path[0] != '/') return;
+  std::lock_guard<std::mutex> lock(g_owner_file_mutex);
+  StatusOr<OwnerRecord> owner = LoadOwner(run_root);
+  if (!owner.ok() || owner->pid != ::getpid()) return;
+  owner->planted_files.push_back(path);
+  (void)WriteOwner(run_root, *owner);
+}
+
+bool IsPlantedCanary(const std::string& path) {
+  std::string name = fs::path(path).filename().string();
+  const std::string prefix = "sandprobe-canary-", suffix = ".txt";
+  bool named = name.size() > prefix.size() + suffix.size() && name.rfind(prefix, 0) == 0 &&
+               name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+               std::all_of(name.begin() + prefix.size(), name.end() - suffix.size(), [](char c) {
+                 return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+               });
+  return !path.empty() && path[0] == '/' && named && OwnedByUs(path, /*directory=*/false);
+}
+
 StatusOr<OwnerRecord> LoadOwner(const std::string& run_root) {
   std::string path = OwnerPath(run_root);
   std::ifstream in(path);
@@ -137,6 +158,9 @@ StatusOr<OwnerRecord> LoadOwner(const std::string& run_root) {
       if (IsProcessToken(token)) owner.process_tokens.push_back(token);
     }
     owner.kept = doc.value("kept", false);
+    if (doc.contains("planted_files")) {
+      owner.planted_files = doc.at("planted_files").get<std::vector<std::string>>();
+    }
     if (owner.pid <= 0) return Status::Error(fmt::format("{}: pid {}", path, owner.pid));
     return owner;
   } catch (const json::exception& e) {

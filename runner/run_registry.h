@@ -33,6 +33,9 @@ struct OwnerRecord {
   std::string pid_namespace;           // readlink(/proc/self/ns/pid) of the owner
   std::string profile_path;            // absolute: the sweep loads its `sweep` spec
   std::vector<std::string> process_tokens;
+  // Canary files the run planted outside its run dir (a profile's canaries_in): the sweep
+  // removes each that is still a regular file named sandprobe-canary-*.txt.
+  std::vector<std::string> planted_files;
   // The run ended normally with --keep-run-dir: the dir stays until removed by hand, and is
   // never swept.
   bool kept = false;
@@ -46,6 +49,14 @@ Status ClaimRunDir(const std::string& run_root, const std::string& profile_path)
 // refused (a short token would match unrelated processes); so is a run dir this process does
 // not own. Best effort: a failure only means a later sweep cannot find that process.
 void RecordProcessToken(const std::string& run_root, const std::string& token);
+
+// Adds `path` (absolute) to owner.json's planted_files (atomic rewrite). Best effort, like
+// RecordProcessToken.
+void RecordPlantedFile(const std::string& run_root, const std::string& path);
+
+// Whether `path` is a file a sweep may remove as a planted canary: absolute, a regular file
+// (not a symlink) owned by this uid, named sandprobe-canary-<hex>.txt.
+bool IsPlantedCanary(const std::string& path);
 
 // Marks a run dir kept (--keep-run-dir) when its run ends normally. Best effort.
 void MarkRunDirKept(const std::string& run_root);

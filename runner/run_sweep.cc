@@ -187,6 +187,7 @@ std::string_view SweptKindName(SweptItem::Kind kind) {
   switch (kind) {
     case SweptItem::Kind::kSandboxObject: return "sandbox";
     case SweptItem::Kind::kProcess: return "process";
+    case SweptItem::Kind::kPlantedFile: return "planted_file";
     case SweptItem::Kind::kRunDir: return "run_dir";
   }
   return "?";
@@ -218,6 +219,11 @@ SweepSummary SweepDeadRun(const DeadRun& run, Launcher& launcher, bool dry_run) 
     tokens.push_back(own_name);
   }
   KillTokenCarriers(tokens, dry_run, out);
+  for (const std::string& path : run.owner ? run.owner->planted_files : std::vector<std::string>{}) {
+    if (!IsPlantedCanary(path)) continue;  // gone already, or not ours to remove
+    if (dry_run || ::unlink(path.c_str()) == 0) out.removed.push_back({SweptItem::Kind::kPlantedFile, path, ""});
+    else out.errors.push_back(fmt::format("unlink({}): {}", path, ErrnoText(errno)));
+  }
   if (out.errors.empty()) {
     std::error_code ec;
     if (!dry_run) fs::remove_all(run.root, ec);
@@ -256,6 +262,9 @@ std::string DescribeSweep(const SweepSummary& s, bool dry_run) {
         break;
       case SweptItem::Kind::kProcess:
         text += fmt::format("  {} process {}: {}\n", dry_run ? "would kill" : "killed", item.id, item.detail);
+        break;
+      case SweptItem::Kind::kPlantedFile:
+        text += fmt::format("  {} planted canary {}\n", dry_run ? "would remove" : "removed", item.id);
         break;
       case SweptItem::Kind::kRunDir:
         text += fmt::format("  {} run dir {}\n", dry_run ? "would remove" : "removed", item.id);

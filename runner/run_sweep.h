@@ -25,13 +25,15 @@ struct SweptItem {
   enum class Kind {
     kSandboxObject,  // an id the profile's sweep listed (a container id), removed by its `remove`
     kProcess,        // a process carrying a token
+    kPlantedFile,    // a canary file the run planted in a host directory (canaries_in)
     kRunDir,
   };
   Kind kind;
   std::string id;      // the listed id, the pid, or the path
   std::string detail;  // the remove command, or the process's argv
 };
-std::string_view SweptKindName(SweptItem::Kind kind);  // "sandbox", "process", "run_dir"
+// "sandbox", "process", "planted_file", "run_dir"
+std::string_view SweptKindName(SweptItem::Kind kind);
 
 struct SweepSummary {
   DeadRun run;

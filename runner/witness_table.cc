@@ -6,11 +6,13 @@ namespace sandprobe {
 std::vector<WitnessRow> NetworkWitnesses();
 std::vector<WitnessRow> PrivilegeWitnesses();
 std::vector<WitnessRow> PersistenceWitnesses();
+std::vector<WitnessRow> FilesystemWitnesses();
 
 const std::vector<WitnessRow>& WitnessTable() {
   static const std::vector<WitnessRow> kTable = [] {
     std::vector<WitnessRow> rows;
-    for (auto group : {NetworkWitnesses, PrivilegeWitnesses, PersistenceWitnesses}) {
+    for (auto group : {NetworkWitnesses, PrivilegeWitnesses, PersistenceWitnesses,
+                       FilesystemWitnesses}) {
       for (WitnessRow& row : group()) rows.push_back(std::move(row));
     }
     return rows;

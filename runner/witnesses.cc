@@ -57,8 +57,8 @@ std::string RandomHex(std::size_t bytes) {
   return Hex(reinterpret_cast<const unsigned char*>(raw.data()), raw.size());
 }
 
-StatusOr<CanaryFile> CanaryFile::Plant(const std::string& dir) {
-  std::string path = dir + "/canary-" + RandomHex(8) + ".txt";
+StatusOr<CanaryFile> CanaryFile::Plant(const std::string& dir, const std::string& prefix) {
+  std::string path = dir + "/" + prefix + RandomHex(8) + ".txt";
   std::string content = "sandprobe host canary " + RandomHex(16) + "\n";
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return Status::Error(fmt::format("open({}): {}", path, std::strerror(errno)));

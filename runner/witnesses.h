@@ -24,9 +24,10 @@ std::string RandomHex(std::size_t bytes);
 // the object is destroyed (move-only).
 class CanaryFile {
  public:
-  // Writes DIR/canary-<random>.txt, mode 0644 (readable by any uid, so only the sandbox's
-  // isolation, not file permissions, keeps it from the probe).
-  static StatusOr<CanaryFile> Plant(const std::string& dir);
+  // Writes DIR/<prefix><random>.txt, mode 0644 (readable by any uid, so only the sandbox's
+  // isolation, not file permissions, keeps it from the probe), never over an existing file
+  // (O_EXCL). The prefix says whose file it is where the directory is the user's own.
+  static StatusOr<CanaryFile> Plant(const std::string& dir, const std::string& prefix = "canary-");
   CanaryFile(CanaryFile&& other) noexcept;
   CanaryFile& operator=(CanaryFile&&) = delete;
   CanaryFile(const CanaryFile&) = delete;
