@@ -85,13 +85,22 @@ Status ExpandMemory(const ExpandInput& in, BatchBuilder& batch) {
                       {"--ceiling-mib", std::to_string(MemoryCeilingMib(declared)), "--every-mib", "8"});
 }
 
+// The busy window: five CFS periods (500 ms at docker's 100 ms period) when the probe can read
+// its cgroup's quota and cpu.stat, since the judge then decides by the quota and its throttling
+// (family_resource_cpu.h): an enforced quota throttles a probe that runs more threads than it
+// has cores in nearly every period, and 1 throttled period of 5 already meets
+// kMeaningfulThrottle. Without those counters CPU time alone decides, and the probe keeps the
+// 2 s window, which holds a 15% band against one period's slack at the window's edges.
+constexpr int kCpuWindowPeriods = 5;
+
 Status ExpandCpu(const ExpandInput& in, BatchBuilder& batch) {
   if (!in.policy.limits.cpus) return Status::Ok();
   double declared = *in.policy.limits.cpus;
   return AddExclusive(batch,
                       LimitCheck(in, "res.cpu", "cpus", declared, Severity::kMedium),
                       "res.cpu",
-                      {"--threads", std::to_string(CpuThreads(declared)), "--window-ms", "2000"});
+                      {"--threads", std::to_string(CpuThreads(declared)), "--window-ms", "2000",
+                       "--min-periods", std::to_string(kCpuWindowPeriods)});
 }
 
 // Only limits of at most kMaxMeasuredWallSeconds are measured; for a longer one a 1 s probe

@@ -1,4 +1,4 @@
-// The judges of res.pids, res.cpu, res.disk and res.fds: for each, the three outcomes a user
+// The judges of res.pids, res.disk and res.fds (res.cpu: family_resource_cpu_test.cc): for each, the three outcomes a user
 // must tell apart (enforced at the declared value: pass; enforced at another value: fail with
 // measured vs declared, too permissive above the band and too restrictive below it; not
 // enforced up to the ceiling: fail, too permissive) and the mechanism that stopped the probe.
@@ -115,56 +115,7 @@ TEST(ResourceJudgeTest, PidsSeverityFollowsTheOutcomeAndHostReadingsAreShown) {
   EXPECT_EQ(host.evidence.witness_facts, std::vector<std::string>{"host readings: pids_limit=50"});
 }
 
-json Cpu(double cores, double quota_us, double threads = 2) {
-  json fact = {{"effective_cores", cores}, {"threads_started", threads}, {"affinity_cpus", 2},
-               {"cgroup_cfs_period_us", 100000}};
-  if (quota_us > 0) fact["cgroup_cfs_quota_us"] = quota_us;
-  return fact;
-}
-
-TEST(ResourceJudgeTest, CpuThreeOutcomesAndMechanism) {
-  ExpectCases("res.cpu", {
-      {"quota of 1 core", Cpu(0.99, 100000), Outcome::kPass, Direction::kNone,
-       {"measured 0.99 cores: enforced at the declared value",
-        "the CFS quota (1 cores: cfs_quota_us=100000, period=100000)"}},
-      {"quota of 1.5 cores", Cpu(1.49, 150000), Outcome::kFail, Direction::kTooPermissive,
-       {"measured 1.49 cores vs declared 1: enforced above the declared value", "cfs_quota_us=150000"}},
-      {"quota of 0.5 cores", Cpu(0.5, 50000), Outcome::kFail, Direction::kTooRestrictive,
-       {"measured 0.5 cores vs declared 1: enforced below the declared value"}},
-      {"every thread got a core", Cpu(1.98, -1), Outcome::kFail, Direction::kTooPermissive,
-       {"measured 1.98 cores: not enforced up to 2 cores (the probe's ceiling; declared 1)"}},
-      {"quota of 1 core, invisible", Cpu(1.2, -1), Outcome::kFail, Direction::kTooPermissive,
-       {"measured 1.2 cores vs declared 1", "nothing visible (no CFS quota readable inside; 2 CPUs"}},
-      // In the band without a visible quota: a busy host explains it as well as a limit does.
-      {"in band, no quota", Cpu(1.0, -1), Outcome::kInconclusive, Direction::kNone,
-       {"no CPU quota is visible inside, so the host's load may explain it"}},
-  });
-}
-
-TEST(ResourceJudgeTest, CpuIsCrossCheckedWithTheHostsQuota) {
-  // Host readings from the profile's inspect: docker's HostConfig.NanoCpus.
-  json one_core = {{"nano_cpus", 1000000000}};
-  // In the band, no quota visible inside, but the host sets one: the limit is the host's.
-  Verdict host = JudgeResult("res.cpu", Cpu(1.02, -1), one_core);
-  EXPECT_EQ(host.outcome, Outcome::kPass) << host.observed;
-  EXPECT_NE(host.observed.find("stopped by the host's CPU quota (1 cores, not readable inside"),
-            std::string::npos) << host.observed;
-  // More than the host's quota allows (gVisor's own CPU clock): not a finding either way.
-  Verdict clock = JudgeResult("res.cpu", Cpu(1.8, -1), one_core);
-  EXPECT_EQ(clock.outcome, Outcome::kInconclusive) << clock.observed;
-  EXPECT_EQ(clock.direction, Direction::kNone);
-  EXPECT_NE(clock.observed.find("the host caps the sandbox at 1 cores"), std::string::npos)
-      << clock.observed;
-  Verdict all = JudgeResult("res.cpu", Cpu(1.98, -1), one_core);
-  EXPECT_EQ(all.outcome, Outcome::kInconclusive) << all.observed;
-  // A host quota that is itself too high keeps the fail: the measurement agrees with it.
-  Verdict two = JudgeResult("res.cpu", Cpu(1.98, -1), {{"nano_cpus", 2000000000}});
-  EXPECT_EQ(two.outcome, Outcome::kFail) << two.observed;
-  EXPECT_EQ(two.direction, Direction::kTooPermissive);
-  // A host quota out of the band does not rescue an in-band measurement without a quota inside.
-  Verdict half = JudgeResult("res.cpu", Cpu(1.0, -1), {{"nano_cpus", 500000000}});
-  EXPECT_EQ(half.outcome, Outcome::kInconclusive) << half.observed;
-}
+// res.cpu: family_resource_cpu_test.cc.
 
 json Disk(double written, const char* stopped_by) {
   return {{"ok", true}, {"dir", "/tmp"}, {"written_mib", written}, {"ceiling_mib", 200},

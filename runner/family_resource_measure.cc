@@ -61,11 +61,16 @@ std::optional<LimitBand> StartLimit(const JudgeInput& in, Verdict& v) {
   return std::nullopt;
 }
 
-const json* HostReading(const JudgeInput& in, const char* key) {
+const json* LaunchReadings(const JudgeInput& in) {
   auto all = in.witnesses.observed.find("host_readings");
   if (all == in.witnesses.observed.end() || !all->second.is_object()) return nullptr;
   auto mine = all->second.find(in.result.launch_id);
-  if (mine == all->second.end() || !mine->is_object()) return nullptr;
+  return mine == all->second.end() || !mine->is_object() ? nullptr : &*mine;
+}
+
+const json* HostReading(const JudgeInput& in, const char* key) {
+  const json* mine = LaunchReadings(in);
+  if (mine == nullptr) return nullptr;
   auto it = mine->find(key);
   return it == mine->end() ? nullptr : &*it;
 }

@@ -31,6 +31,8 @@ std::optional<LimitBand> StartLimit(const JudgeInput& in, Verdict& v);
 // "oom_killed=true, memory_bytes=536870912": what the profile's `inspect` read for this launch,
 // added to the evidence; "" when nothing was read.
 std::string HostReadings(const JudgeInput& in, Verdict& v);
+// Every reading of this launch (an object); nullptr when none was read.
+const nlohmann::json* LaunchReadings(const JudgeInput& in);
 // One reading of this launch (profile `inspect`, e.g. "oom_killed"); nullptr when absent.
 const nlohmann::json* HostReading(const JudgeInput& in, const char* key);
 
