@@ -3,7 +3,8 @@
 // Each runs in its own exclusive launch with its own timeout. Expand turns a declared limit
 // into one check and the probe's ceiling; Judge reads the probe's result frame, computes the
 // measured limit and the mechanism that stopped the probe, and sorts it into one of three
-// outcomes (ClassifyLimit). Host readings of the launch (profile `inspect`, e.g. docker
+// outcomes (ClassifyLimit; a fourth, inconclusive, when the declared limit is above what the
+// probe may measure). Host readings of the launch (profile `inspect`, e.g. docker
 // inspect: OOMKilled, HostConfig limits) are shown next to the measurement.
 //
 // What "complete" means here: the memory probe lets a forked child be OOM-killed and reports
@@ -185,8 +186,12 @@ void ApplyResourceTimeouts(Plan& plan) {
   }
 }
 
-LimitOutcome ClassifyLimit(const LimitBand& band, double measured, bool reached_ceiling) {
-  if (reached_ceiling) return LimitOutcome::kNotEnforced;
+LimitOutcome ClassifyLimit(const LimitBand& band, double measured, bool reached_ceiling,
+                           double ceiling) {
+  // Stopping at a ceiling inside or below the band proves only "enforced no lower than N".
+  if (reached_ceiling) {
+    return ceiling > band.high ? LimitOutcome::kNotEnforced : LimitOutcome::kBeyondCeiling;
+  }
   if (measured >= band.low && measured <= band.high) return LimitOutcome::kAtDeclared;
   return LimitOutcome::kAtOtherValue;
 }

@@ -163,6 +163,68 @@ TEST(ResourceJudgeTest, FdsThreeOutcomesAndMechanism) {
   });
 }
 
+// A declared limit above what the probe may measure (its caps: 4096 tasks, 4096 MiB of memory,
+// 2048 MiB of disk, 65536 fds): reaching the ceiling is "cannot measure above N", never a fail.
+TEST(ResourceJudgeTest, ADeclaredLimitAboveTheProbesCeilingIsInconclusive) {
+  Policy policy = testing::TierLowPolicy();
+  policy.limits = {};
+  policy.limits.pids = 10000;
+  policy.limits.memory_mib = 8192;
+  policy.limits.tmp_mib = 4096;
+  policy.limits.open_files = 100000;
+  struct Row {
+    const char* family;
+    json result;
+    const char* ceiling;  // in the observation
+  };
+  const Row rows[] = {
+      {"res.pids", {{"tasks_before", 1}, {"children", 4096}, {"stopped_by", "ceiling"}, {"uid", 0}},
+       "cannot measure above 4097 tasks (the probe's ceiling), and the declared 10000"},
+      {"res.memory", {{"ok", true}, {"reached_mib", 4096}, {"ceiling_mib", 4096}, {"stopped_by", "ceiling"}},
+       "cannot measure above 4096 MiB (the probe's ceiling), and the declared 8192"},
+      {"res.disk", {{"ok", true}, {"dir", "/tmp"}, {"written_mib", 2048}, {"ceiling_mib", 2048},
+                    {"stopped_by", "ceiling"}, {"removed", true}},
+       "cannot measure above 2048 MiB (the probe's ceiling), and the declared 4096"},
+      {"res.fds", {{"open_before", 3}, {"opened", 65533}, {"open_total", 65536}, {"ceiling", 65536},
+                   {"rlimit_nofile", 1048576}, {"stopped_by", "ceiling"}},
+       "cannot measure above 65536 fds (the probe's ceiling), and the declared 100000"},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.family);
+    auto plan = ExpandChecks(policy, testing::SuiteOf({row.family}), PlanContext{"/c", "/w", {}});
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    ASSERT_EQ(plan->checks.size(), 1u);
+    json result = row.result;
+    result["family"] = row.family;
+    result["kind"] = "result";
+    BatchResult ran;
+    ran.state = BatchResult::State::kRan;
+    ran.launch_id = "L1";
+    ran.complete = true;
+    ran.frames.done = true;
+    ran.frames.facts = {result};
+    ran.end.exit_code = 0;
+    Verdict v = Evaluate(*plan, {ran}, WitnessFacts{}).at(0);
+    EXPECT_EQ(OutcomeName(v.outcome), OutcomeName(Outcome::kInconclusive)) << v.observed;
+    EXPECT_EQ(v.direction, Direction::kNone);
+    EXPECT_NE(v.observed.find(row.ceiling), std::string::npos) << v.observed;
+  }
+  // Stopped below the declared value by a real limit: still a finding.
+  auto plan = ExpandChecks(policy, testing::SuiteOf({"res.memory"}), PlanContext{"/c", "/w", {}});
+  ASSERT_TRUE(plan.ok());
+  BatchResult ran;
+  ran.state = BatchResult::State::kRan;
+  ran.launch_id = "L1";
+  ran.complete = true;
+  ran.frames.done = true;
+  ran.frames.facts = {{{"family", "res.memory"}, {"kind", "result"}, {"ok", true}, {"reached_mib", 512},
+                       {"ceiling_mib", 4096}, {"stopped_by", "SIGKILL"}}};
+  ran.end.exit_code = 0;
+  Verdict low = Evaluate(*plan, {ran}, WitnessFacts{}).at(0);
+  EXPECT_EQ(low.outcome, Outcome::kFail) << low.observed;
+  EXPECT_EQ(low.direction, Direction::kTooRestrictive);
+}
+
 TEST(ResourceJudgeTest, AMissingResultIsNeverAPass) {
   for (const char* family : {"res.pids", "res.cpu", "res.disk", "res.fds"}) {
     auto plan = ExpandChecks(LimitsPolicy(), testing::SuiteOf({family}), PlanContext{"/c", "/w", {}});

@@ -94,7 +94,7 @@ void Conclude(const JudgeInput& in, Verdict& v, const LimitBand& band, const Mea
   v.expected = fmt::format("enforced at {} {} (band {}..{})", Num(band.declared), m.unit,
                            Num(band.low), Num(band.high));
   v.remediation = remediation;
-  switch (ClassifyLimit(band, m.measured, m.reached_ceiling)) {
+  switch (ClassifyLimit(band, m.measured, m.reached_ceiling, m.ceiling)) {
     case LimitOutcome::kAtDeclared:
       v.observed = fmt::format("measured {} {}: enforced at the declared value; stopped by {}",
                                Num(m.measured), m.unit, m.mechanism);
@@ -115,6 +115,12 @@ void Conclude(const JudgeInput& in, Verdict& v, const LimitBand& band, const Mea
                                "declared {})", Num(m.measured), m.unit, Num(m.ceiling), m.unit,
                                Num(band.declared));
       Judge(v, false, Direction::kTooPermissive);
+      break;
+    case LimitOutcome::kBeyondCeiling:
+      v.outcome = Outcome::kInconclusive;
+      v.observed = fmt::format("measured {} {}: cannot measure above {} {} (the probe's ceiling), "
+                               "and the declared {} is not below it", Num(m.measured), m.unit,
+                               Num(m.ceiling), m.unit, Num(band.declared));
       break;
   }
   std::string host = HostReadings(in, v);
