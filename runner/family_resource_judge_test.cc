@@ -179,15 +179,15 @@ TEST(ResourceJudgeTest, ADeclaredLimitAboveTheProbesCeilingIsInconclusive) {
   };
   const Row rows[] = {
       {"res.pids", {{"tasks_before", 1}, {"children", 4096}, {"stopped_by", "ceiling"}, {"uid", 0}},
-       "cannot measure above 4097 tasks (the probe's ceiling), and the declared 10000"},
+       "cannot measure above 4097 tasks (the probe's ceiling; declared 10000)"},
       {"res.memory", {{"ok", true}, {"reached_mib", 4096}, {"ceiling_mib", 4096}, {"stopped_by", "ceiling"}},
-       "cannot measure above 4096 MiB (the probe's ceiling), and the declared 8192"},
+       "cannot measure above 4096 MiB (the probe's ceiling; declared 8192)"},
       {"res.disk", {{"ok", true}, {"dir", "/tmp"}, {"written_mib", 2048}, {"ceiling_mib", 2048},
                     {"stopped_by", "ceiling"}, {"removed", true}},
-       "cannot measure above 2048 MiB (the probe's ceiling), and the declared 4096"},
+       "cannot measure above 2048 MiB (the probe's ceiling; declared 4096)"},
       {"res.fds", {{"open_before", 3}, {"opened", 65533}, {"open_total", 65536}, {"ceiling", 65536},
                    {"rlimit_nofile", 1048576}, {"stopped_by", "ceiling"}},
-       "cannot measure above 65536 fds (the probe's ceiling), and the declared 100000"},
+       "cannot measure above 65536 fds (the probe's ceiling; declared 100000)"},
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.family);

@@ -118,9 +118,9 @@ void Conclude(const JudgeInput& in, Verdict& v, const LimitBand& band, const Mea
       break;
     case LimitOutcome::kBeyondCeiling:
       v.outcome = Outcome::kInconclusive;
-      v.observed = fmt::format("measured {} {}: cannot measure above {} {} (the probe's ceiling), "
-                               "and the declared {} is not below it", Num(m.measured), m.unit,
-                               Num(m.ceiling), m.unit, Num(band.declared));
+      v.observed = fmt::format("measured {} {}: cannot measure above {} {} (the probe's ceiling; "
+                               "declared {})", Num(m.measured), m.unit, Num(m.ceiling), m.unit,
+                               Num(band.declared));
       break;
   }
   std::string host = HostReadings(in, v);
