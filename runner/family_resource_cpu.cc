@@ -38,15 +38,15 @@ std::string QuotaText(const json& quota) {
                      Num(resource_measure::Number(quota, "period_us", 0)));
 }
 
-// Facts written before cpu_cgroup existed: cfs_quota_us/period of the hierarchy's top.
+// Facts written before cpu_cgroup existed: cfs_quota_us/period of the v1 hierarchy's top,
+// whichever cgroup the probe was in. A quota there binds everything below it; "none" there
+// says nothing about the probe's own cgroup.
 CpuQuota LegacyCgroupQuota(const json& result) {
-  CpuQuota quota;
-  double q = resource_measure::Number(result, "cgroup_cfs_quota_us", 0);
-  if (q == 0) return quota;
+  double q = resource_measure::Number(result, "cgroup_cfs_quota_us", -1);
   double p = resource_measure::Number(result, "cgroup_cfs_period_us", 100000);
-  quota = {QuotaSource::kCgroup, q > 0 && p > 0, q > 0 && p > 0 ? q / p : 0,
-           fmt::format("cgroup v1 cfs_quota_us={}, cfs_period_us={}", Num(q), Num(p))};
-  return quota;
+  if (q <= 0 || p <= 0) return {};
+  return {QuotaSource::kCgroup, true, q / p,
+          fmt::format("cgroup v1 cfs_quota_us={}, cfs_period_us={}", Num(q), Num(p))};
 }
 
 double Delta(const json& before, const json& after, const char* key) {

@@ -93,6 +93,13 @@ TEST(CpuEvidenceTest, QuotaFromTheHostAndFromTheCgroupFiles) {
   nested["cpu_cgroup"]["ancestor_quota"] = {{"quota_us", 100000}, {"period_us", 100000}, {"dir", "/p"}};
   EXPECT_TRUE(CgroupQuota(nested).limited);
   EXPECT_DOUBLE_EQ(CgroupQuota(nested).cores, 1.0);
+  // Facts of the earlier probe (the hierarchy's top): a quota binds, "none" says nothing.
+  json legacy = Result(1);
+  legacy["cgroup_cfs_quota_us"] = 100000;
+  legacy["cgroup_cfs_period_us"] = 100000;
+  EXPECT_DOUBLE_EQ(CgroupQuota(legacy).cores, 1.0);
+  legacy["cgroup_cfs_quota_us"] = -1;
+  EXPECT_EQ(CgroupQuota(legacy).source, QuotaSource::kUnknown);
   // A mount that does not show the probe's cgroup: no reading.
   json unresolved = WithV1(Result(1), 100000, 5, 5);
   unresolved["cpu_cgroup"]["resolved"] = false;
