@@ -1,9 +1,13 @@
 // res.cpu: how much CPU may the sandbox use? N threads spin for a short window; the CPU time
-// the process got divided by the wall time is the effective number of cores.
+// the process got divided by the wall time is the effective number of cores. Around the
+// window the probe reads its own CPU cgroup (resource_cpu_cgroup.cc): the quota, and cpu.stat
+// before and after, whose nr_periods/nr_throttled say whether the quota itself held the
+// threads back, or a busy host did.
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <vector>
 
@@ -27,7 +31,21 @@ double CpuSeconds() {
   return static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9;
 }
 
-const std::map<std::string, long> kArgs = {{"threads", kMaxCpuThreads}, {"window-ms", kMaxCpuWindowMs}};
+const std::map<std::string, long> kArgs = {
+    {"threads", kMaxCpuThreads}, {"window-ms", kMaxCpuWindowMs}, {"min-periods", 100}};
+
+// The busy window: `periods` CFS periods when the cgroup's quota and throttling counters are
+// readable (the judge reads those then), else the whole `window_ms`.
+long WindowMs(const nlohmann::json& cgroup, bool stat_readable, long window_ms, long periods) {
+  if (periods <= 0 || !stat_readable || !cgroup.is_object() || !cgroup["quota"].is_object()) {
+    return window_ms;
+  }
+  const nlohmann::json& binding = cgroup.contains("ancestor_quota") &&
+                                  cgroup["stat_dir"] == cgroup["ancestor_quota"]["dir"]
+                                      ? cgroup["ancestor_quota"] : cgroup["quota"];
+  long period_ms = static_cast<long>(binding["period_us"].get<long long>() / 1000);
+  return std::clamp(periods * std::max(period_ms, 1L), 100L, window_ms);
+}
 
 }  // namespace
 
@@ -40,14 +58,18 @@ void RunResCpu(const ProbeContext& ctx, const FamilyArgs& args) {
   ResourceArgs parsed;
   parsed.Parse("res.cpu", args, kArgs, false);
   const long threads = parsed.Number("threads", 2);
-  const long window_ms = parsed.Number("window-ms", 2000);
-  nlohmann::json result = {{"family", "res.cpu"}, {"kind", "result"}, {"threads", threads},
-                           {"window_ms", window_ms}};
+  nlohmann::json result = {{"family", "res.cpu"}, {"kind", "result"}, {"threads", threads}};
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) result["affinity_cpus"] = CPU_COUNT(&set);
-  AddFileReading(result, "cgroup_cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.cfs_quota_us");
-  AddFileReading(result, "cgroup_cfs_period_us", "/sys/fs/cgroup/cpu/cpu.cfs_period_us");
-  AddFileReading(result, "cgroup2_cpu_max", "/sys/fs/cgroup/cpu.max");
+  nlohmann::json cgroup = nullptr;
+  nlohmann::json stat_before = nullptr;
+  if (std::optional<CpuCgroupDir> at = FindCpuCgroup()) {
+    cgroup = DescribeCpuCgroup(*at);
+    stat_before = ReadCpuStat(cgroup["stat_dir"].get<std::string>());
+  }
+  const long window_ms = WindowMs(cgroup, stat_before.is_object(), parsed.Number("window-ms", 2000),
+                                  parsed.Number("min-periods", 0));
+  result["window_ms"] = window_ms;
 
   g_spin = true;
   std::vector<pthread_t> started;
@@ -74,6 +96,11 @@ void RunResCpu(const ProbeContext& ctx, const FamilyArgs& args) {
   result["cpu_seconds"] = cpu;
   result["wall_seconds"] = wall;
   result["effective_cores"] = wall > 0 ? cpu / wall : 0.0;
+  if (cgroup.is_object()) {
+    cgroup["stat_before"] = stat_before;
+    cgroup["stat_after"] = ReadCpuStat(cgroup["stat_dir"].get<std::string>());
+    result["cpu_cgroup"] = cgroup;
+  }
   ctx.out.Emit(result);
 }
 

@@ -43,6 +43,31 @@ std::optional<std::string> ReadSmallFile(const std::string& path);
 void AddFileReading(nlohmann::json& fact, const std::string& key, const std::string& path);
 long MonotonicMs();
 
+// The probe's own CPU cgroup directory (probes/resource_cpu_cgroup.cc).
+struct CpuCgroupDir {
+  int version = 0;          // 1: the v1 "cpu" hierarchy; 2: unified
+  std::string mountpoint;   // where the hierarchy is mounted
+  std::string cgroup_path;  // the probe's cgroup as /proc/self/cgroup names it
+  std::string dir;          // the directory of that cgroup under the mount
+  bool resolved = true;     // false: the mount does not show it, `dir` is the mount's top
+};
+// Picks the v1 cpu hierarchy (else v2) in `mountinfo` text and the probe's directory in it,
+// from its cgroup paths (/proc/self/cgroup: the v1 "cpu" line, the v2 "0::" line).
+std::optional<CpuCgroupDir> ResolveCpuCgroup(const std::string& mountinfo,
+                                             const std::optional<std::string>& v1_path,
+                                             const std::optional<std::string>& v2_path);
+std::optional<CpuCgroupDir> FindCpuCgroup();  // the same, from /proc/self
+// "nr_periods 52\nnr_throttled 1\n..." -> {"nr_periods": 52, ...}: integer values only.
+nlohmann::json ParseCgroupKeyValues(const std::string& text);
+// cgroup v2 cpu.max ("max 100000", "50000 100000") -> {"quota_us", "period_us"} (-1: no
+// quota); null when it is neither.
+nlohmann::json ParseCpuMax(const std::string& text);
+// {"version", "dir", "cgroup_path", "resolved", "quota", "ancestor_quota"?, "stat_dir"}: the
+// quota of the cgroup and the tightest of its visible parents, and where throttling is counted.
+nlohmann::json DescribeCpuCgroup(const CpuCgroupDir& at);
+// `dir`/cpu.stat parsed (ParseCgroupKeyValues); null when unreadable.
+nlohmann::json ReadCpuStat(const std::string& dir);
+
 std::string CheckResPidsArgs(const FamilyArgs& args);
 std::string CheckResMemoryArgs(const FamilyArgs& args);
 std::string CheckResCpuArgs(const FamilyArgs& args);
@@ -54,7 +79,9 @@ std::string CheckResFdsArgs(const FamilyArgs& args);
 void RunResPids(const ProbeContext& ctx, const FamilyArgs& args);
 // res.memory --ceiling-mib N [--every-mib K]: a child maps and touches 1 MiB steps up to N.
 void RunResMemory(const ProbeContext& ctx, const FamilyArgs& args);
-// res.cpu --threads N --window-ms M: N busy threads; CPU time / wall time.
+// res.cpu --threads N --window-ms M [--min-periods K]: N busy threads; CPU time / wall time,
+// with the cgroup's quota and cpu.stat before and after. With --min-periods and a readable
+// cpu.stat the window is K CFS periods (the judge reads the throttling counters then).
 void RunResCpu(const ProbeContext& ctx, const FamilyArgs& args);
 // res.wall --ceiling-seconds N: sleeps N seconds, a progress frame (elapsed_ms) every 250 ms.
 void RunResWall(const ProbeContext& ctx, const FamilyArgs& args);

@@ -3,7 +3,8 @@
 // Each runs in its own exclusive launch with its own timeout. Expand turns a declared limit
 // into one check and the probe's ceiling; Judge reads the probe's result frame, computes the
 // measured limit and the mechanism that stopped the probe, and sorts it into one of three
-// outcomes (ClassifyLimit). Host readings of the launch (profile `inspect`, e.g. docker
+// outcomes (ClassifyLimit; a fourth, inconclusive, when the declared limit is above what the
+// probe may measure). Host readings of the launch (profile `inspect`, e.g. docker
 // inspect: OOMKilled, HostConfig limits) are shown next to the measurement.
 //
 // What "complete" means here: the memory probe lets a forked child be OOM-killed and reports
@@ -85,13 +86,22 @@ Status ExpandMemory(const ExpandInput& in, BatchBuilder& batch) {
                       {"--ceiling-mib", std::to_string(MemoryCeilingMib(declared)), "--every-mib", "8"});
 }
 
+// The busy window: five CFS periods (500 ms at docker's 100 ms period) when the probe can read
+// its cgroup's quota and cpu.stat, since the judge then decides by the quota and its throttling
+// (family_resource_cpu.h): an enforced quota throttles a probe that runs more threads than it
+// has cores in nearly every period, and 1 throttled period of 5 already meets
+// kMeaningfulThrottle. Without those counters CPU time alone decides, and the probe keeps the
+// 2 s window, which holds a 15% band against one period's slack at the window's edges.
+constexpr int kCpuWindowPeriods = 5;
+
 Status ExpandCpu(const ExpandInput& in, BatchBuilder& batch) {
   if (!in.policy.limits.cpus) return Status::Ok();
   double declared = *in.policy.limits.cpus;
   return AddExclusive(batch,
                       LimitCheck(in, "res.cpu", "cpus", declared, Severity::kMedium),
                       "res.cpu",
-                      {"--threads", std::to_string(CpuThreads(declared)), "--window-ms", "2000"});
+                      {"--threads", std::to_string(CpuThreads(declared)), "--window-ms", "2000",
+                       "--min-periods", std::to_string(kCpuWindowPeriods)});
 }
 
 // Only limits of at most kMaxMeasuredWallSeconds are measured; for a longer one a 1 s probe
@@ -176,8 +186,12 @@ void ApplyResourceTimeouts(Plan& plan) {
   }
 }
 
-LimitOutcome ClassifyLimit(const LimitBand& band, double measured, bool reached_ceiling) {
-  if (reached_ceiling) return LimitOutcome::kNotEnforced;
+LimitOutcome ClassifyLimit(const LimitBand& band, double measured, bool reached_ceiling,
+                           double ceiling) {
+  // Stopping at a ceiling inside or below the band proves only "enforced no lower than N".
+  if (reached_ceiling) {
+    return ceiling > band.high ? LimitOutcome::kNotEnforced : LimitOutcome::kBeyondCeiling;
+  }
   if (measured >= band.low && measured <= band.high) return LimitOutcome::kAtDeclared;
   return LimitOutcome::kAtOtherValue;
 }

@@ -27,18 +27,23 @@ inline constexpr std::int64_t kMaxMeasuredWallSeconds = 10;
 int ResourceTimeoutSeconds(const ProbeInvocation& inv);
 void ApplyResourceTimeouts(Plan& plan);
 
-// The three outcomes a measured limit can have.
+// The outcomes a measured limit can have.
 enum class LimitOutcome {
   kAtDeclared,     // stopped within [low, high]: pass
   kAtOtherValue,   // stopped outside the band: fail, too permissive (above) or too restrictive
-  kNotEnforced,    // reached the probe's ceiling: fail, too permissive, "not enforced up to N"
+  kNotEnforced,    // reached the probe's ceiling, above the band: fail, too permissive,
+                   // "not enforced up to N"
+  kBeyondCeiling,  // reached the probe's ceiling, which is not above the band (a declared
+                   // limit above the probe's caps): inconclusive, "cannot measure above N"
 };
 
 struct LimitBand {
   double declared = 0, low = 0, high = 0;
 };
 
-// `reached_ceiling`: the probe stopped at its own ceiling, not at a limit.
-LimitOutcome ClassifyLimit(const LimitBand& band, double measured, bool reached_ceiling);
+// `reached_ceiling`: the probe stopped at its own ceiling (`ceiling`, in the measured unit),
+// not at a limit.
+LimitOutcome ClassifyLimit(const LimitBand& band, double measured, bool reached_ceiling,
+                           double ceiling);
 
 }  // namespace sandprobe

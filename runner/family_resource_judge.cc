@@ -1,4 +1,4 @@
-// Judges of the resource families whose launch ends by itself (pids, cpu, disk, fds): the
+// Judges of the resource families whose launch ends by itself (pids, disk, fds): the
 // measured limit, the mechanism that stopped the probe, and one of three outcomes
 // (ClassifyLimit, through Conclude in family_resource_measure.h).
 #include "runner/family_resource_measure.h"
@@ -46,76 +46,7 @@ Verdict JudgeResPids(const JudgeInput& in) {
   return v;
 }
 
-namespace {
-
-// The host's own reading of the sandbox's CPU quota in cores (profile `inspect`: docker's
-// HostConfig.NanoCpus); -1 when there is none.
-double HostCores(const JudgeInput& in) {
-  const json* nano = HostReading(in, "nano_cpus");
-  return nano && nano->is_number() && nano->get<double>() > 0 ? nano->get<double>() / 1e9 : -1;
-}
-
-// Weighs a CPU verdict against what the probe could see and what the host reads.
-void CrossCheckCpu(const JudgeInput& in, Verdict& v, const LimitBand& band, double measured,
-                   bool quota_inside, double host_cores) {
-  // CPU time is also what a busy host leaves over: without a quota the probe can see, a
-  // measurement inside the band may be contention, not a limit. That proves nothing, unless
-  // the host itself sets a quota in the band.
-  bool host_in_band = host_cores >= band.low && host_cores <= band.high;
-  if (v.outcome == Outcome::kPass && !quota_inside && !host_in_band) {
-    v.outcome = Outcome::kInconclusive;
-    v.observed += "; but no CPU quota is visible inside, so the host's load may explain it";
-  }
-  // More CPU time than the host's quota lets the sandbox have cannot be real: the clock inside
-  // is not the host's. (gVisor's sentry accounts its tasks' CPU time itself and counts the
-  // time a throttled task waits as running: 1.0-1.8 cores measured inside under a 1-core
-  // quota that the host's cpuacct shows holding.) Nothing is proven either way.
-  if (v.outcome == Outcome::kFail && v.direction == Direction::kTooPermissive && host_cores > 0 &&
-      measured > host_cores * band.high / band.declared) {
-    v.outcome = Outcome::kInconclusive;
-    v.direction = Direction::kNone;
-    v.check.severity = in.check.severity;
-    v.observed += fmt::format("; but the host caps the sandbox at {} cores, so CPU time beyond "
-                              "that is not real: the CPU clock inside is not the host's",
-                              Num(host_cores));
-  }
-}
-
-}  // namespace
-
-Verdict JudgeResCpu(const JudgeInput& in) {
-  Verdict v;
-  std::optional<LimitBand> band = StartLimit(in, v);
-  if (!band) return v;
-  const json* fact = LastFact(in, "result", &v);
-  if (!fact) return MissingResult(in, v, "cores", *band, "cores");
-  Measurement m;
-  m.unit = "cores";
-  m.measured = Number(*fact, "effective_cores");
-  double threads = Number(*fact, "threads_started", 1);
-  double cpus = Number(*fact, "affinity_cpus", threads);
-  m.ceiling = std::min(threads, cpus);
-  // Every thread got a core of its own: nothing held the probe back.
-  m.reached_ceiling = m.ceiling > band->high && m.measured >= 0.9 * m.ceiling;
-  double quota = Number(*fact, "cgroup_cfs_quota_us", -1);
-  double period = Number(*fact, "cgroup_cfs_period_us", 100000);
-  double host_cores = HostCores(in);
-  if (quota > 0) {
-    m.mechanism = fmt::format("the CFS quota ({} cores: cfs_quota_us={}, period={})",
-                              Num(quota / period), Num(quota), Num(period));
-  } else if (host_cores > 0) {
-    m.mechanism = fmt::format("the host's CPU quota ({} cores, not readable inside; {} CPUs in "
-                              "the affinity mask)", Num(host_cores), Num(cpus));
-  } else {
-    m.mechanism = fmt::format("nothing visible (no CFS quota readable inside; {} CPUs in the "
-                              "affinity mask)", Num(cpus));
-  }
-  Conclude(in, v, *band, m,
-           fmt::format("give the sandbox a CPU quota of {} cores (docker --cpus {})",
-                       Num(band->declared), Num(band->declared)));
-  CrossCheckCpu(in, v, *band, m.measured, quota > 0, host_cores);
-  return v;
-}
+// res.cpu: family_resource_cpu.cc (judged by the quota's own evidence, not CPU time alone).
 
 Verdict JudgeResDisk(const JudgeInput& in) {
   Verdict v;

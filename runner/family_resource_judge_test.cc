@@ -1,4 +1,4 @@
-// The judges of res.pids, res.cpu, res.disk and res.fds: for each, the three outcomes a user
+// The judges of res.pids, res.disk and res.fds (res.cpu: family_resource_cpu_test.cc): for each, the three outcomes a user
 // must tell apart (enforced at the declared value: pass; enforced at another value: fail with
 // measured vs declared, too permissive above the band and too restrictive below it; not
 // enforced up to the ceiling: fail, too permissive) and the mechanism that stopped the probe.
@@ -115,56 +115,7 @@ TEST(ResourceJudgeTest, PidsSeverityFollowsTheOutcomeAndHostReadingsAreShown) {
   EXPECT_EQ(host.evidence.witness_facts, std::vector<std::string>{"host readings: pids_limit=50"});
 }
 
-json Cpu(double cores, double quota_us, double threads = 2) {
-  json fact = {{"effective_cores", cores}, {"threads_started", threads}, {"affinity_cpus", 2},
-               {"cgroup_cfs_period_us", 100000}};
-  if (quota_us > 0) fact["cgroup_cfs_quota_us"] = quota_us;
-  return fact;
-}
-
-TEST(ResourceJudgeTest, CpuThreeOutcomesAndMechanism) {
-  ExpectCases("res.cpu", {
-      {"quota of 1 core", Cpu(0.99, 100000), Outcome::kPass, Direction::kNone,
-       {"measured 0.99 cores: enforced at the declared value",
-        "the CFS quota (1 cores: cfs_quota_us=100000, period=100000)"}},
-      {"quota of 1.5 cores", Cpu(1.49, 150000), Outcome::kFail, Direction::kTooPermissive,
-       {"measured 1.49 cores vs declared 1: enforced above the declared value", "cfs_quota_us=150000"}},
-      {"quota of 0.5 cores", Cpu(0.5, 50000), Outcome::kFail, Direction::kTooRestrictive,
-       {"measured 0.5 cores vs declared 1: enforced below the declared value"}},
-      {"every thread got a core", Cpu(1.98, -1), Outcome::kFail, Direction::kTooPermissive,
-       {"measured 1.98 cores: not enforced up to 2 cores (the probe's ceiling; declared 1)"}},
-      {"quota of 1 core, invisible", Cpu(1.2, -1), Outcome::kFail, Direction::kTooPermissive,
-       {"measured 1.2 cores vs declared 1", "nothing visible (no CFS quota readable inside; 2 CPUs"}},
-      // In the band without a visible quota: a busy host explains it as well as a limit does.
-      {"in band, no quota", Cpu(1.0, -1), Outcome::kInconclusive, Direction::kNone,
-       {"no CPU quota is visible inside, so the host's load may explain it"}},
-  });
-}
-
-TEST(ResourceJudgeTest, CpuIsCrossCheckedWithTheHostsQuota) {
-  // Host readings from the profile's inspect: docker's HostConfig.NanoCpus.
-  json one_core = {{"nano_cpus", 1000000000}};
-  // In the band, no quota visible inside, but the host sets one: the limit is the host's.
-  Verdict host = JudgeResult("res.cpu", Cpu(1.02, -1), one_core);
-  EXPECT_EQ(host.outcome, Outcome::kPass) << host.observed;
-  EXPECT_NE(host.observed.find("stopped by the host's CPU quota (1 cores, not readable inside"),
-            std::string::npos) << host.observed;
-  // More than the host's quota allows (gVisor's own CPU clock): not a finding either way.
-  Verdict clock = JudgeResult("res.cpu", Cpu(1.8, -1), one_core);
-  EXPECT_EQ(clock.outcome, Outcome::kInconclusive) << clock.observed;
-  EXPECT_EQ(clock.direction, Direction::kNone);
-  EXPECT_NE(clock.observed.find("the host caps the sandbox at 1 cores"), std::string::npos)
-      << clock.observed;
-  Verdict all = JudgeResult("res.cpu", Cpu(1.98, -1), one_core);
-  EXPECT_EQ(all.outcome, Outcome::kInconclusive) << all.observed;
-  // A host quota that is itself too high keeps the fail: the measurement agrees with it.
-  Verdict two = JudgeResult("res.cpu", Cpu(1.98, -1), {{"nano_cpus", 2000000000}});
-  EXPECT_EQ(two.outcome, Outcome::kFail) << two.observed;
-  EXPECT_EQ(two.direction, Direction::kTooPermissive);
-  // A host quota out of the band does not rescue an in-band measurement without a quota inside.
-  Verdict half = JudgeResult("res.cpu", Cpu(1.0, -1), {{"nano_cpus", 500000000}});
-  EXPECT_EQ(half.outcome, Outcome::kInconclusive) << half.observed;
-}
+// res.cpu: family_resource_cpu_test.cc.
 
 json Disk(double written, const char* stopped_by) {
   return {{"ok", true}, {"dir", "/tmp"}, {"written_mib", written}, {"ceiling_mib", 200},
@@ -210,6 +161,68 @@ TEST(ResourceJudgeTest, FdsThreeOutcomesAndMechanism) {
       {"nothing up to 2048", Fds(2048, "ceiling", 65536), Outcome::kFail, Direction::kTooPermissive,
        {"measured 2048 fds: not enforced up to 2048 fds"}},
   });
+}
+
+// A declared limit above what the probe may measure (its caps: 4096 tasks, 4096 MiB of memory,
+// 2048 MiB of disk, 65536 fds): reaching the ceiling is "cannot measure above N", never a fail.
+TEST(ResourceJudgeTest, ADeclaredLimitAboveTheProbesCeilingIsInconclusive) {
+  Policy policy = testing::TierLowPolicy();
+  policy.limits = {};
+  policy.limits.pids = 10000;
+  policy.limits.memory_mib = 8192;
+  policy.limits.tmp_mib = 4096;
+  policy.limits.open_files = 100000;
+  struct Row {
+    const char* family;
+    json result;
+    const char* ceiling;  // in the observation
+  };
+  const Row rows[] = {
+      {"res.pids", {{"tasks_before", 1}, {"children", 4096}, {"stopped_by", "ceiling"}, {"uid", 0}},
+       "cannot measure above 4097 tasks (the probe's ceiling; declared 10000)"},
+      {"res.memory", {{"ok", true}, {"reached_mib", 4096}, {"ceiling_mib", 4096}, {"stopped_by", "ceiling"}},
+       "cannot measure above 4096 MiB (the probe's ceiling; declared 8192)"},
+      {"res.disk", {{"ok", true}, {"dir", "/tmp"}, {"written_mib", 2048}, {"ceiling_mib", 2048},
+                    {"stopped_by", "ceiling"}, {"removed", true}},
+       "cannot measure above 2048 MiB (the probe's ceiling; declared 4096)"},
+      {"res.fds", {{"open_before", 3}, {"opened", 65533}, {"open_total", 65536}, {"ceiling", 65536},
+                   {"rlimit_nofile", 1048576}, {"stopped_by", "ceiling"}},
+       "cannot measure above 65536 fds (the probe's ceiling; declared 100000)"},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.family);
+    auto plan = ExpandChecks(policy, testing::SuiteOf({row.family}), PlanContext{"/c", "/w", {}});
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    ASSERT_EQ(plan->checks.size(), 1u);
+    json result = row.result;
+    result["family"] = row.family;
+    result["kind"] = "result";
+    BatchResult ran;
+    ran.state = BatchResult::State::kRan;
+    ran.launch_id = "L1";
+    ran.complete = true;
+    ran.frames.done = true;
+    ran.frames.facts = {result};
+    ran.end.exit_code = 0;
+    Verdict v = Evaluate(*plan, {ran}, WitnessFacts{}).at(0);
+    EXPECT_EQ(OutcomeName(v.outcome), OutcomeName(Outcome::kInconclusive)) << v.observed;
+    EXPECT_EQ(v.direction, Direction::kNone);
+    EXPECT_NE(v.observed.find(row.ceiling), std::string::npos) << v.observed;
+  }
+  // Stopped below the declared value by a real limit: still a finding.
+  auto plan = ExpandChecks(policy, testing::SuiteOf({"res.memory"}), PlanContext{"/c", "/w", {}});
+  ASSERT_TRUE(plan.ok());
+  BatchResult ran;
+  ran.state = BatchResult::State::kRan;
+  ran.launch_id = "L1";
+  ran.complete = true;
+  ran.frames.done = true;
+  ran.frames.facts = {{{"family", "res.memory"}, {"kind", "result"}, {"ok", true}, {"reached_mib", 512},
+                       {"ceiling_mib", 4096}, {"stopped_by", "SIGKILL"}}};
+  ran.end.exit_code = 0;
+  Verdict low = Evaluate(*plan, {ran}, WitnessFacts{}).at(0);
+  EXPECT_EQ(low.outcome, Outcome::kFail) << low.observed;
+  EXPECT_EQ(low.direction, Direction::kTooRestrictive);
 }
 
 TEST(ResourceJudgeTest, AMissingResultIsNeverAPass) {

@@ -61,11 +61,16 @@ std::optional<LimitBand> StartLimit(const JudgeInput& in, Verdict& v) {
   return std::nullopt;
 }
 
-const json* HostReading(const JudgeInput& in, const char* key) {
+const json* LaunchReadings(const JudgeInput& in) {
   auto all = in.witnesses.observed.find("host_readings");
   if (all == in.witnesses.observed.end() || !all->second.is_object()) return nullptr;
   auto mine = all->second.find(in.result.launch_id);
-  if (mine == all->second.end() || !mine->is_object()) return nullptr;
+  return mine == all->second.end() || !mine->is_object() ? nullptr : &*mine;
+}
+
+const json* HostReading(const JudgeInput& in, const char* key) {
+  const json* mine = LaunchReadings(in);
+  if (mine == nullptr) return nullptr;
   auto it = mine->find(key);
   return it == mine->end() ? nullptr : &*it;
 }
@@ -89,7 +94,7 @@ void Conclude(const JudgeInput& in, Verdict& v, const LimitBand& band, const Mea
   v.expected = fmt::format("enforced at {} {} (band {}..{})", Num(band.declared), m.unit,
                            Num(band.low), Num(band.high));
   v.remediation = remediation;
-  switch (ClassifyLimit(band, m.measured, m.reached_ceiling)) {
+  switch (ClassifyLimit(band, m.measured, m.reached_ceiling, m.ceiling)) {
     case LimitOutcome::kAtDeclared:
       v.observed = fmt::format("measured {} {}: enforced at the declared value; stopped by {}",
                                Num(m.measured), m.unit, m.mechanism);
@@ -110,6 +115,12 @@ void Conclude(const JudgeInput& in, Verdict& v, const LimitBand& band, const Mea
                                "declared {})", Num(m.measured), m.unit, Num(m.ceiling), m.unit,
                                Num(band.declared));
       Judge(v, false, Direction::kTooPermissive);
+      break;
+    case LimitOutcome::kBeyondCeiling:
+      v.outcome = Outcome::kInconclusive;
+      v.observed = fmt::format("measured {} {}: cannot measure above {} {} (the probe's ceiling; "
+                               "declared {})", Num(m.measured), m.unit, Num(m.ceiling), m.unit,
+                               Num(band.declared));
       break;
   }
   std::string host = HostReadings(in, v);

@@ -31,6 +31,8 @@ std::optional<LimitBand> StartLimit(const JudgeInput& in, Verdict& v);
 // "oom_killed=true, memory_bytes=536870912": what the profile's `inspect` read for this launch,
 // added to the evidence; "" when nothing was read.
 std::string HostReadings(const JudgeInput& in, Verdict& v);
+// Every reading of this launch (an object); nullptr when none was read.
+const nlohmann::json* LaunchReadings(const JudgeInput& in);
 // One reading of this launch (profile `inspect`, e.g. "oom_killed"); nullptr when absent.
 const nlohmann::json* HostReading(const JudgeInput& in, const char* key);
 
@@ -49,7 +51,8 @@ Measurement MeasuredAgainstCeiling(const nlohmann::json& fact, const char* measu
                                    const char* ceiling_key, std::string unit);
 
 // Turns a measurement into the verdict: pass, fail at another value (too permissive above the
-// band, too restrictive below it) or fail "not enforced up to N"; adds the host readings.
+// band, too restrictive below it), fail "not enforced up to N", or inconclusive "cannot
+// measure above N" when the ceiling is not above the band; adds the host readings.
 // `remediation` says how to set the declared value.
 void Conclude(const JudgeInput& in, Verdict& v, const LimitBand& band, const Measurement& m,
               const std::string& remediation);

@@ -24,11 +24,17 @@ TEST(FamilyResourceTest, CeilingsStayAboveTheDeclaredValueAndUnderTheCaps) {
   EXPECT_EQ(CpuThreads(0.5), 2);
 }
 
-TEST(FamilyResourceTest, ClassifyTellsTheThreeOutcomesApart) {
+TEST(FamilyResourceTest, ClassifyTellsTheOutcomesApart) {
   LimitBand band{512, 486.4, 537.6};
-  EXPECT_EQ(ClassifyLimit(band, 510, false), LimitOutcome::kAtDeclared);
-  EXPECT_EQ(ClassifyLimit(band, 255, false), LimitOutcome::kAtOtherValue);
-  EXPECT_EQ(ClassifyLimit(band, 1024, true), LimitOutcome::kNotEnforced);
+  EXPECT_EQ(ClassifyLimit(band, 510, false, 1024), LimitOutcome::kAtDeclared);
+  EXPECT_EQ(ClassifyLimit(band, 255, false, 1024), LimitOutcome::kAtOtherValue);
+  EXPECT_EQ(ClassifyLimit(band, 1024, true, 1024), LimitOutcome::kNotEnforced);
+  // A ceiling inside or below the band measures nothing about the declared value.
+  LimitBand large{8192, 7782.4, 8601.6};
+  EXPECT_EQ(ClassifyLimit(large, 4096, true, 4096), LimitOutcome::kBeyondCeiling);
+  EXPECT_EQ(ClassifyLimit(band, 530, true, 530), LimitOutcome::kBeyondCeiling);
+  // Stopped by a limit below the ceiling: still a measurement.
+  EXPECT_EQ(ClassifyLimit(large, 2000, false, 4096), LimitOutcome::kAtOtherValue);
 }
 
 Plan MemoryPlan(Policy& policy) {

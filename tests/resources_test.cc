@@ -2,7 +2,11 @@
 // readings, the envelope that lets the host profile survive, and `sandprobe diff`.
 #include <dirent.h>
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
+#include <optional>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -32,14 +36,18 @@ TEST(ResourcesTest, DockerHardenedEnforcesTheDeclaredLimits) {
   if (!BackendAvailable("docker", kDockerUp)) return;
   CliRun run = RunResources("sandboxes/docker-hardened.json");
   const json& r = run.report;
-  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
-  for (const char* id : {"limits.pids.max:50", "limits.memory_mib:512", "limits.cpus:1",
-                         "limits.tmp_mib:100", "limits.open_files:1024"}) {
+  EXPECT_TRUE(run.exit_code == 0 || run.exit_code == 3) << run.out << run.err;
+  for (const char* id : {"limits.pids.max:50", "limits.memory_mib:512", "limits.tmp_mib:100",
+                         "limits.open_files:1024"}) {
     EXPECT_EQ(CheckField(r, id, "verdict"), "pass") << id << ": " << CheckField(r, id, "observed");
   }
   EXPECT_NEAR(Measured(r, "limits.pids.max:50"), 50, 1);
   EXPECT_NEAR(Measured(r, "limits.memory_mib:512"), 512, 512 * 0.05);
-  EXPECT_NEAR(Measured(r, "limits.cpus:1"), 1.0, 0.15);
+  // CPU: the 1-core quota passes when it shows itself (throttling, or consumption at it); on a
+  // busy machine it may be inconclusive (ResourcesTest.CpuQuotaUnderLoad), never a fail.
+  std::string cpu = CheckField(r, "limits.cpus:1", "verdict");
+  EXPECT_TRUE(cpu == "pass" || cpu == "inconclusive") << CheckField(r, "limits.cpus:1", "observed");
+  EXPECT_NE(CheckField(r, "limits.cpus:1", "observed").find("host nano_cpus=1000000000"), std::string::npos);
   EXPECT_NE(CheckField(r, "limits.pids.max:50", "observed").find("pids.max=50"), std::string::npos);
   // Host reading from docker inspect, next to the measurement.
   EXPECT_NE(CheckField(r, "limits.memory_mib:512", "observed").find("oom_killed=true"), std::string::npos);
@@ -88,6 +96,144 @@ TEST(ResourcesTest, DockerLimitsWrongIsTooRestrictiveAndDiffCatchesIt) {
   EXPECT_GE(parsed["regressions"].get<int>(), 1);
   CliRun same = RunCli({"diff", dir + "/old.json", dir + "/old.json"});
   EXPECT_EQ(same.exit_code, 0) << same.out;
+}
+
+// Load outside the sandbox: `threads` busy threads of this test process, stopped by the
+// destructor and in any case after `max_seconds` (a test that dies mid-way leaves no spinner).
+class BusyLoad {
+ public:
+  BusyLoad(int threads, int max_seconds) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(max_seconds);
+    for (int i = 0; i < threads; ++i) {
+      spinners_.emplace_back([this, deadline] {
+        unsigned long sink = 0;
+        while (!stop_.load(std::memory_order_relaxed)) {
+          for (int k = 0; k < 100000; ++k) asm volatile("" : "+r"(sink));
+          if (std::chrono::steady_clock::now() > deadline) break;
+        }
+      });
+    }
+  }
+  ~BusyLoad() {
+    stop_ = true;
+    for (std::thread& t : spinners_) t.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> spinners_;
+};
+
+CliRun RunCpu(const std::string& profile) {
+  return RunProfile(profile, {"--suite", SourcePath("tests/data/cpu-suite.json"), "--require-backend"});
+}
+
+// Issue 13: `--cpus 1` on a loaded 2-vCPU machine measured 0.46-0.83 cores and failed "too
+// restrictive". The quota is judged by its own evidence now: pass (it throttled, or the probe
+// consumed about 1 core) or inconclusive (contention bounded the probe), never a fail; the
+// quota's readings are in the observation either way.
+TEST(ResourcesTest, CpuQuotaUnderLoadIsNeverTooRestrictive) {
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  for (int round = 0; round < 2; ++round) {
+    BusyLoad load(2, 120);
+    CliRun run = RunCpu("sandboxes/docker-hardened.json");
+    const json& r = run.report;
+    SCOPED_TRACE(CheckField(r, "limits.cpus:1", "observed"));
+    std::string verdict = CheckField(r, "limits.cpus:1", "verdict");
+    EXPECT_TRUE(verdict == "pass" || verdict == "inconclusive") << verdict;
+    EXPECT_TRUE(run.exit_code == 0 || run.exit_code == 3) << run.err;
+    std::string observed = CheckField(r, "limits.cpus:1", "observed");
+    EXPECT_NE(observed.find("host nano_cpus=1000000000"), std::string::npos);
+    EXPECT_NE(observed.find("CFS periods"), std::string::npos) << "cpu.stat is readable in docker";
+    if (verdict == "inconclusive") {
+      EXPECT_NE(observed.find("contention, not the sandbox"), std::string::npos);
+    }
+    ExpectNoContainerLeft(r);
+  }
+}
+
+// A quota the probe's threads exhaust in every period shows itself by throttling, on a loaded
+// machine too: pass, decided by cpu.stat within the short (five-period) window.
+TEST(ResourcesTest, ThrottledQuotaPassesUnderLoad) {
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  BusyLoad load(2, 120);
+  CliRun run = RunCpu("tests/data/docker-cpus-tenth.json");
+  const json& r = run.report;
+  std::string observed = CheckField(r, "limits.cpus:0.1", "observed");
+  EXPECT_EQ(CheckField(r, "limits.cpus:0.1", "verdict"), "pass") << observed;
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(observed.find("enforced: a 0.1-core quota that throttled the probe"), std::string::npos)
+      << observed;
+  EXPECT_NE(observed.find("host nano_cpus=100000000"), std::string::npos) << observed;
+  ExpectNoContainerLeft(r);
+}
+
+// No CPU limit at all: too permissive whatever the measured CPU time (0 of 8 were right under
+// load before). docker inspect's NanoCpus=0 and CpuQuota=0 decide.
+TEST(ResourcesTest, NoCpuQuotaIsTooPermissiveLoadedOrNot) {
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  for (bool loaded : {false, true}) {
+    SCOPED_TRACE(loaded ? "loaded" : "unloaded");
+    std::optional<BusyLoad> load;
+    if (loaded) load.emplace(2, 120);
+    CliRun run = RunCpu("sandboxes/docker-default.json");
+    const json& r = run.report;
+    EXPECT_EQ(run.exit_code, 1) << run.err;
+    EXPECT_EQ(CheckField(r, "limits.cpus:1", "verdict"), "fail");
+    EXPECT_EQ(CheckField(r, "limits.cpus:1", "direction"), "too-permissive");
+    EXPECT_NE(CheckField(r, "limits.cpus:1", "observed").find("no CPU quota: the declared limit is missing"),
+              std::string::npos) << CheckField(r, "limits.cpus:1", "observed");
+    ExpectNoContainerLeft(r);
+  }
+}
+
+// bwrap sets no cgroup limit, and shows neither /sys nor a host reading: CPU time above the
+// band is the only evidence. Never a pass, never too restrictive; inconclusive when the host's
+// load keeps the probe within the band (what this shared machine usually does).
+TEST(ResourcesTest, BwrapHasNoCpuQuotaToShow) {
+  if (!BackendAvailable("bwrap", {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"})) return;
+  CliRun run = RunCpu("sandboxes/bwrap-strict.json");
+  const json& r = run.report;
+  std::string verdict = CheckField(r, "limits.cpus:1", "verdict");
+  std::string observed = CheckField(r, "limits.cpus:1", "observed");
+  if (verdict == "fail") {
+    EXPECT_EQ(CheckField(r, "limits.cpus:1", "direction"), "too-permissive") << observed;
+  } else {
+    EXPECT_EQ(verdict, "inconclusive") << observed;
+    EXPECT_NE(observed.find("no CPU quota readable"), std::string::npos) << observed;
+  }
+}
+
+// Issue 13: limits above the probes' caps are "cannot measure above N", not fails.
+TEST(ResourcesTest, LimitsAboveTheProbesCeilingsAreInconclusive) {
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  CliRun run = RunProfile("sandboxes/docker-default.json",
+                          {"--suite", SourcePath("suites/resources.json"), "--require-backend",
+                           "--policy", SourcePath("tests/data/policy-above-ceilings.json")});
+  const json& r = run.report;
+  const std::pair<const char*, const char*> capped[] = {
+      {"limits.pids.max:10000", "tasks (the probe's ceiling; declared 10000)"},
+      {"limits.memory_mib:8192", "cannot measure above 4096 MiB (the probe's ceiling; declared 8192)"},
+      {"limits.tmp_mib:4096", "cannot measure above 2048 MiB (the probe's ceiling; declared 4096)"}};
+  for (const auto& [id, text] : capped) {
+    EXPECT_EQ(CheckField(r, id, "verdict"), "inconclusive") << id;
+    EXPECT_NE(CheckField(r, id, "observed").find(text), std::string::npos)
+        << CheckField(r, id, "observed");
+  }
+  // Open files: docker's RLIMIT_NOFILE is the daemon's. Up to the cap: inconclusive; a soft
+  // limit below the declared 100000 is a real limit, too restrictive.
+  std::string fds = CheckField(r, "limits.open_files:100000", "observed");
+  if (Measured(r, "limits.open_files:100000") >= 65536) {
+    EXPECT_EQ(CheckField(r, "limits.open_files:100000", "verdict"), "inconclusive") << fds;
+    EXPECT_NE(fds.find("cannot measure above 65536 fds"), std::string::npos) << fds;
+  } else {
+    EXPECT_EQ(CheckField(r, "limits.open_files:100000", "direction"), "too-restrictive") << fds;
+    EXPECT_NE(fds.find("RLIMIT_NOFILE (EMFILE"), std::string::npos) << fds;
+  }
+  for (const json& check : r["checks"]) {
+    EXPECT_FALSE(check.contains("direction") && check["direction"] == "too-permissive") << check.dump();
+  }
+  ExpectNoContainerLeft(r);
 }
 
 // Processes whose command line holds `needle` (a launch's nonce).
