@@ -39,10 +39,17 @@ BatchResult ToBatchResult(const LaunchRecord& record, const std::string& nonce) 
   // The sandbox's exit status is the host's own fact: complete frames followed by exit 1 or a
   // signal are not a clean run (the probe exits 0 after its done frame).
   const bool clean_exit = record.exit_code == 0 && !record.signal;
-  result.complete = record.error.empty() && !record.timed_out && clean_exit &&
+  // A sandbox command that anyone could have replaced (a writable directory, a stranger's file,
+  // a bare name found outside the system paths) may print any frames it likes: what it says
+  // decides nothing but the leaks it proves.
+  const bool trusted_program = record.executable_warning.empty();
+  result.complete = record.error.empty() && !record.timed_out && clean_exit && trusted_program &&
                     FramesComplete(record.frames);
   if (!result.complete) {
     std::string frames = DescribeFrameProblems(record.frames);
+    if (frames.empty() && !trusted_program) {
+      frames = fmt::format("the sandbox command ran {}: {}", record.executable, record.executable_warning);
+    }
     if (frames.empty()) frames = "all frames complete, but the sandbox did not exit 0";
     std::string stderr_line = record.stderr_tail.substr(0, record.stderr_tail.find('\n'));
     result.reason = fmt::format("{}; {}{}", DescribeEnd(record), frames,

@@ -57,5 +57,16 @@ TEST(BatchResultTest, ALaunchThatStartedIsJudgedEvenWithoutFrames) {
   EXPECT_EQ(ToBatchResult(never, kNonce).state, BatchResult::State::kInterrupted);
 }
 
+// A program from a directory anyone can write to may have printed anything.
+TEST(BatchResultTest, AProgramAnyoneCouldHaveReplacedDecidesNothing) {
+  LaunchRecord shadowed = Complete();
+  shadowed.executable = "/tmp/x/env";
+  shadowed.executable_warning = "it lives in a world-writable directory /tmp/x";
+  BatchResult result = ToBatchResult(shadowed, kNonce);
+  EXPECT_FALSE(result.complete);
+  EXPECT_NE(result.reason.find("/tmp/x/env: it lives in a world-writable directory"), std::string::npos)
+      << result.reason;
+}
+
 }  // namespace
 }  // namespace sandprobe
