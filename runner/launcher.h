@@ -33,10 +33,10 @@ struct LaunchEnvelope {
   std::optional<std::uint64_t> open_files;           // RLIMIT_NOFILE
   std::optional<std::uint64_t> file_size_bytes;      // RLIMIT_FSIZE
   std::optional<std::uint64_t> cpu_seconds;          // RLIMIT_CPU
-  // A pids cgroup (v1, /sys/fs/cgroup/pids/sandprobe/...) made for this launch with this
-  // pids.max, because RLIMIT_NPROC does not bind root. When the cgroup cannot be made (no v1
-  // pids hierarchy, not root), the launch runs without it and LaunchResult::envelope_note
-  // says so.
+  // A pids cgroup made for this launch with this pids.max, because RLIMIT_NPROC does not bind
+  // root (v1: /sys/fs/cgroup/pids/sandprobe/...; v2: beside the harness in its own cgroup, see
+  // runner/launch_pids_cgroup.h). When the cgroup cannot be made (no pids hierarchy, not
+  // delegated, not root), the launch runs without it and LaunchResult::envelope_note says so.
   std::optional<std::int64_t> pids_max;
   bool empty() const {
     return !address_space_bytes && !open_files && !file_size_bytes && !cpu_seconds && !pids_max;

@@ -41,7 +41,9 @@ namespace fs = std::filesystem;
 
 std::atomic<bool> g_interrupted{false};
 
-// First SIGINT/SIGTERM: stop launching, clean up, write the reports. Second: die now.
+// First SIGINT/SIGTERM/SIGHUP/SIGQUIT: stop launching, clean up, write the reports. Second:
+// die now. SIGHUP (the terminal or the CI runner's session went away) and SIGQUIT would
+// otherwise end the harness with its sandboxes still running and no report.
 void OnInterrupt(int signal_number) {
   if (g_interrupted.exchange(true)) {
     ::signal(signal_number, SIG_DFL);
@@ -55,6 +57,8 @@ void InstallInterruptHandlers() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGHUP, &action, nullptr);
+  sigaction(SIGQUIT, &action, nullptr);
 }
 
 struct RunFlags {

@@ -171,7 +171,9 @@ std::string PidNamespace(const std::string& pid) {
   return n > 0 ? std::string(target, static_cast<std::size_t>(n)) : "";
 }
 
-bool HasArg(std::string_view cmdline, std::string_view arg) {
+}  // namespace
+
+bool CmdlineHasArg(std::string_view cmdline, std::string_view arg) {
   for (std::size_t start = 0; start < cmdline.size();) {
     std::size_t end = cmdline.find('\0', start);
     if (end == std::string_view::npos) end = cmdline.size();
@@ -180,8 +182,6 @@ bool HasArg(std::string_view cmdline, std::string_view arg) {
   }
   return false;
 }
-
-}  // namespace
 
 std::vector<int> ListPids() { return NumericEntries("/proc"); }
 
@@ -223,7 +223,7 @@ std::vector<HostProcess> FindProcessesWithArg(const std::string& arg) {
   for (int pid : ListPids()) {
     if (pid == self) continue;
     std::string cmdline = ReadProcFile(pid, "cmdline");
-    if (!HasArg(cmdline, arg)) continue;
+    if (!CmdlineHasArg(cmdline, arg)) continue;
     std::string ns = PidNamespace(std::to_string(pid));
     found.push_back({pid, CmdlineForDisplay(cmdline, 64 * 1024),
                      !ns.empty() && ns == own_namespace});

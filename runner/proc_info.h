@@ -66,6 +66,9 @@ struct HostProcess {
   bool host_pid_namespace = false;
 };
 
+// True when `arg` is one whole element of a NUL-separated cmdline.
+bool CmdlineHasArg(std::string_view cmdline, std::string_view arg);
+
 // Every process (but the caller) with `arg` as one whole argv element.
 std::vector<HostProcess> FindProcessesWithArg(const std::string& arg);
 

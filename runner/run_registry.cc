@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/atomic_file.h"
+#include "runner/launch_pids_cgroup.h"
 #include "runner/proc_info.h"
 
 namespace sandprobe {
@@ -35,12 +36,16 @@ std::string PidNamespace(const std::string& pid) {
 }
 
 Status WriteOwner(const std::string& run_root, const OwnerRecord& owner) {
+  json planted = json::array();
+  for (const PlantedFiles& p : owner.planted_files) planted.push_back({{"token", p.token}, {"dirs", p.dirs}});
   json doc = {{"pid", owner.pid},
               {"start_time_ticks", owner.start_ticks},
               {"pid_namespace", owner.pid_namespace},
               {"profile_path", owner.profile_path},
               {"process_tokens", owner.process_tokens},
-              {"planted_files", owner.planted_files},
+              {"planted_files", planted},
+              {"planted_canaries", owner.planted_canaries},
+              {"pids_cgroups", owner.pids_cgroups},
               {"kept", owner.kept}};
   return WriteFileAtomically(OwnerPath(run_root), doc.dump(2) + "\n");
 }
@@ -99,6 +104,8 @@ Status ClaimRunDir(const std::string& run_root, const std::string& profile_path)
                     .process_tokens = {}};
   std::string name = fs::path(run_root).filename().string();
   if (IsProcessToken(name)) owner.process_tokens.push_back(name);
+  // Made only for launches with a pids envelope; recorded always (a sweep finds none then).
+  if (StatusOr<std::string> cgroups = LaunchCgroupPrefix(); cgroups.ok()) owner.pids_cgroups = *cgroups;
   std::lock_guard<std::mutex> lock(g_owner_file_mutex);
   return WriteOwner(run_root, owner).WithContext("claim run dir");
 }
@@ -122,12 +129,12 @@ void RecordProcessToken(const std::string& run_root, const std::string& token) {
   (void)WriteOwner(run_root, *owner);
 }
 
-void RecordPlantedFile(const std::string& run_root, const std::string& path) {
+void RecordPlantedCanary(const std::string& run_root, const std::string& path) {
   if (path.empty() || path[0] != '/') return;
   std::lock_guard<std::mutex> lock(g_owner_file_mutex);
   StatusOr<OwnerRecord> owner = LoadOwner(run_root);
   if (!owner.ok() || owner->pid != ::getpid()) return;
-  owner->planted_files.push_back(path);
+  owner->planted_canaries.push_back(path);
   (void)WriteOwner(run_root, *owner);
 }
 
@@ -140,6 +147,19 @@ bool IsPlantedCanary(const std::string& path) {
                  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
                });
   return !path.empty() && path[0] == '/' && named && OwnedByUs(path, /*directory=*/false);
+}
+
+void RecordPlantedFiles(const std::string& run_root, const std::string& token,
+                        const std::vector<std::string>& dirs) {
+  if (!IsProcessToken(token)) return;
+  std::vector<std::string> absolute;
+  for (const std::string& dir : dirs)
+    if (!dir.empty() && dir[0] == '/') absolute.push_back(dir);
+  std::lock_guard<std::mutex> lock(g_owner_file_mutex);
+  StatusOr<OwnerRecord> owner = LoadOwner(run_root);
+  if (!owner.ok() || owner->pid != ::getpid()) return;
+  owner->planted_files.push_back({token, absolute});
+  (void)WriteOwner(run_root, *owner);
 }
 
 StatusOr<OwnerRecord> LoadOwner(const std::string& run_root) {
@@ -157,9 +177,15 @@ StatusOr<OwnerRecord> LoadOwner(const std::string& run_root) {
     for (const std::string& token : doc.at("process_tokens").get<std::vector<std::string>>()) {
       if (IsProcessToken(token)) owner.process_tokens.push_back(token);
     }
+    // Older owner.json files have neither.
+    for (const json& planted : doc.value("planted_files", json::array())) {
+      PlantedFiles p{planted.at("token").get<std::string>(), planted.at("dirs").get<std::vector<std::string>>()};
+      if (IsProcessToken(p.token)) owner.planted_files.push_back(std::move(p));
+    }
+    owner.pids_cgroups = doc.value("pids_cgroups", "");
     owner.kept = doc.value("kept", false);
-    if (doc.contains("planted_files")) {
-      owner.planted_files = doc.at("planted_files").get<std::vector<std::string>>();
+    if (doc.contains("planted_canaries")) {
+      owner.planted_canaries = doc.at("planted_canaries").get<std::vector<std::string>>();
     }
     if (owner.pid <= 0) return Status::Error(fmt::format("{}: pid {}", path, owner.pid));
     return owner;

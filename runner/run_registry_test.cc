@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "runner/launch_pids_cgroup.h"
 #include "runner/proc_info.h"
 
 namespace sandprobe {
@@ -84,6 +85,35 @@ TEST_F(RunRegistryTest, TokensAreAddedOnceAndShortOrOddOnesRefused) {
             (std::vector<std::string>{"sandprobe-0123456789ab", "sandprobe-canary-00112233445566778899"}));
   // Atomic rewrites leave no temp file behind: owner.json and the workspace only.
   EXPECT_EQ(std::distance(fs::directory_iterator(root), fs::directory_iterator()), 2);
+}
+
+// Planted files: a long token and absolute dirs only; the launch cgroups' prefix names this
+// process (LaunchCgroupPrefix).
+TEST_F(RunRegistryTest, PlantedFilesAndTheLaunchCgroupPrefixAreRecorded) {
+  std::string root = MakeRunDir("0123456789ab");
+  ASSERT_TRUE(ClaimRunDir(root, "/p.json").ok());
+  RecordPlantedFiles(root, "persist0123456789abcdef", {"/tmp", "relative", "", "/root"});
+  RecordPlantedFiles(root, "short", {"/tmp"});
+  StatusOr<OwnerRecord> owner = LoadOwner(root);
+  ASSERT_TRUE(owner.ok()) << owner.status().message();
+  ASSERT_EQ(owner->planted_files.size(), 1u);
+  EXPECT_EQ(owner->planted_files[0].token, "persist0123456789abcdef");
+  EXPECT_EQ(owner->planted_files[0].dirs, (std::vector<std::string>{"/tmp", "/root"}));
+  StatusOr<std::string> prefix = LaunchCgroupPrefix();
+  ASSERT_TRUE(prefix.ok()) << prefix.status().message();
+  EXPECT_EQ(owner->pids_cgroups, *prefix);
+  EXPECT_NE(owner->pids_cgroups.find(std::to_string(getpid()) + "-" + std::to_string(OwnStartTicks()) + "-"),
+            std::string::npos) << owner->pids_cgroups;
+}
+
+// An owner.json of an older sandprobe has neither field.
+TEST_F(RunRegistryTest, AnOlderOwnerRecordHasNoPlantedFilesNorCgroups) {
+  std::string root = MakeRunDir("aaaaaaaaaaaa");
+  WriteOwner(root, OwnerLike(ReapedPid(), 1));
+  StatusOr<OwnerRecord> owner = LoadOwner(root);
+  ASSERT_TRUE(owner.ok()) << owner.status().message();
+  EXPECT_TRUE(owner->planted_files.empty());
+  EXPECT_EQ(owner->pids_cgroups, "");
 }
 
 TEST_F(RunRegistryTest, ADeadOrRecycledOwnerMakesADeadRun) {

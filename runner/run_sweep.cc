@@ -1,11 +1,9 @@
 #include "runner/run_sweep.h"
 
+#include <dirent.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,13 +11,13 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
-#include <sstream>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "runner/errno_text.h"
+#include "runner/launch_pids_cgroup.h"
 #include "runner/leftover_process.h"
+#include "runner/pinned_process.h"
 #include "runner/proc_info.h"
 #include "runner/profile.h"
 #include "runner/sandbox.h"
@@ -73,30 +71,22 @@ void SweepOneSpec(const Profile& profile, const DeadRun& run, Launcher& launcher
   ListOnlyLauncher list_only(launcher);
   Sandbox sandbox(profile, dry_run ? static_cast<Launcher&>(list_only) : launcher,
                   SandboxContext{.run_id = run.run_id, .workspace = run.root + "/workspace"});
-  sandbox.Sweep();
-  const std::vector<LaunchRecord>& records = sandbox.records();
-  if (records.empty()) return;
-  const LaunchRecord& listed = records.front();
-  if (!Succeeded(listed)) {
-    out.errors.push_back(fmt::format("sweep list `{}`: {}", FormatArgv(listed.argv), WhyFailed(listed)));
-    return;
-  }
-  // The ids in the order Sandbox::Sweep removed them (same trimming, empty lines skipped).
-  std::vector<std::string> ids;
-  std::istringstream lines(listed.stdout_tail);
-  for (std::string id; std::getline(lines, id);) {
-    id.erase(0, id.find_first_not_of(" \t\r"));
-    id.erase(id.find_last_not_of(" \t\r") + 1);
-    if (!id.empty()) ids.push_back(id);
-  }
-  for (std::size_t i = 1; i < records.size(); ++i) {
-    std::string id = i - 1 < ids.size() ? ids[i - 1] : "?";
-    const LaunchRecord& removal = records[i];
-    if (Succeeded(removal)) {
-      out.removed.push_back({SweptItem::Kind::kSandboxObject, id, FormatArgv(removal.argv)});
-    } else {
-      out.errors.push_back(fmt::format("could not remove {}: `{}`: {}", id,
-                                       FormatArgv(removal.argv), WhyFailed(removal)));
+  for (const Sandbox::SweepListing& listing : sandbox.Sweep()) {
+    if (!Succeeded(listing.list)) {
+      out.errors.push_back(fmt::format("sweep list `{}`: {}", FormatArgv(listing.list.argv), WhyFailed(listing.list)));
+      continue;
+    }
+    for (const auto& [id, removal] : listing.removals) {
+      if (Succeeded(removal)) {
+        out.removed.push_back({SweptItem::Kind::kSandboxObject, id, FormatArgv(removal.argv)});
+      } else {
+        out.errors.push_back(fmt::format("could not remove {}: `{}`: {}", id,
+                                         FormatArgv(removal.argv), WhyFailed(removal)));
+      }
+    }
+    // The run dir stays, so the next sweep lists again (and finds what this one could not).
+    for (const std::string& problem : listing.incomplete) {
+      out.errors.push_back(fmt::format("sweep list `{}`: incomplete: {}", FormatArgv(listing.list.argv), problem));
     }
   }
 }
@@ -134,50 +124,74 @@ bool CarriesToken(const std::string& cmdline, const std::vector<std::string>& to
   });
 }
 
-// SIGKILL through a pidfd, re-checking the command line after the pidfd pins the process, so
-// a pid recycled since the scan is never hit; then waits for the death. "" or the problem.
-std::string KillCarrier(int pid, const std::vector<std::string>& tokens) {
-  int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  if (fd < 0 && errno == ESRCH) return "";  // gone already
-  if (!CarriesToken(ReadProcFile(pid, "cmdline"), tokens)) {
-    if (fd >= 0) ::close(fd);
-    return "";  // exited (or was replaced) since the scan
-  }
-  int rc = fd >= 0 ? static_cast<int>(::syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0))
-                   : ::kill(pid, SIGKILL);  // no pidfd (Linux < 5.3): the small race remains
-  int err = errno;
-  if (rc != 0 && err != ESRCH) {
-    if (fd >= 0) ::close(fd);
-    return fmt::format("kill({}, SIGKILL): {}", pid, ErrnoText(err));
-  }
-  bool died = false;
-  if (fd >= 0) {
-    struct pollfd exited = {fd, POLLIN, 0};
-    died = ::poll(&exited, 1, static_cast<int>(kDeathWait.count())) == 1;
-    ::close(fd);
-  } else {
-    for (int i = 0; i < kDeathWait.count() / 20 && !died; ++i) {
-      std::optional<ProcStat> stat = ReadProcStat(pid);
-      died = !stat || stat->dead();
-      if (!died) std::this_thread::sleep_for(milliseconds(20));
-    }
-  }
-  return died ? "" : fmt::format("process {} did not die within {} ms of SIGKILL", pid, kDeathWait.count());
-}
-
-// Step 2: processes carrying one of the run's tokens.
+// Step 2: processes carrying one of the run's tokens, each with everything below it (a
+// shell's children need not carry the token). Pinned and confirmed before any signal
+// (runner/pinned_process.h).
 void KillTokenCarriers(const std::vector<std::string>& tokens, bool dry_run, SweepSummary& out) {
   if (tokens.empty()) return;
   std::set<int> untouchable = Untouchable();
+  std::set<int> listed;
+  auto item = [&](const LeftoverProcess& p) {
+    if (listed.insert(p.pid).second) {
+      out.removed.push_back({SweptItem::Kind::kProcess, std::to_string(p.pid), p.argv});
+    }
+  };
+  auto carries = [&](int pid) { return CarriesToken(ReadProcFile(pid, "cmdline"), tokens); };
   for (int pid : ListPids()) {
-    if (untouchable.count(pid)) continue;
-    std::string cmdline = ReadProcFile(pid, "cmdline");
-    if (!CarriesToken(cmdline, tokens)) continue;
-    SweptItem item{SweptItem::Kind::kProcess, std::to_string(pid),
-                   CmdlineForDisplay(cmdline, kLeftoverArgvCap)};
-    std::string problem = dry_run ? "" : KillCarrier(pid, tokens);
-    if (problem.empty()) out.removed.push_back(std::move(item));
-    else out.errors.push_back(problem);
+    if (untouchable.count(pid) || listed.count(pid) || !carries(pid)) continue;
+    if (dry_run) {
+      item({pid, CmdlineForDisplay(ReadProcFile(pid, "cmdline"), kLeftoverArgvCap)});
+      for (int below : ListDescendants(pid).value_or(std::vector<int>{})) {
+        if (!untouchable.count(below)) item({below, CmdlineForDisplay(ReadProcFile(below, "cmdline"), kLeftoverArgvCap)});
+      }
+      continue;
+    }
+    KillOutcome killed = KillProcessTree(pid, carries, untouchable, kDeathWait);
+    for (const LeftoverProcess& p : killed.killed) item(p);
+    out.errors.insert(out.errors.end(), killed.errors.begin(), killed.errors.end());
+  }
+}
+
+// Step 3: the pids cgroups the dead harness's envelope made, with whatever is still inside
+// (a process that left its launch's process group, and is not a token carrier).
+void RemoveLaunchCgroups(const OwnerRecord& owner, bool dry_run, SweepSummary& out) {
+  if (owner.pids_cgroups.empty()) return;
+  LeftCgroups left = RemoveLeftLaunchCgroups(owner.pids_cgroups, owner.pid, owner.start_ticks, dry_run);
+  for (const std::string& dir : left.removed) out.removed.push_back({SweptItem::Kind::kCgroup, dir, ""});
+  out.errors.insert(out.errors.end(), left.errors.begin(), left.errors.end());
+}
+
+// Step 4: files the run's probes planted on the host (names holding the recorded token):
+// regular files only, found and removed relative to their directory opened without following
+// a symlink, and unlinkat never follows one either.
+void RemovePlantedFiles(const std::vector<PlantedFiles>& planted, bool dry_run, SweepSummary& out) {
+  for (const PlantedFiles& p : planted) {
+    for (const std::string& dir : p.dirs) {
+      int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0) continue;  // gone, or a symlink: nothing of ours to remove there
+      DIR* d = ::fdopendir(fd);
+      if (d == nullptr) {
+        ::close(fd);
+        continue;
+      }
+      std::vector<std::string> names;
+      while (const dirent* e = ::readdir(d)) {
+        std::string name = e->d_name;
+        if (name.find(p.token) != std::string::npos) names.push_back(name);
+      }
+      std::sort(names.begin(), names.end());
+      for (const std::string& name : names) {
+        std::string path = (dir == "/" ? "" : dir) + "/" + name;
+        struct stat st {};
+        if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+        if (dry_run || ::unlinkat(fd, name.c_str(), 0) == 0 || errno == ENOENT) {
+          out.removed.push_back({SweptItem::Kind::kFile, path, ""});
+        } else {
+          out.errors.push_back(fmt::format("unlink({}): {}", path, ErrnoText(errno)));
+        }
+      }
+      ::closedir(d);  // closes fd
+    }
   }
 }
 
@@ -187,7 +201,9 @@ std::string_view SweptKindName(SweptItem::Kind kind) {
   switch (kind) {
     case SweptItem::Kind::kSandboxObject: return "sandbox";
     case SweptItem::Kind::kProcess: return "process";
-    case SweptItem::Kind::kPlantedFile: return "planted_file";
+    case SweptItem::Kind::kCgroup: return "cgroup";
+    case SweptItem::Kind::kFile: return "file";
+    case SweptItem::Kind::kPlantedCanary: return "planted_canary";
     case SweptItem::Kind::kRunDir: return "run_dir";
   }
   return "?";
@@ -219,10 +235,14 @@ SweepSummary SweepDeadRun(const DeadRun& run, Launcher& launcher, bool dry_run) 
     tokens.push_back(own_name);
   }
   KillTokenCarriers(tokens, dry_run, out);
-  for (const std::string& path : run.owner ? run.owner->planted_files : std::vector<std::string>{}) {
+  for (const std::string& path : run.owner ? run.owner->planted_canaries : std::vector<std::string>{}) {
     if (!IsPlantedCanary(path)) continue;  // gone already, or not ours to remove
-    if (dry_run || ::unlink(path.c_str()) == 0) out.removed.push_back({SweptItem::Kind::kPlantedFile, path, ""});
+    if (dry_run || ::unlink(path.c_str()) == 0) out.removed.push_back({SweptItem::Kind::kPlantedCanary, path, ""});
     else out.errors.push_back(fmt::format("unlink({}): {}", path, ErrnoText(errno)));
+  }
+  if (run.owner) {
+    RemoveLaunchCgroups(*run.owner, dry_run, out);
+    RemovePlantedFiles(run.owner->planted_files, dry_run, out);
   }
   if (out.errors.empty()) {
     std::error_code ec;
@@ -263,8 +283,14 @@ std::string DescribeSweep(const SweepSummary& s, bool dry_run) {
       case SweptItem::Kind::kProcess:
         text += fmt::format("  {} process {}: {}\n", dry_run ? "would kill" : "killed", item.id, item.detail);
         break;
-      case SweptItem::Kind::kPlantedFile:
+      case SweptItem::Kind::kPlantedCanary:
         text += fmt::format("  {} planted canary {}\n", dry_run ? "would remove" : "removed", item.id);
+        break;
+      case SweptItem::Kind::kCgroup:
+        text += fmt::format("  {} pids cgroup {}\n", dry_run ? "would remove" : "removed", item.id);
+        break;
+      case SweptItem::Kind::kFile:
+        text += fmt::format("  {} planted file {}\n", dry_run ? "would remove" : "removed", item.id);
         break;
       case SweptItem::Kind::kRunDir:
         text += fmt::format("  {} run dir {}\n", dry_run ? "would remove" : "removed", item.id);

@@ -3,9 +3,14 @@
 //   1. the recorded profile's `sweep` spec, for the dead run's run_id, through Sandbox::Sweep
 //      (e.g. `docker rm -f` of every container labelled sandprobe.run=<run_id>);
 //   2. SIGKILL to every process whose /proc/<pid>/cmdline contains one of the run's process
-//      tokens (never pid 1, this process or its ancestors);
-//   3. the run dir itself, unless something above could not be removed: it holds what the
-//      next sweep needs to try again.
+//      tokens, and to everything below it (never pid 1, this process or its ancestors), each
+//      pinned by a pidfd and confirmed before the signal (runner/pinned_process.h);
+//   3. the pids cgroups the dead harness's envelope made (owner.json "pids_cgroups"), with
+//      whatever is still inside them (an orphan that carries no token);
+//   4. the files the run's probes planted on the host (owner.json "planted_files": regular
+//      files whose name holds the token, in the recorded directories; never through a symlink);
+//   5. the run dir itself, unless something above could not be removed (or the profile's list
+//      was incomplete): it holds what the next sweep needs to try again.
 // A sweep holds flock(2) on the run dir, so two sandprobes never sweep the same run at once.
 #pragma once
 
@@ -24,15 +29,17 @@ namespace sandprobe {
 struct SweptItem {
   enum class Kind {
     kSandboxObject,  // an id the profile's sweep listed (a container id), removed by its `remove`
-    kProcess,        // a process carrying a token
-    kPlantedFile,    // a canary file the run planted in a host directory (canaries_in)
+    kProcess,        // a process carrying a token, or below one
+    kCgroup,         // a pids cgroup of the dead harness's envelope
+    kFile,           // a file a probe planted on the host
+    kPlantedCanary,  // a canary file the run planted in a host directory (canaries_in)
     kRunDir,
   };
   Kind kind;
   std::string id;      // the listed id, the pid, or the path
   std::string detail;  // the remove command, or the process's argv
 };
-// "sandbox", "process", "planted_file", "run_dir"
+// "sandbox", "process", "cgroup", "file", "planted_canary", "run_dir"
 std::string_view SweptKindName(SweptItem::Kind kind);
 
 struct SweepSummary {

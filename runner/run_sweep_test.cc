@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "runner/fake_launcher.h"
+#include "runner/launch_pids_cgroup.h"
 #include "runner/proc_info.h"
 #include "runner/witnesses.h"
 
@@ -26,33 +27,38 @@ using sandprobe::testing::FakeLauncher;
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-// A host process carrying `token` in its argv, started through the real launcher on a thread
-// of its own (as the canary witness does); stopped at destruction if the sweep did not.
+// A host process carrying `token` in its argv, with a child that does not (its `sleep`),
+// started through the real launcher on a thread of its own (as the canary witness does);
+// stopped at destruction if the sweep did not.
 class TokenCarrier {
  public:
   explicit TokenCarrier(const std::string& token) {
     thread_ = std::thread([this, token] {
       ProcessLauncher launcher;
       LaunchSpec spec;
-      spec.argv = {"sh", "-c", "while sleep 1; do :; done", token};
+      spec.argv = {"sh", "-c", "sleep 300; :", token};
       spec.timeout = std::chrono::seconds(60);
       spec.cancel = &stop_;
       StatusOr<LaunchResult> r = launcher.Launch(spec);
       if (r.ok()) result_ = *r;
     });
-    for (int i = 0; i < 250 && pid_ == 0; ++i) {
-      // The shell itself, not one of its forks (which carries the token until it execs sleep):
-      // the carrier whose parent is not a carrier.
+    for (int i = 0; i < 250 && (pid_ == 0 || child_ == 0); ++i) {
+      // The shell itself, not its fork (which carries the token until it execs sleep): the
+      // carrier whose parent is not a carrier; then its child once that is `sleep`.
       auto carries = [&](int pid) { return ReadProcFile(pid, "cmdline").find(token) != std::string::npos; };
       for (int pid : ListPids()) {
         std::optional<ProcStat> stat = ReadProcStat(pid);
         if (carries(pid) && stat && !carries(stat->ppid)) pid_ = pid;
       }
-      if (pid_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      for (int below : ListDescendants(pid_).value_or(std::vector<int>{})) {
+        if (!carries(below) && ReadProcFile(below, "cmdline").rfind("sleep", 0) == 0) child_ = below;
+      }
+      if (pid_ == 0 || child_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
   ~TokenCarrier() { Finish(); }
   int pid() const { return pid_; }
+  int child() const { return child_; }  // its `sleep`, which carries no token
   // Waits for the launch to end (stopping it first when `stop`); its result.
   const LaunchResult& Finish(bool stop = true) {
     if (stop) stop_ = true;
@@ -63,9 +69,14 @@ class TokenCarrier {
  private:
   std::atomic<bool> stop_{false};
   std::thread thread_;
-  int pid_ = 0;
+  int pid_ = 0, child_ = 0;
   LaunchResult result_;
 };
+
+bool Alive(int pid) {
+  std::optional<ProcStat> stat = ReadProcStat(pid);
+  return stat && !stat->dead();
+}
 
 class RunSweepTest : public ::testing::Test {
  protected:
@@ -100,16 +111,21 @@ TEST_F(RunSweepTest, RemovesListedSandboxesKillsTokenCarriersThenTheRunDir) {
   std::string token = "sandprobe-sweep-test-" + RandomHex(8);
   TokenCarrier carrier(token);
   ASSERT_GT(carrier.pid(), 0) << "the token carrier never started";
+  ASSERT_GT(carrier.child(), 0);
   FakeLauncher launcher;
   launcher.replies = {Exit(0, "c1\n\n c2 \n")};
   SweepSummary s = SweepDeadRun(Dead({token}), launcher, /*dry_run=*/false);
   EXPECT_EQ(launcher.Argvs(), (std::vector<std::vector<std::string>>{
                                 {"rt", "ps", "--filter", "run=" + run_id_}, {"rt", "rm", "c1"}, {"rt", "rm", "c2"}}));
   EXPECT_TRUE(s.errors.empty()) << s.errors[0];
+  // The carrier and, below it, its child that carries no token.
   EXPECT_EQ(Removed(s), (std::vector<std::string>{"sandbox c1", "sandbox c2",
                                                   "process " + std::to_string(carrier.pid()),
+                                                  "process " + std::to_string(carrier.child()),
                                                   "run_dir " + root_}));
-  EXPECT_THAT(s.removed[2].detail, HasSubstr("while sleep 1; do :; done " + token));
+  EXPECT_THAT(s.removed[2].detail, HasSubstr("sleep 300; : " + token));
+  EXPECT_EQ(s.removed[3].detail, "sleep 300");
+  EXPECT_FALSE(Alive(carrier.child()));
   EXPECT_FALSE(fs::exists(root_));
   EXPECT_EQ(carrier.Finish(/*stop=*/false).signal, SIGKILL) << "the sweep killed it, not the test";
 }
@@ -172,8 +188,130 @@ TEST_F(RunSweepTest, UnownedRunDirKillsCarriersOfItsNameAndGoes) {
   SweepSummary s = SweepDeadRun(DeadRun{.run_id = run_id_, .root = root_, .why = "no owner.json"},
                                 launcher, false);
   EXPECT_TRUE(launcher.Argvs().empty());
-  EXPECT_EQ(Removed(s), (std::vector<std::string>{"process " + std::to_string(carrier.pid()), "run_dir " + root_}));
+  EXPECT_EQ(Removed(s), (std::vector<std::string>{"process " + std::to_string(carrier.pid()),
+                                                  "process " + std::to_string(carrier.child()),
+                                                  "run_dir " + root_}));
   EXPECT_FALSE(fs::exists(root_));
+}
+
+// 1,000 docker-like ids (64 hex digits, 65 KB): the whole output is read, not its tail, and
+// every id is removed whole.
+TEST_F(RunSweepTest, AThousandListedIdsAreAllRemovedWhole) {
+  std::vector<std::string> ids;
+  std::string listed;
+  for (int i = 0; i < 1000; ++i) {
+    ids.push_back(RandomHex(32));
+    listed += ids.back() + "\n";
+  }
+  FakeLauncher launcher;
+  launcher.replies = {Exit(0, listed)};
+  SweepSummary s = SweepDeadRun(Dead(), launcher, false);
+  EXPECT_TRUE(s.errors.empty()) << s.errors[0];
+  std::vector<std::vector<std::string>> argvs = launcher.Argvs();
+  ASSERT_EQ(argvs.size(), 1001u);
+  std::vector<std::string> removed;
+  for (std::size_t i = 1; i < argvs.size(); ++i) removed.push_back(argvs[i][2]);
+  EXPECT_EQ(removed, ids);
+  ASSERT_EQ(s.removed.size(), 1001u);
+  EXPECT_EQ(s.removed[999].id, ids[999]);
+  EXPECT_FALSE(fs::exists(root_));
+}
+
+// The launcher kept only the first bytes (its output cap): the id it cut is never passed to
+// `remove` (with docker a prefix matches another container), and the sweep is incomplete, so
+// the run dir stays for the next sweep to list again.
+TEST_F(RunSweepTest, ListOutputCutByTheCapRemovesOnlyWholeIdsAndIsIncomplete) {
+  std::string listed;
+  for (int i = 0; i < 1000; ++i) listed += RandomHex(32) + "\n";
+  LaunchResult cut = Exit(0, listed.substr(0, 40000));
+  cut.out_dropped = listed.size() - 40000;
+  FakeLauncher launcher;
+  launcher.replies = {cut};
+  SweepSummary s = SweepDeadRun(Dead(), launcher, false);
+  std::vector<std::vector<std::string>> argvs = launcher.Argvs();
+  ASSERT_EQ(argvs.size(), 1u + 40000 / 65);
+  for (std::size_t i = 1; i < argvs.size(); ++i) {
+    ASSERT_EQ(argvs[i][2].size(), 64u) << "a partial id was passed: " << argvs[i][2];
+    ASSERT_EQ(argvs[i][2], listed.substr((i - 1) * 65, 64));
+  }
+  ASSERT_EQ(s.errors.size(), 1u);
+  EXPECT_EQ(s.errors[0], "sweep list `rt ps --filter run=" + run_id_ + "`: incomplete: output cut after "
+                         "40000 bytes (" + std::to_string(listed.size() - 40000) +
+                         " more dropped): ids past the cut were not removed");
+  EXPECT_TRUE(fs::exists(root_));
+}
+
+// The files a probe planted, by the recorded token: regular files only, never a symlink (nor
+// what it points to), never a directory, nothing without the token.
+TEST_F(RunSweepTest, PlantedFilesWithTheTokenAreRemovedAndNothingElse) {
+  std::string token = "persist" + RandomHex(10);
+  std::string a = parent_ + "/a", b = parent_ + "/b";
+  fs::create_directories(a);
+  fs::create_directories(b);
+  std::ofstream(a + "/.sandprobe-persist-" + token) << token;
+  std::ofstream(b + "/.sandprobe-persist-" + token) << token;
+  std::ofstream(a + "/victim") << "keep me";
+  fs::create_symlink(a + "/victim", b + "/link-" + token);
+  fs::create_directory(a + "/dir-" + token);
+  std::ofstream(a + "/.sandprobe-persist-other") << "other";
+  // A directory that is a symlink is not entered.
+  fs::create_directory_symlink(a, parent_ + "/a-link");
+  std::ofstream(a + "/via-link-" + token + "-x") << token;
+  DeadRun run = Dead();
+  run.owner->planted_files = {{token, {parent_ + "/a-link", a, b, parent_ + "/missing"}}};
+
+  FakeLauncher launcher;
+  SweepSummary dry = SweepDeadRun(run, launcher, /*dry_run=*/true);
+  EXPECT_TRUE(fs::exists(a + "/.sandprobe-persist-" + token));
+  SweepSummary s = SweepDeadRun(run, launcher, false);
+  EXPECT_TRUE(s.errors.empty()) << s.errors[0];
+  EXPECT_EQ(Removed(s), (std::vector<std::string>{"file " + a + "/.sandprobe-persist-" + token,
+                                                  "file " + a + "/via-link-" + token + "-x",
+                                                  "file " + b + "/.sandprobe-persist-" + token,
+                                                  "run_dir " + root_}));
+  EXPECT_EQ(Removed(dry), Removed(s));
+  EXPECT_THAT(DescribeSweep(s, false), HasSubstr("removed planted file " + b + "/.sandprobe-persist-" + token));
+  EXPECT_TRUE(fs::is_symlink(b + "/link-" + token));
+  std::string victim;
+  std::getline(std::ifstream(a + "/victim"), victim);
+  EXPECT_EQ(victim, "keep me");
+  EXPECT_TRUE(fs::is_directory(a + "/dir-" + token));
+  EXPECT_TRUE(fs::exists(a + "/.sandprobe-persist-other"));
+}
+
+// The pids cgroups a killed harness's envelope made, with what is still inside (real v1).
+TEST_F(RunSweepTest, TheDeadHarnessLaunchCgroupsAreRemoved) {
+  const std::string parent = "/sys/fs/cgroup/pids/sandprobe";
+  if (DetectCgroupLayout("/sys/fs/cgroup") != CgroupLayout::kV1 || access(parent.c_str(), W_OK) != 0) {
+    GTEST_SKIP() << "no writable cgroup v1 pids hierarchy at " << parent;
+  }
+  TokenCarrier inside("sandprobe-not-a-token-of-the-run-" + RandomHex(8));
+  ASSERT_GT(inside.child(), 0);
+  DeadRun run = Dead();
+  run.owner->pid = 0x7ffffff0;  // above any pid_max
+  run.owner->start_ticks = 5;
+  run.owner->pids_cgroups = parent + "/" + std::to_string(0x7ffffff0) + "-5-";
+  std::string dir = run.owner->pids_cgroups + "3";
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  std::ofstream(dir + "/cgroup.procs") << inside.child();
+  FakeLauncher launcher;
+  SweepSummary s = SweepDeadRun(run, launcher, false);
+  EXPECT_TRUE(s.errors.empty()) << s.errors[0];
+  EXPECT_EQ(Removed(s), (std::vector<std::string>{"cgroup " + dir, "run_dir " + root_}));
+  EXPECT_FALSE(fs::exists(dir));
+  EXPECT_FALSE(Alive(inside.child()));
+  rmdir(dir.c_str());
+}
+
+// A recorded prefix that is not that harness's is refused, and the run dir stays.
+TEST_F(RunSweepTest, AForeignCgroupPrefixIsRefused) {
+  DeadRun run = Dead();
+  run.owner->pids_cgroups = "/sys/fs/cgroup/pids/";
+  FakeLauncher launcher;
+  SweepSummary s = SweepDeadRun(run, launcher, false);
+  ASSERT_EQ(s.errors.size(), 1u);
+  EXPECT_THAT(s.errors[0], HasSubstr("refused to sweep pids cgroups"));
+  EXPECT_TRUE(fs::exists(root_));
 }
 
 TEST_F(RunSweepTest, ARunBeingSweptElsewhereIsSkipped) {

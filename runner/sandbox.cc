@@ -3,9 +3,11 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "runner/frames.h"
 #include "runner/placeholders.h"
+#include "runner/sweep_ids.h"
 
 namespace sandprobe {
 namespace {
@@ -253,8 +255,8 @@ void Sandbox::Teardown() {
   }
 }
 
-void Sandbox::Sweep() {
-  if (profile_.sweeps.empty()) return;
+std::vector<Sandbox::SweepListing> Sandbox::Sweep() {
+  if (profile_.sweeps.empty()) return {};
   {
     std::lock_guard lock(records_mutex_);
     int instances = instances_.load();
@@ -266,24 +268,43 @@ void Sandbox::Sweep() {
       sweep_summary_ = fmt::format(
           "skipped: the cleanup of every instance ({}) exited 0 and no launch was cut short",
           instances);
-      return;
+      return {};
     }
+  }
+  std::vector<SweepListing> listings;
+  std::vector<std::string> incomplete;
+  for (const SweepSpec& sweep : profile_.sweeps) {
+    SweepListing listing;
+    LaunchResult listed;  // the whole output (the record keeps only its tail) and what was dropped
+    listing.list = LaunchTemplate(
+        {.argv_template = sweep.list, .purpose = "sweep", .timeout = kHousekeepingTimeout}, &listed);
+    if (Succeeded(listing.list)) {
+      SweepIds ids = ParseSweepIds(listed.out, listed.out_dropped);
+      for (const std::string& id : ids.ids) {
+        listing.removals.emplace_back(
+            id, LaunchTemplate({.argv_template = sweep.remove, .purpose = "sweep",
+                                .extra_scalars = {{"id", id}}, .timeout = kHousekeepingTimeout}));
+      }
+      listing.incomplete = std::move(ids.problems);
+    } else {
+      listing.incomplete.push_back(fmt::format(
+          "`{}` failed: {}", FormatArgv(listing.list.argv.empty() ? sweep.list : listing.list.argv),
+          !listing.list.error.empty() ? listing.list.error
+          : listing.list.timed_out    ? std::string("timed out")
+          : listing.list.exit_code    ? fmt::format("exit {}", *listing.list.exit_code)
+                                      : std::string("killed by a signal")));
+    }
+    incomplete.insert(incomplete.end(), listing.incomplete.begin(), listing.incomplete.end());
+    listings.push_back(std::move(listing));
   }
   sweep_summary_ = "ran";
-  for (const SweepSpec& sweep : profile_.sweeps) {
-    LaunchRecord listed = LaunchTemplate(
-        {.argv_template = sweep.list, .purpose = "sweep", .timeout = kHousekeepingTimeout});
-    if (!listed.error.empty() || listed.exit_code != 0) continue;
-    std::istringstream lines(listed.stdout_tail);
-    std::string id;
-    while (std::getline(lines, id)) {
-      id.erase(0, id.find_first_not_of(" \t\r"));
-      id.erase(id.find_last_not_of(" \t\r") + 1);
-      if (id.empty()) continue;
-      LaunchTemplate({.argv_template = sweep.remove, .purpose = "sweep",
-                      .extra_scalars = {{"id", id}}, .timeout = kHousekeepingTimeout});
-    }
+  if (!incomplete.empty()) {
+    std::size_t shown = std::min<std::size_t>(incomplete.size(), 3);
+    sweep_summary_ = fmt::format("ran, incomplete: {}{}",
+                                 fmt::join(incomplete.begin(), incomplete.begin() + shown, "; "),
+                                 incomplete.size() > shown ? fmt::format("; and {} more", incomplete.size() - shown) : "");
   }
+  return listings;
 }
 
 }  // namespace sandprobe

@@ -72,9 +72,17 @@ class Sandbox {
   // sweep` of a dead run makes none and always sweeps), the profile has a `cleanup`, every
   // instance's cleanup exited 0, any `teardown` exited 0, and no probe launch was cut short
   // (timed out, interrupted, or failed to run, which can leave a container its cleanup raced).
-  // `sandprobe sweep` stays the net for a run that died.
-  void Sweep();
-  // What Sweep did, for the report: "ran", "skipped: <why>" or "none: <why>".
+  // `sandprobe sweep` stays the net for a run that died. Only whole ids of the listed output
+  // are removed (runner/sweep_ids.h); what was not taken makes the sweep "incomplete".
+  // Returns what each spec listed and removed (empty when skipped).
+  struct SweepListing {
+    LaunchRecord list;                                           // the spec's `list` launch
+    std::vector<std::pair<std::string, LaunchRecord>> removals;  // each id, with its `remove`
+    std::vector<std::string> incomplete;  // why ids may be missing (runner/sweep_ids.h)
+  };
+  std::vector<SweepListing> Sweep();
+  // What Sweep did, for the report: "ran", "ran, incomplete: <why>", "skipped: <why>" or
+  // "none: <why>".
   std::string sweep_summary() const { return sweep_summary_; }
 
   // Every launch made so far (probe and housekeeping), in order; ids are L1, L2, ...

@@ -240,5 +240,25 @@ TEST(SandboxTest, SweepRemovesEachListedId) {
                                   {"rt", "rm", "def"}}));
 }
 
+// Only whole ids are removed; what the list printed that is not one makes the run's sweep
+// "incomplete", said in the report.
+TEST(SandboxTest, SweepTakesOnlyWholeIdsAndSaysWhenIncomplete) {
+  FakeLauncher launcher;
+  LaunchResult cut = Exit(0, "c1\n-rf\nc2\nc3");
+  cut.out_dropped = 100;
+  launcher.replies = {cut};
+  Profile profile = OneShot();
+  Sandbox sandbox(profile, launcher, Context());
+  std::vector<Sandbox::SweepListing> listings = sandbox.Sweep();
+  ASSERT_EQ(listings.size(), 1u);
+  ASSERT_EQ(listings[0].removals.size(), 2u);
+  EXPECT_EQ(listings[0].removals[0].first, "c1");
+  EXPECT_EQ(listings[0].removals[1].first, "c2");
+  EXPECT_EQ(launcher.specs.size(), 3u) << "the list and two removals, not -rf nor the cut c3";
+  EXPECT_EQ(sandbox.sweep_summary(),
+            "ran, incomplete: line 2: not an id: \"-rf\"; output cut after 12 bytes (100 more dropped): "
+            "ids past the cut were not removed");
+}
+
 }  // namespace
 }  // namespace sandprobe

@@ -80,7 +80,7 @@ StatusOr<std::unique_ptr<RunWitness>> StartMountedCanaryWitness(const WitnessSet
     if (!file.ok()) {
       return file.status().WithContext(fmt::format("plant the canary of canaries_in {}", label));
     }
-    RecordPlantedFile(setup.run_dir, file->path());
+    RecordPlantedCanary(setup.run_dir, file->path());
     std::string name = std::filesystem::path(file->path()).filename().string();
     std::string inside_dir = *inside;
     while (inside_dir.size() > 1 && inside_dir.back() == '/') inside_dir.pop_back();

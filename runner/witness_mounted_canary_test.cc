@@ -56,7 +56,7 @@ TEST(WitnessMountedCanaryTest, PlantsRecordsOffersAndRemoves) {
     EXPECT_TRUE(IsPlantedCanary(planted));
     StatusOr<OwnerRecord> owner = LoadOwner(run_dir);
     ASSERT_TRUE(owner.ok());
-    EXPECT_EQ(owner->planted_files, std::vector<std::string>{planted});
+    EXPECT_EQ(owner->planted_canaries, std::vector<std::string>{planted});
     nlohmann::json seen = (*witness)->Collect();
     EXPECT_EQ(seen[0]["present_at_collect"], true);
     EXPECT_EQ(seen[0]["sha256"].get<std::string>().size(), 64u);
@@ -95,7 +95,7 @@ TEST(WitnessMountedCanaryTest, SweepOfADeadRunRemovesItsPlantedCanary) {
   std::ofstream(planted) << "sandprobe host canary x\n";
   std::ofstream(home + "/sandprobe-canary-notes.txt") << "the user's";
   OwnerRecord owner{.pid = 1, .profile_path = parent + "/profile.json",
-                    .planted_files = {planted, home + "/sandprobe-canary-notes.txt", "/etc/passwd"}};
+                    .planted_canaries = {planted, home + "/sandprobe-canary-notes.txt", "/etc/passwd"}};
   testing::FakeLauncher launcher;
   SweepSummary s = SweepDeadRun(DeadRun{.run_id = "x", .root = root, .why = "dead", .owner = owner},
                                 launcher, /*dry_run=*/false);

@@ -5,14 +5,21 @@
 //    sandbox wrote there really is on the host), and /proc for processes carrying the token in
 //    their argv — noting whether each is in the harness's own (host) pid namespace, i.e. a
 //    background process that escaped the sandbox's lifetime onto the host.
-//  - At the end (Collect): every process still carrying the token is killed — by then every
-//    sandbox instance of the run is gone, so whatever is left outlived its sandbox.
-#include <signal.h>
+//  - At the end (Collect): every process still carrying the token is killed with everything
+//    below it, pinned by a pidfd first (runner/pinned_process.h) — by then every sandbox
+//    instance of the run is gone, so whatever is left outlived its sandbox.
+//
+// If the run dies first (kill -9), `sandprobe sweep` finds what was planted from owner.json:
+// the token as a process token, and the host directories a probe on the host (or a sandbox
+// sharing them) would plant its token file in.
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
+#include "runner/pinned_process.h"
 #include "runner/proc_info.h"
 #include "runner/run_registry.h"
 #include "runner/witness.h"
@@ -25,8 +32,17 @@ class PersistWitness final : public RunWitness {
  public:
   explicit PersistWitness(const WitnessSetup& setup)
       : token_("persist" + RandomHex(10)), workspace_(setup.run_dir + "/workspace") {
-    // If this run dies before Collect(), `sandprobe sweep` finds the planted process by it.
+    // If this run dies before Collect(), `sandprobe sweep` finds the planted process by it,
+    // and the planted files in what the persistence probes' standard locations are on the
+    // host (runner/family_persist.cc: /tmp, $HOME, /dev/shm, /var/tmp, the working directory,
+    // which a host launch inherits from the harness). The workspace goes with the run dir.
     RecordProcessToken(setup.run_dir, token_);
+    std::vector<std::string> dirs = {"/tmp", "/dev/shm", "/var/tmp"};
+    if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') dirs.push_back(home);
+    std::error_code ec;
+    std::string cwd = std::filesystem::current_path(ec).string();
+    if (!ec) dirs.push_back(cwd);
+    RecordPlantedFiles(setup.run_dir, token_, dirs);
   }
   ~PersistWitness() override { KillLeftovers(); }
 
@@ -63,11 +79,13 @@ class PersistWitness final : public RunWitness {
  private:
   nlohmann::json KillLeftovers() {
     nlohmann::json killed = nlohmann::json::array();
+    // Ours: only the persistence probe puts this run's random token in an argv. Confirmed
+    // again after the pin, so a pid recycled since the scan is never hit.
+    auto carries = [this](int pid) { return CmdlineHasArg(ReadProcFile(pid, "cmdline"), token_); };
     for (const HostProcess& p : FindProcessesWithArg(token_)) {
-      // Ours: only the persistence probe puts this run's random token in an argv.
-      if (p.pid > 1 && ::kill(static_cast<pid_t>(p.pid), SIGKILL) == 0) {
-        killed.push_back({{"pid", p.pid}, {"argv", p.argv}});
-      }
+      if (p.pid <= 1) continue;
+      KillOutcome outcome = KillProcessTree(static_cast<int>(p.pid), carries, {1, ::getpid()});
+      for (const LeftoverProcess& k : outcome.killed) killed.push_back({{"pid", k.pid}, {"argv", k.argv}});
     }
     return killed;
   }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -77,12 +78,15 @@ std::string RunDirOwnedBy(int pid) {
 
 // A profile file for the host backend with `run` as its run template (the probe runs on the
 // host, so hangs and leftovers are real processes of this machine).
-std::string HostProfile(const std::string& dir, const json& run, int timeout_seconds) {
+// `extra` adds fields (an envelope).
+std::string HostProfile(const std::string& dir, const json& run, int timeout_seconds,
+                        const json& extra = json::object()) {
   json profile = {{"name", "host-under-fire"}, {"description", "host profile for sweep tests"},
                   {"backend", "host"}, {"policy", SourcePath("policies/tier-low.json")},
                   {"lifecycle", "oneshot"}, {"injection", "host-path"},
                   {"probe_path", "{probe_dir}/sandprobe-probe"}, {"workspace_path", "{workspace}"},
                   {"run", run}, {"timeout_seconds", timeout_seconds}};
+  profile.update(extra);
   std::string path = dir + "/profile.json";
   std::ofstream(path) << profile.dump(2);
   return path;
@@ -153,6 +157,108 @@ TEST(SweepTest, AKilledRunnersContainerAndRunDirAreSweptAndItsProcessesDied) {
   CliRun again = RunCli({"sweep", "--run-id", run_id, "--json"});
   EXPECT_EQ(again.exit_code, 0);
   EXPECT_EQ(json::parse(again.out, nullptr, false).value("runs", json::array()), json::array()) << again.out;
+  fs::remove_all(dir);
+}
+
+// The host cgroup parent of the harness's launch cgroups and their names' prefix, split from
+// owner.json "pids_cgroups"; the launch cgroups there named for it.
+std::vector<std::string> LaunchCgroupsOf(const std::string& prefix) {
+  std::vector<std::string> found;
+  fs::path parent = fs::path(prefix).parent_path();
+  std::string name = fs::path(prefix).filename().string();
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    if (entry.is_directory() && entry.path().filename().string().rfind(name, 0) == 0) {
+      found.push_back(entry.path().string());
+    }
+  }
+  return found;
+}
+
+// The files named for `token` in `dir` (not recursive).
+std::vector<std::string> TokenFilesIn(const std::string& dir, const std::string& token) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().filename().string().find(token) != std::string::npos) found.push_back(entry.path().string());
+  }
+  return found;
+}
+
+// kill -9 of a host persistence run after its plant launch, while the next launch (the check)
+// runs: the token-carrying wrapper dies with the runner, but its child (no token) lives on in
+// the harness's pids cgroup, and the token files the probe planted in /tmp, /dev/shm, /var/tmp,
+// $HOME and the working directory stay. `sandprobe sweep` removes all of it.
+TEST(SweepTest, AKilledHostPersistenceRunsFilesOrphansAndPidsCgroupAreSwept) {
+  std::string dir = TempDir();
+  std::string marker = UniqueToken("sp-persist-orphan-");
+  std::string profile = HostProfile(
+      dir,
+      {"sh", "-c", "case \"$*\" in *persist.check*) sh -c 'sleep 600; : " + marker + "';; esac; exec \"$0\" \"$@\"",
+       "{probe}", "{probe_args...}"},
+      120, {{"envelope", {{"pids", 512}}}});
+  std::string report = dir + "/r.json";
+  CliRun killed;
+  std::thread runner([&] {
+    killed = RunCli({"run", "--no-color", "--sandbox", profile, "--suite",
+                     SourcePath("suites/persistence.json"), "--json", report});
+  });
+  int pid = 0;
+  std::string run_dir;
+  bool up = WaitFor([&] {
+    for (int p : Carriers(report)) {
+      if (pid == 0 && ReadProcFile(p, "cmdline").rfind(SANDPROBE_CLI, 0) == 0) pid = p;
+    }
+    if (pid != 0 && run_dir.empty()) run_dir = RunDirOwnedBy(pid);
+    return !run_dir.empty() && !Carriers(marker).empty();
+  }, seconds(60));
+  json owner;
+  if (!run_dir.empty()) owner = json::parse(std::ifstream(run_dir + "/owner.json"), nullptr, false);
+  if (pid > 0) kill(pid, SIGKILL);  // found by this test's own report path
+  runner.join();
+  ASSERT_TRUE(up) << "the check launch never started; runner pid " << pid << "; " << killed.err;
+  EXPECT_EQ(killed.exit_code, -1) << "the runner was not killed by the signal";
+  std::string run_id = fs::path(run_dir).filename().string().substr(std::string("sandprobe-").size());
+
+  std::string token;
+  for (const std::string& t : owner.value("process_tokens", std::vector<std::string>{})) {
+    if (t.rfind("persist", 0) == 0) token = t;
+  }
+  ASSERT_FALSE(token.empty()) << owner.dump();
+  ASSERT_EQ(owner["planted_files"].size(), 1u) << owner.dump();
+  std::vector<std::string> planted_dirs = owner["planted_files"][0].value("dirs", std::vector<std::string>{});
+  const char* home = std::getenv("HOME");
+  std::vector<std::string> expected_dirs = {"/tmp", "/dev/shm", "/var/tmp"};
+  if (home != nullptr) expected_dirs.push_back(home);
+  expected_dirs.push_back(fs::current_path().string());  // RunCli's child inherits it
+  EXPECT_EQ(planted_dirs, expected_dirs);
+  std::string cgroups = owner.value("pids_cgroups", "");
+  EXPECT_NE(cgroups.find(std::to_string(pid) + "-"), std::string::npos) << cgroups;
+
+  // What the killed run left.
+  for (const char* d : {"/tmp", "/dev/shm", "/var/tmp"}) {
+    EXPECT_EQ(TokenFilesIn(d, token), std::vector<std::string>{std::string(d) + "/.sandprobe-persist-" + token});
+  }
+  EXPECT_TRUE(WaitFor([&] { return Carriers(token).empty(); }, seconds(3)))
+      << "the token carrier outlived the killed runner";
+  EXPECT_FALSE(Carriers(marker).empty()) << "its child (no token) should outlive it";
+  bool real_cgroups = access("/sys/fs/cgroup/pids/sandprobe", W_OK) == 0;
+  if (real_cgroups) {
+    EXPECT_FALSE(LaunchCgroupsOf(cgroups).empty()) << "the orphan keeps its launch cgroup";
+  }
+
+  CliRun sweep = RunCli({"sweep", "--run-id", run_id});
+  EXPECT_EQ(sweep.exit_code, 0) << sweep.out << sweep.err;
+  EXPECT_NE(sweep.out.find("removed planted file /tmp/.sandprobe-persist-" + token), std::string::npos) << sweep.out;
+  if (real_cgroups) {
+    EXPECT_NE(sweep.out.find("removed pids cgroup " + cgroups), std::string::npos) << sweep.out;
+  }
+  EXPECT_NE(sweep.out.find("removed run dir " + run_dir), std::string::npos) << sweep.out;
+  EXPECT_EQ(Carriers(token), std::vector<int>{});
+  EXPECT_EQ(Carriers(marker), std::vector<int>{}) << "the orphan in the pids cgroup outlived the sweep";
+  for (const std::string& d : expected_dirs) EXPECT_EQ(TokenFilesIn(d, token), std::vector<std::string>{}) << d;
+  EXPECT_EQ(LaunchCgroupsOf(cgroups), std::vector<std::string>{});
+  EXPECT_FALSE(fs::exists(run_dir));
   fs::remove_all(dir);
 }
 
