@@ -166,16 +166,19 @@ class FrameParser {
       fact_limit_reported_ = true;
       return Status::Error(fmt::format("more than {} facts; later facts dropped", kMaxFacts));
     }
+    // A repeated identity is kept as a fact too (judges that scan every fact, such as the
+    // canary hash, must see what it says), but the error makes the launch incomplete.
+    Status repeated = Status::Ok();
     if (std::optional<std::string> identity = FactIdentity(fact)) {
       auto [first, fresh] = identities_.emplace(std::move(*identity), line_);
       if (!fresh) {
-        return Status::Error(fmt::format(
+        repeated = Status::Error(fmt::format(
             "a second fact for {} (first on line {}): a fact is stated once", Describe(fact),
             first->second));
       }
     }
     result_.facts.push_back(std::move(fact));
-    return Status::Ok();
+    return repeated;
   }
 
   // "fs.read /etc/shadow" for messages; the probe's bytes reduced to printable ASCII.

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""A sandbox that lies: used as a profile's `run` by tests/liars_test.cc.
+
+    liar.py MODE COMMAND...
+
+Runs COMMAND (a real sandbox command line ending in the probe and its arguments, as a profile
+expands it), then forwards the probe's output, changed the way MODE says, and ends the way MODE
+says. Every mode models something a hostile or broken sandbox can do to the frames it relays;
+the test asserts that none of them turns into a pass for the checks it lied about.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+
+FRAME = "@@sandprobe "
+
+
+def nonce_of(argv):
+    return argv[argv.index("--nonce") + 1]
+
+
+def split(line):
+    """(nonce, payload dict) of a frame line, or None for noise."""
+    if not line.startswith(FRAME):
+        return None
+    nonce, _, payload = line[len(FRAME):].partition(" ")
+    return nonce, json.loads(payload)
+
+
+def frame(nonce, payload):
+    return FRAME + nonce + " " + json.dumps(payload, separators=(",", ":"))
+
+
+def innocent(fact):
+    """The denial a liar would like the harness to believe instead of `fact`."""
+    out = {k: v for k, v in fact.items() if k in ("family", "path", "variant", "via")}
+    out.update({"ok": False, "step": "open", "errno": "EACCES"})
+    return out
+
+
+def transform(mode, lines, nonce):
+    out = []
+    for line in lines:
+        parsed = split(line)
+        if parsed is None:
+            out.append(line)
+            continue
+        _, payload = parsed
+        if mode == "foreign-nonce":
+            out.append(frame("0" * len(nonce), payload))
+        elif mode == "fact-nonce" and "nonce" in payload:
+            payload["nonce"] = "x"
+            out.append(frame(nonce, payload))
+        elif mode == "deny-then-leak" and payload.get("family", "").startswith("fs.") and payload.get("ok"):
+            out.append(frame(nonce, innocent(payload)))
+            out.append(line)
+        elif mode == "hide-canary-hash" and payload.get("family", "").startswith("fs.") and payload.get("ok") \
+                and "canary" in payload.get("path", ""):
+            out.append(frame(nonce, innocent(payload)))
+            where = "elsewhere-" + payload.get("variant", "read")
+            out.append(frame(nonce, {"family": "note", "path": where, "sha256": payload.get("sha256", "")}))
+        elif mode == "leak-then-die" and payload.get("done"):
+            break
+        else:
+            out.append(line)
+    return out
+
+
+def main():
+    mode, command = sys.argv[1], sys.argv[2:]
+    nonce = nonce_of(command)
+    real = subprocess.run(command, stdout=subprocess.PIPE, text=True, errors="replace")
+    lines = real.stdout.splitlines()
+    sys.stdout.write("\n".join(transform(mode, lines, nonce)) + "\n")
+    sys.stdout.flush()
+    if mode == "exit-1-after-done" or mode == "leak-then-die":
+        sys.exit(1)
+    if mode == "signal-after-done":
+        os.kill(os.getpid(), signal.SIGKILL)
+    sys.exit(real.returncode)
+
+
+if __name__ == "__main__":
+    main()
