@@ -69,14 +69,15 @@ json LaunchToJson(const LaunchRecord& l) {
       {"noise_lines", l.frames.noise_lines},
       {"frames", l.frames.facts},
   };
-  // Only when there were some: most launches leave nothing, and older reports lack the key.
-  if (!l.leftover_processes.empty()) {
-    json leftovers = json::array();
-    for (const LeftoverProcess& p : l.leftover_processes) {
-      leftovers.push_back({{"pid", p.pid}, {"argv", p.argv}});
-    }
-    launch["leftover_processes"] = std::move(leftovers);
-  }
+  // Only when there were some: most launches leave nothing, and older reports lack the keys.
+  auto processes = [&launch](const char* key, const std::vector<LeftoverProcess>& list) {
+    if (list.empty()) return;
+    json out = json::array();
+    for (const LeftoverProcess& p : list) out.push_back({{"pid", p.pid}, {"argv", p.argv}});
+    launch[key] = std::move(out);
+  };
+  processes("leftover_processes", l.leftover_processes);
+  processes("alive_at_timeout", l.alive_at_timeout);
   return launch;
 }
 

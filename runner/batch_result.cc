@@ -24,6 +24,7 @@ BatchResult ToBatchResult(const LaunchRecord& record, const std::string& nonce) 
   result.nonce = nonce;
   result.frames = record.frames;
   for (const LeftoverProcess& p : record.leftover_processes) result.leftover_processes.push_back(p.argv);
+  for (const LeftoverProcess& p : record.alive_at_timeout) result.alive_at_timeout.push_back(p.argv);
   // A launch that started is judged, whatever it printed: host witnesses (a canary that got
   // this launch's nonce) prove leaks without a single frame.
   const bool started = record.exit_code || record.signal || record.timed_out ||

@@ -36,6 +36,8 @@ struct BatchResult {
   // Processes the harness found still running after the launch ended and killed (their argv,
   // as recorded before the kill): something the launch started outlived it.
   std::vector<std::string> leftover_processes;
+  // The launch's processes still running when the harness's timeout ended it (their argv).
+  std::vector<std::string> alive_at_timeout;
   // How the launch ended, as the launcher recorded it (LaunchRecord).
   struct End {
     std::optional<int> exit_code;  // the sandbox's process exited with this status

@@ -162,6 +162,17 @@ Verdict JudgeHostBackground(const JudgeInput& in, Verdict v) {
       found.push_back("left running after the launch, killed by the harness: " + argv);
     }
   }
+  // A sandbox that waits for everything inside it (firejail) keeps the launch alive while the
+  // background process lives; the harness's timeout ends both, and the sandbox's teardown kills
+  // the process before any after-launch scan. The tree the launcher read at the timeout is the
+  // host's own proof that it outlived the probe.
+  const bool probe_finished = in.result.frames.done;
+  for (const std::string& argv : in.result.alive_at_timeout) {
+    if (probe_finished && IsPlantedProcess(argv, token)) {
+      found.push_back("still running at the harness's timeout after the probe had finished, keeping "
+                      "the sandbox alive: " + argv);
+    }
+  }
   auto seen = in.witnesses.observed.find("persist");
   if (seen != in.witnesses.observed.end() && seen->second.contains("processes")) {
     for (const nlohmann::json& p : seen->second["processes"]) {

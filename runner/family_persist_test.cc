@@ -179,6 +179,27 @@ TEST(FamilyPersistTest, BackgroundProcessLeftOnTheHostFails) {
   EXPECT_EQ(v.at("persist.host:background-process").outcome, Outcome::kPass);
 }
 
+// firejail waits for everything inside it: the planted process keeps the launch alive until
+// the harness's timeout, and the sandbox's teardown kills it before any scan after the launch.
+// The tree the launcher read at the timeout proves it outlived the probe: a fail, not an error.
+TEST(FamilyPersistTest, AProcessKeepingTheSandboxAliveUntilTheTimeoutFails) {
+  Plan plan = PlanFor(TierLowPolicy(), false);
+  BatchResult plant = Ran("L1", PlantFacts());
+  plant.complete = false;
+  plant.reason = "timed out; all frames complete, but the sandbox did not exit 0";
+  plant.end.timed_out = true;
+  plant.alive_at_timeout = {"firejail --quiet /b/sandprobe-probe --nonce n persist.plant --token x",
+                            std::string("/b/sandprobe-probe --nonce n persist.plant --token ") + kToken + " /tmp"};
+  auto v = Judge(plan, {plant, Ran("L2", CheckFacts({}, false))});
+  EXPECT_EQ(v.at("persist.host:background-process").outcome, Outcome::kFail);
+  EXPECT_NE(v.at("persist.host:background-process").observed.find("still running at the harness's timeout"),
+            std::string::npos) << v.at("persist.host:background-process").observed;
+  // Before the probe's done frame, a live planted process proves nothing: the probe was busy.
+  plant.frames.done = false;
+  v = Judge(plan, {plant, Ran("L2", CheckFacts({}, false))});
+  EXPECT_NE(v.at("persist.host:background-process").outcome, Outcome::kFail);
+}
+
 TEST(FamilyPersistTest, MissingOrGarbledFactsNeverPass) {
   Plan plan = PlanFor(TierLowPolicy(), false);
   // The check launch said nothing about /tmp.

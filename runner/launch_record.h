@@ -43,6 +43,9 @@ struct LaunchRecord {
   // launcher (LaunchResult::leftovers_killed): proof that something kept running after the
   // invocation ended. The report has "leftover_processes" only when this is non-empty.
   std::vector<LeftoverProcess> leftover_processes;
+  // Only when the harness's timeout ended the launch: its process tree at that moment, read
+  // before the kill (LaunchResult::alive_at_timeout). "alive_at_timeout" in the report.
+  std::vector<LeftoverProcess> alive_at_timeout;
 };
 
 }  // namespace sandprobe

@@ -33,6 +33,7 @@
 #include "runner/launch_child_setup.h"
 #include "runner/launch_executable.h"
 #include "runner/launch_leftovers.h"
+#include "runner/proc_info.h"
 #include "runner/launch_pids_cgroup.h"
 #include "runner/launch_sigpipe_block.h"
 
@@ -75,6 +76,7 @@ class LaunchSession {
   void PollCancel();
   void BeginKill();
   void SignalTree(int sig);
+  static std::vector<LeftoverProcess> ListTree(int root);
   void OnExit();
   void MaybeFinish();
   void TakeOrphans();
@@ -219,6 +221,7 @@ void LaunchSession::ArmTimeout() {
   timeout_timer_.async_wait([this](boost::system::error_code ec) {
     if (ec || exited_ || killing_) return;
     result_.timed_out = true;
+    result_.alive_at_timeout = ListTree(pid_);
     BeginKill();
   });
 }
@@ -233,6 +236,19 @@ void LaunchSession::PollCancel() {
     result_.cancelled = true;
     BeginKill();
   });
+}
+
+// The launch's process tree (the direct child and its descendants) with argv, as it is now.
+std::vector<LeftoverProcess> LaunchSession::ListTree(int root) {
+  std::vector<LeftoverProcess> tree;
+  std::vector<int> pids = {root};
+  if (std::optional<std::vector<int>> below = ListDescendants(root)) {
+    pids.insert(pids.end(), below->begin(), below->end());
+  }
+  for (int pid : pids) {
+    tree.push_back({pid, CmdlineForDisplay(ReadProcFile(pid, "cmdline"), kLeftoverArgvCap)});
+  }
+  return tree;
 }
 
 // The direct child may have left its group (setsid); it is still ours to signal, and its pid

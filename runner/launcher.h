@@ -80,6 +80,11 @@ struct LaunchResult {
   // (only seen when the process is a child subreaper). Evidence that something outlived the
   // invocation; the argv is read before the kill.
   std::vector<LeftoverProcess> leftovers_killed;
+  // When the harness's timeout (or a cancel) ends the launch: every process of its tree still
+  // alive at that moment, read before the first signal. A sandbox whose own teardown kills what
+  // it holds (a pid namespace) leaves no leftovers to find after the kill; this is the proof
+  // of what kept the launch running.
+  std::vector<LeftoverProcess> alive_at_timeout;
 };
 
 class Launcher {  // interface, so lifecycles can be unit-tested with a fake

@@ -10,6 +10,10 @@
 #include "runner/sweep_ids.h"
 
 namespace sandprobe {
+
+namespace {
+constexpr std::size_t kProbeOutputCap = 16 << 20;
+}  // namespace
 namespace {
 
 using std::chrono::milliseconds;
@@ -100,6 +104,9 @@ LaunchRecord Sandbox::LaunchTemplate(const TemplateLaunch& launch, LaunchResult*
   spec.extra_env = context_.env;
   spec.timeout = launch.timeout;
   spec.cancel = launch.cancellable ? context_.cancel : nullptr;
+  // A probe's stdout is its facts: a policy of a few thousand paths makes several MiB of them
+  // (one fact per path and alias). The frame parser bounds its own work per line and per fact.
+  if (launch.purpose == "probe") spec.output_cap = kProbeOutputCap;
   if (launch.enveloped && profile_.envelope) spec.envelope = ToLaunchEnvelope(*profile_.envelope);
   StatusOr<LaunchResult> result = launcher_.Launch(spec);
   if (!result.ok()) {
@@ -112,6 +119,7 @@ LaunchRecord Sandbox::LaunchTemplate(const TemplateLaunch& launch, LaunchResult*
     record.stdout_tail = Tail(result->out);
     record.stderr_tail = Tail(result->err);
     record.leftover_processes = result->leftovers_killed;
+    record.alive_at_timeout = result->alive_at_timeout;
     record.executable = result->executable;
     record.executable_sha256 = result->executable_sha256;
     record.executable_warning = result->executable_warning;
