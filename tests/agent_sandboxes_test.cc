@@ -7,10 +7,9 @@
 //
 // Each test has two blocks. "True findings" are what the sandbox really does (run as root, as in
 // CI), asserted with their exact verdicts, including what passes for the right reason.
-// "Depends on the false-alarm fixes" asserts the correct verdict for checks that sandprobe on
-// main still gets wrong (decoy over a denied path, runtime socket refused with EPERM, host
-// interfaces read from sysfs, syscalls probed with invalid arguments): these fail until those
-// fixes land.
+// "False alarms before issue 13's fixes" asserts the correct verdict for checks that sandprobe
+// once got wrong (decoy over a denied path, runtime socket refused with EPERM, host interfaces
+// read from sysfs, syscalls probed with invalid arguments).
 #include <string>
 #include <vector>
 
@@ -77,7 +76,7 @@ TEST(AgentSandboxesTest, SrtFindings) {
                    "priv.no_new_privs", "priv.userns", "priv.syscall:mount", "priv.syscall:setns",
                    "priv.namespace:pid", "priv.namespace:net", "host.pid_namespace", "priv.tiocsti"});
 
-  // Depends on the false-alarm fixes (fail on main).
+  // False alarms before issue 13's fixes; these assert the fixed verdicts.
   // denyRead of a directory mounts an empty tmpfs over it: a decoy, not the host's /root.
   ExpectPasses(r, {"fs.read.denied:/root", "fs.alias.denied:/root[symlink]",
                    "fs.alias.denied:/root[dotdot]", "fs.alias.denied:/root[proc_root]"});
@@ -85,9 +84,12 @@ TEST(AgentSandboxesTest, SrtFindings) {
   ExpectPasses(r, {"net.unix.hidden:/var/run/docker.sock", "net.unix.hidden:/run/docker.sock"});
   // /sys is the host's sysfs, but the sandbox's network namespace has only lo.
   ExpectPasses(r, {"net.ifaces.loopback-only", "net.ifaces.host-netns-hidden"});
-  // The filter refuses unshare by its flags (CLONE_NEWUSER, CLONE_NEWNS: priv.userns passes);
-  // an invalid flag proves nothing about it.
-  ExpectPasses(r, {"priv.syscall:unshare"});
+  // The filter refuses unshare by its flags: CLONE_NEWUSER and CLONE_NEWNS get EPERM (priv.userns
+  // passes). Probed with real flags, CLONE_NEWNET still goes through: reachable, a true finding
+  // (the invalid-flag probe alone could not have told).
+  ExpectFails(r, {"priv.syscall:unshare"});
+  EXPECT_NE(CheckField(r, "priv.syscall:unshare", "observed").find("unshare(CLONE_NEWNET) -> returned"),
+            std::string::npos) << CheckField(r, "priv.syscall:unshare", "observed");
 }
 
 TEST(AgentSandboxesTest, CodexFindings) {
@@ -126,7 +128,7 @@ TEST(AgentSandboxesTest, CodexFindings) {
                    "priv.caps.bounding", "priv.seccomp", "priv.no_new_privs", "priv.namespace:pid",
                    "priv.namespace:net", "priv.namespace:ipc", "host.pid_namespace", "priv.tiocsti"});
 
-  // Depends on the false-alarm fixes (fail on main).
+  // False alarms before issue 13's fixes; these assert the fixed verdicts.
   // The socket file is visible, but seccomp refuses connect with EPERM.
   ExpectPasses(r, {"net.unix.hidden:/var/run/docker.sock", "net.unix.hidden:/run/docker.sock"});
   // /sys is the host's sysfs, but the sandbox's network namespace has only lo.
