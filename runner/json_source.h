@@ -125,6 +125,10 @@ class ObjectReader {
   std::optional<std::map<std::string, std::string>> StringMap(const std::string& key,
                                                               Presence presence);
 
+  // The string `value` (at `ptr`) for a caller that walks values itself (an array of mixed
+  // items): the same type and NUL checks as String().
+  std::optional<std::string> StringAt(const JsonPointer& ptr, const nlohmann::json& value);
+
   // Records an error found by the caller's own rules (kept only if it is the first).
   void FailAt(const JsonPointer& ptr, std::string_view what);
   void FailAtKey(const JsonPointer& object_ptr, const std::string& key, std::string_view what);
@@ -135,8 +139,6 @@ class ObjectReader {
   const nlohmann::json* Member(const std::string& key, Presence presence);
   bool ExpectType(const JsonPointer& ptr, const nlohmann::json& value,
                   nlohmann::json::value_t type, std::string_view type_name);
-  // A JSON string without NUL, read; nullopt (and the error) otherwise.
-  std::optional<std::string> StringAt(const JsonPointer& ptr, const nlohmann::json& value);
   std::optional<std::vector<std::string>> ArgvAt(const JsonPointer& ptr,
                                                  const nlohmann::json& value);
 

@@ -221,7 +221,7 @@ void ReadCanariesIn(ObjectReader& parent, Profile& p) {
     CanaryDir dir{.where = parent.doc().Where(ptr / i) + " " + (ptr / i).to_string()};
     JsonPointer host_ptr = ptr / i, inside_ptr = ptr / i;
     if (list[i].is_string()) {
-      dir.host = dir.inside = list[i].get<std::string>();
+      dir.host = dir.inside = parent.StringAt(ptr / i, list[i]).value_or("");
     } else if (list[i].is_object()) {
       ObjectReader r(parent.doc(), ptr / i, {"host", "inside"});
       dir.host = r.String("host", Presence::kRequired).value_or("");

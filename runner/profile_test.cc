@@ -254,6 +254,10 @@ TEST(ProfileInputsTest, NulIsRefusedInArgvsVarsPathsAndNames) {
   EXPECT_EQ(ProfileError(R"(, "requires": [["docker\u0000", "info"]])"),
             "p.json:3:17: /requires/0/0: " + kNul);
   EXPECT_EQ(ProfileError(R"(, "policy": "p\u0000.json")"), "p.json:3:13: /policy: " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": ["/srv\u0000/data"])"),
+            "p.json:3:19: /canaries_in/0: " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": [{"host": "/a", "inside": "/b\u0000"}])"),
+            "p.json:3:44: /canaries_in/0/inside: " + kNul);
   EXPECT_EQ(ProfileError(R"(, "inspect": {"argv": ["i"], "readings": {"o\u0000": "/0"}})"),
             "p.json:3:43: /inspect/readings/o\\u0000: key " + kNul);
 }
