@@ -26,6 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!doc.ok()) return 0;
   RequirePosition(sandprobe::ParsePolicy(*doc).status());
   RequirePosition(sandprobe::ParseProfile(*doc).status());
-  RequirePosition(sandprobe::ParseSuite(*doc, {"fs.read", "fs.write", "fs.alias", "env.secret"}).status());
+  RequirePosition(sandprobe::ParseSuite(*doc, {{"fs.read", {}}, {"fs.write", {}},
+      {"fs.alias", {sandprobe::VariantKind::kOneOf, {"symlink", "dotdot"}}},
+      {"net.unix", {sandprobe::VariantKind::kAbsolutePaths, {}}}, {"env.secret", {}}}).status());
   return 0;
 }

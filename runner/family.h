@@ -120,6 +120,8 @@ struct FamilyRow {
   // launch only when the judge named that end as evidence (Evidence::expected_end); without
   // it, the usual rule holds: an incomplete launch is never a pass.
   bool judges_incomplete_launch = false;
+  // What a suite entry may list as "variants" (checked when the suite loads); none by default.
+  VariantRule variants = {};
 };
 
 // Every family the host side knows, in the order `list` shows them.

@@ -297,7 +297,8 @@ const std::vector<std::string>& DefaultAliasVariants() {
 std::vector<FamilyRow> FilesystemFamilies() {
   return {{"fs.read", ExpandFsRead, JudgeRead},
           {"fs.write", ExpandFsWrite, JudgeWrite},
-          {"fs.alias", ExpandFsAlias, JudgeAlias},
+          {.name = "fs.alias", .expand = ExpandFsAlias, .judge = JudgeAlias,
+           .variants = {VariantKind::kOneOf, DefaultAliasVariants()}},
           {"fs.mounts", ExpandFsMounts, JudgeFsMounts}};
 }
 

@@ -264,7 +264,9 @@ Verdict JudgeIfaces(const JudgeInput& in) {
 }  // namespace
 
 std::vector<FamilyRow> NetworkLocalFamilies() {
-  return {{"net.unix", ExpandUnix, JudgeUnix}, {"net.ifaces", ExpandIfaces, JudgeIfaces}};
+  return {{.name = "net.unix", .expand = ExpandUnix, .judge = JudgeUnix,
+           .variants = {VariantKind::kAbsolutePaths, {}}},
+          {"net.ifaces", ExpandIfaces, JudgeIfaces}};
 }
 
 }  // namespace sandprobe

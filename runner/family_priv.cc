@@ -248,6 +248,13 @@ const std::vector<SyscallSpec>& SyscallSpecs() {
   return kSpecs;
 }
 
+// A suite may narrow priv.syscalls to some of these names.
+VariantRule SyscallVariants() {
+  VariantRule rule{VariantKind::kOneOf, {}};
+  for (const SyscallSpec& s : SyscallSpecs()) rule.names.push_back(s.name);
+  return rule;
+}
+
 Status ExpandSyscalls(const ExpandInput& in, BatchBuilder& batch) {
   const bool required = in.policy.privileges.seccomp == "required";
   for (const SyscallSpec& s : SyscallSpecs()) {
@@ -377,7 +384,8 @@ std::vector<FamilyRow> PrivilegeFamilies() {
       {"priv.identity", ExpandIdentity, JudgeIdentity},
       {"priv.caps", ExpandCaps, JudgeCaps},
       {"priv.seccomp", ExpandSeccomp, JudgeSeccomp},
-      {"priv.syscalls", ExpandSyscalls, JudgeSyscalls},
+      {.name = "priv.syscalls", .expand = ExpandSyscalls, .judge = JudgeSyscalls,
+       .variants = SyscallVariants()},
       {"priv.userns", ExpandUserns, JudgeUserns},
   };
   for (auto group : {PrivilegeHostFamilies, PrivilegeKernelFamilies}) {

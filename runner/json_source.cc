@@ -1,12 +1,14 @@
 #include "runner/json_source.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -79,6 +81,58 @@ std::string ParseErrorDetail(const json::parse_error& e) {
   constexpr std::string_view kPrefix = "syntax error ";
   if (what.rfind(kPrefix, 0) == 0) what = what.substr(kPrefix.size());
   return what;
+}
+
+// Where nlohmann stopped on an error that is not a parse error (out_of_range.406, a number too
+// big for a double): the DOM parser drops the position, the SAX interface has it. Only run on
+// that error path. The offset is the start of the offending token.
+class ErrorPositionSax : public json::json_sax_t {
+ public:
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t position, const std::string& last_token,
+                   const nlohmann::detail::exception&) override {
+    offset = position >= last_token.size() ? position - last_token.size() : 0;
+    found = true;
+    return false;
+  }
+  std::size_t offset = 0;
+  bool found = false;
+};
+
+// The pointer as text for a message; control characters (a NUL in a key) are shown escaped so
+// the message stays one readable line.
+std::string PointerText(const JsonPointer& ptr) {
+  std::string out;
+  for (char c : ptr.to_string()) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\u{:04x}", u);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// "a FIFO": what a file that is not a regular one is, for the error refusing it.
+std::string_view FileKind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "of an unknown file type";
 }
 
 }  // namespace
@@ -199,8 +253,15 @@ StatusOr<JsonDocument> JsonDocument::Parse(std::string text, std::string file_na
                                        doc.LineCol(offset), ParseErrorDetail(e)));
     }
   } catch (const json::exception& e) {
-    // Not a syntax error but still unusable (e.g. out_of_range.406: a number that overflows);
-    // nlohmann gives no position for these.
+    // Not a syntax error but still unusable (out_of_range.406: a number beyond a double, such
+    // as 1e400, which would be infinity). The DOM parser gives no position; SAX does.
+    ErrorPositionSax sax;
+    json::sax_parse(input, &sax, json::input_format_t::json, /*strict=*/true,
+                    /*ignore_comments=*/true);
+    if (sax.found) {
+      return Status::Error(fmt::format("{}:{}: invalid JSON: {}", doc.file_name_,
+                                       doc.LineCol(sax.offset), e.what()));
+    }
     return Status::Error(fmt::format("{}: invalid JSON: {}", doc.file_name_, e.what()));
   }
   if (too_deep != std::string::npos) {
@@ -212,8 +273,20 @@ StatusOr<JsonDocument> JsonDocument::Parse(std::string text, std::string file_na
 }
 
 StatusOr<JsonDocument> JsonDocument::Load(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO with no writer (or a terminal) returns at once instead of
+  // waiting; the fstat of this very descriptor then refuses it (no stat-then-open race).
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return Status::Error(fmt::format("open({}): {}", path, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return Status::Error(fmt::format("fstat({}): {}", path, std::strerror(err)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::Error(fmt::format("{}: is {}, not a regular file", path, FileKind(st.st_mode)));
+  }
   std::string text;
   char buf[65536];
   while (true) {
@@ -275,13 +348,13 @@ std::string JsonDocument::WhereKey(const JsonPointer& object_ptr, const std::str
 
 Status JsonDocument::ErrorAt(const JsonPointer& ptr, std::string_view what) const {
   if (ptr.empty()) return Status::Error(fmt::format("{}: {}", Where(ptr), what));
-  return Status::Error(fmt::format("{}: {}: {}", Where(ptr), ptr.to_string(), what));
+  return Status::Error(fmt::format("{}: {}: {}", Where(ptr), PointerText(ptr), what));
 }
 
 Status JsonDocument::ErrorAtKey(const JsonPointer& object_ptr, const std::string& key,
                                 std::string_view what) const {
   return Status::Error(fmt::format("{}: {}: {}", WhereKey(object_ptr, key),
-                                   (object_ptr / key).to_string(), what));
+                                   PointerText(object_ptr / key), what));
 }
 
 // ---- ObjectReader ----
@@ -362,10 +435,20 @@ bool ObjectReader::ExpectType(const JsonPointer& ptr, const json& value, json::v
   return ok();
 }
 
+std::optional<std::string> ObjectReader::StringAt(const JsonPointer& ptr, const json& value) {
+  if (!ExpectType(ptr, value, json::value_t::string, "string")) return std::nullopt;
+  std::string s = value.get<std::string>();
+  if (s.find('\0') != std::string::npos) {
+    FailAt(ptr, kNulInString);
+    return std::nullopt;
+  }
+  return s;
+}
+
 std::optional<std::string> ObjectReader::String(const std::string& key, Presence presence) {
   const json* v = Member(key, presence);
-  if (!v || !ExpectType(ptr_ / key, *v, json::value_t::string, "string")) return std::nullopt;
-  return v->get<std::string>();
+  if (!v) return std::nullopt;
+  return StringAt(ptr_ / key, *v);
 }
 
 std::optional<std::string> ObjectReader::Enum(const std::string& key, Presence presence,
@@ -416,7 +499,8 @@ std::optional<std::int64_t> ObjectReader::Int(const std::string& key, Presence p
   return n;
 }
 
-std::optional<double> ObjectReader::PositiveNumber(const std::string& key, Presence presence) {
+std::optional<double> ObjectReader::Number(const std::string& key, Presence presence,
+                                           NumberRange range) {
   const json* v = Member(key, presence);
   if (!v) return std::nullopt;
   if (!v->is_number()) {
@@ -424,8 +508,12 @@ std::optional<double> ObjectReader::PositiveNumber(const std::string& key, Prese
     return std::nullopt;
   }
   double n = v->get<double>();
-  if (!(n > 0)) {
-    FailAt(ptr_ / key, fmt::format("must be greater than 0, got {}", v->dump()));
+  bool above_min = range.min_exclusive ? n > range.min : n >= range.min;
+  if (!std::isfinite(n) || !above_min || !(n <= range.max)) {
+    std::string bounds = range.min_exclusive
+                             ? fmt::format("greater than {} and at most {}", range.min, range.max)
+                             : fmt::format("between {} and {}", range.min, range.max);
+    FailAt(ptr_ / key, fmt::format("must be {}, got {}", bounds, v->dump()));
     return std::nullopt;
   }
   return n;
@@ -439,10 +527,9 @@ std::optional<std::vector<std::string>> ObjectReader::StringList(const std::stri
   }
   std::vector<std::string> out;
   for (std::size_t i = 0; i < v->size(); ++i) {
-    if (!ExpectType(ptr_ / key / i, (*v)[i], json::value_t::string, "string")) {
-      return std::nullopt;
-    }
-    out.push_back((*v)[i].get<std::string>());
+    std::optional<std::string> item = StringAt(ptr_ / key / i, (*v)[i]);
+    if (!item) return std::nullopt;
+    out.push_back(std::move(*item));
   }
   return out;
 }
@@ -458,8 +545,9 @@ std::optional<std::vector<std::string>> ObjectReader::ArgvAt(const JsonPointer& 
   }
   std::vector<std::string> out;
   for (std::size_t i = 0; i < value.size(); ++i) {
-    if (!ExpectType(ptr / i, value[i], json::value_t::string, "string")) return std::nullopt;
-    out.push_back(value[i].get<std::string>());
+    std::optional<std::string> item = StringAt(ptr / i, value[i]);
+    if (!item) return std::nullopt;
+    out.push_back(std::move(*item));
   }
   if (out[0].empty()) {
     FailAt(ptr / 0, "program name must not be empty");
@@ -498,10 +586,13 @@ std::optional<std::map<std::string, std::string>> ObjectReader::StringMap(
   }
   std::map<std::string, std::string> out;
   for (const auto& [name, value] : v->items()) {
-    if (!ExpectType(ptr_ / key / name, value, json::value_t::string, "string")) {
+    if (name.find('\0') != std::string::npos) {
+      FailAtKey(ptr_ / key, name, fmt::format("key {}", kNulInString));
       return std::nullopt;
     }
-    out[name] = value.get<std::string>();
+    std::optional<std::string> item = StringAt(ptr_ / key / name, value);
+    if (!item) return std::nullopt;
+    out[name] = std::move(*item);
   }
   return out;
 }

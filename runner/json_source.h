@@ -34,7 +34,10 @@ class JsonDocument {
   // Parses `text` (`//` and `/* */` comments allowed; duplicate keys are an error).
   // `file_name` is only used in messages.
   static StatusOr<JsonDocument> Parse(std::string text, std::string file_name);
-  // Reads and parses `path`; messages name the file as given.
+  // Reads and parses `path`; messages name the file as given. Only a regular file is read: a
+  // FIFO, device, directory or socket is refused ("x.json: is a FIFO, not a regular file"),
+  // found by fstat on a descriptor opened without blocking, so a FIFO with no writer (or a
+  // tty) cannot hang a loader and nothing is stat'ed apart from what is read.
   static StatusOr<JsonDocument> Load(const std::string& path);
 
   const nlohmann::json& root() const { return root_; }
@@ -76,9 +79,20 @@ class JsonDocument {
 // Whether a field must be present.
 enum class Presence { kOptional, kRequired };
 
+// The values a non-integer number may take: [min, max], or (min, max] with `min_exclusive`.
+struct NumberRange {
+  double min;
+  double max;
+  bool min_exclusive = false;
+};
+
 // Reads the members of the object at `ptr`. The constructor checks that the value is an object
 // and that every key is in `known_keys` (listed in the error, in the given order). Every read
 // after the first error returns nullopt, so callers read on and return status() at the end.
+// Every string it reads (String, Enum, Name, StringList, Argv, ArgvList, StringMap keys and
+// values) is refused if it holds a NUL ("\u0000"): paths, argv elements and names end at the
+// first NUL once they reach the kernel, so the run would use a different string than the one
+// validated.
 class ObjectReader {
  public:
   ObjectReader(const JsonDocument& doc, JsonPointer ptr, std::vector<std::string> known_keys);
@@ -100,8 +114,8 @@ class ObjectReader {
   std::optional<bool> Bool(const std::string& key, Presence presence);
   std::optional<std::int64_t> Int(const std::string& key, Presence presence, std::int64_t min,
                                   std::int64_t max);
-  // A number (integer or not) strictly greater than zero.
-  std::optional<double> PositiveNumber(const std::string& key, Presence presence);
+  // A number (integer or not) in `range`; NaN and infinities never are.
+  std::optional<double> Number(const std::string& key, Presence presence, NumberRange range);
   std::optional<std::vector<std::string>> StringList(const std::string& key, Presence presence);
   // A non-empty array of strings whose first element (the program) is non-empty.
   std::optional<std::vector<std::string>> Argv(const std::string& key, Presence presence);
@@ -110,6 +124,10 @@ class ObjectReader {
   // An object whose values are all strings.
   std::optional<std::map<std::string, std::string>> StringMap(const std::string& key,
                                                               Presence presence);
+
+  // The string `value` (at `ptr`) for a caller that walks values itself (an array of mixed
+  // items): the same type and NUL checks as String().
+  std::optional<std::string> StringAt(const JsonPointer& ptr, const nlohmann::json& value);
 
   // Records an error found by the caller's own rules (kept only if it is the first).
   void FailAt(const JsonPointer& ptr, std::string_view what);
@@ -130,6 +148,10 @@ class ObjectReader {
   JsonPointer bad_key_ptr_;  // the unknown key being reported, to keep the earliest one
   Status status_ = Status::Ok();
 };
+
+// The error for a string (or key) with a NUL in it.
+inline constexpr std::string_view kNulInString =
+    "contains a NUL character (\\u0000): it would cut the string short at run time";
 
 // "integer", "number", "string", "boolean", "null", "array", "object".
 std::string_view JsonTypeName(const nlohmann::json& value);

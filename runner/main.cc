@@ -277,7 +277,7 @@ void ListDirectory(const std::string& title, const fs::path& dir,
 
 int List(const std::string& data_dir) {
   std::cout << "probe families:\n";
-  for (const std::string& family : KnownFamilies()) std::cout << "  " << family << "\n";
+  for (const auto& [family, variants] : KnownFamilies()) std::cout << "  " << family << "\n";
   auto row = [](const std::string& name, const std::string& what, const std::string& path) {
     return fmt::format("{:<28} {}  ({})", name, what, fs::path(path).filename().string());
   };

@@ -8,11 +8,11 @@
 
 namespace sandprobe {
 
-const std::set<std::string>& KnownFamilies() {
-  static const std::set<std::string> kFamilies = [] {
-    std::set<std::string> names;
-    for (const FamilyRow& row : FamilyTable()) names.insert(row.name);
-    return names;
+const FamilyCatalog& KnownFamilies() {
+  static const FamilyCatalog kFamilies = [] {
+    FamilyCatalog families;
+    for (const FamilyRow& row : FamilyTable()) families.emplace(row.name, row.variants);
+    return families;
   }();
   return kFamilies;
 }

@@ -59,8 +59,9 @@ struct PlanContext {
   bool session = false;
 };
 
-// Families the planner knows how to expand (what a suite may name).
-const std::set<std::string>& KnownFamilies();
+// Families the planner knows how to expand (what a suite may name), with the variants each
+// takes (FamilyRow::variants).
+const FamilyCatalog& KnownFamilies();
 
 // Alias variants fs.alias tries when the suite names none.
 const std::vector<std::string>& DefaultAliasVariants();

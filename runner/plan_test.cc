@@ -1,5 +1,6 @@
 #include "runner/plan.h"
 
+#include <algorithm>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -142,6 +143,22 @@ TEST(PlanTest, KnownFamiliesAreTheTablesNames) {
     EXPECT_EQ(KnownFamilies().count(family), 1u) << family;
   }
   EXPECT_EQ(KnownFamilies().size(), FamilyTable().size()) << "two rows share a name";
+}
+
+// The suite loader checks variants with the rules the family rows declare: the families whose
+// Expand reads SuiteEntry::variants declare them, every other family takes none.
+TEST(PlanTest, KnownFamiliesCarryEachRowsVariantRule) {
+  const FamilyCatalog& known = KnownFamilies();
+  EXPECT_EQ(known.at("fs.alias").kind, VariantKind::kOneOf);
+  EXPECT_EQ(known.at("fs.alias").names, DefaultAliasVariants());
+  EXPECT_EQ(known.at("net.unix").kind, VariantKind::kAbsolutePaths);
+  EXPECT_EQ(known.at("priv.syscalls").kind, VariantKind::kOneOf);
+  const std::vector<std::string>& syscalls = known.at("priv.syscalls").names;
+  EXPECT_NE(std::find(syscalls.begin(), syscalls.end(), "mount"), syscalls.end());
+  for (const auto& [family, rule] : known) {
+    if (family == "fs.alias" || family == "net.unix" || family == "priv.syscalls") continue;
+    EXPECT_EQ(rule.kind, VariantKind::kNone) << family;
+  }
 }
 
 }  // namespace

@@ -108,10 +108,11 @@ void ReadTolerance(ObjectReader& parent, LimitsTolerance& t) {
   ObjectReader r(parent.doc(), parent.PointerTo("tolerance"),
                  {"pids", "memory_percent", "cpus_percent", "wall_seconds", "tmp_percent",
                   "open_files"});
-  constexpr std::int64_t kMax = INT64_MAX;
-  t.pids = r.Int("pids", Presence::kOptional, 0, kMax).value_or(t.pids);
-  t.wall_seconds = r.Int("wall_seconds", Presence::kOptional, 0, kMax).value_or(t.wall_seconds);
-  t.open_files = r.Int("open_files", Presence::kOptional, 0, kMax).value_or(t.open_files);
+  t.pids = r.Int("pids", Presence::kOptional, 0, kMaxPolicyPids).value_or(t.pids);
+  t.wall_seconds =
+      r.Int("wall_seconds", Presence::kOptional, 0, kMaxPolicyWallSeconds).value_or(t.wall_seconds);
+  t.open_files =
+      r.Int("open_files", Presence::kOptional, 0, kMaxPolicyOpenFiles).value_or(t.open_files);
   auto percent = [&](const char* key, double& out) {
     std::optional<std::int64_t> value = r.Int(key, Presence::kOptional, 0, 100);
     if (value) out = static_cast<double>(*value);
@@ -127,13 +128,13 @@ void ReadLimits(ObjectReader& parent, LimitsPolicy& limits) {
   ObjectReader r(parent.doc(), parent.PointerTo("limits"),
                  {"pids", "memory_mib", "cpus", "wall_seconds", "tmp_mib", "open_files",
                   "tolerance"});
-  constexpr std::int64_t kMax = INT64_MAX;
-  limits.pids = r.Int("pids", Presence::kOptional, 1, kMax);
-  limits.memory_mib = r.Int("memory_mib", Presence::kOptional, 1, kMax);
-  limits.cpus = r.PositiveNumber("cpus", Presence::kOptional);
-  limits.wall_seconds = r.Int("wall_seconds", Presence::kOptional, 1, kMax);
-  limits.tmp_mib = r.Int("tmp_mib", Presence::kOptional, 1, kMax);
-  limits.open_files = r.Int("open_files", Presence::kOptional, 1, kMax);
+  limits.pids = r.Int("pids", Presence::kOptional, 1, kMaxPolicyPids);
+  limits.memory_mib = r.Int("memory_mib", Presence::kOptional, 1, kMaxPolicyMib);
+  limits.cpus = r.Number("cpus", Presence::kOptional,
+                         {.min = 0, .max = kMaxPolicyCpus, .min_exclusive = true});
+  limits.wall_seconds = r.Int("wall_seconds", Presence::kOptional, 1, kMaxPolicyWallSeconds);
+  limits.tmp_mib = r.Int("tmp_mib", Presence::kOptional, 1, kMaxPolicyMib);
+  limits.open_files = r.Int("open_files", Presence::kOptional, 1, kMaxPolicyOpenFiles);
   ReadTolerance(r, limits.tolerance);
   parent.Fail(r.status());
 }

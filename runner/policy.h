@@ -42,27 +42,39 @@ struct NetworkPolicy {
   std::string unix_sockets = "deny";  // "deny" | "allow": host unix sockets reachable
 };
 
+// The largest value of each limit the machine can mean; a bigger one (or NaN, infinity) is a
+// load error, so no band or ceiling computed from it overflows (cpus 1e308 made a tolerance of
+// infinity, written to the report as null).
+inline constexpr std::int64_t kMaxPolicyPids = std::int64_t{1} << 22;    // PID_MAX_LIMIT
+inline constexpr std::int64_t kMaxPolicyMib = std::int64_t{1} << 30;     // 1 PiB
+inline constexpr std::int64_t kMaxPolicyOpenFiles = 2147483584;          // the kernel's nr_open max
+inline constexpr std::int64_t kMaxPolicyWallSeconds = 365LL * 24 * 3600; // a year
+inline constexpr double kMaxPolicyCpus = 4096;                           // cores
+
 // How far a measured limit may sit from the declared one and still count as "enforced at the
-// declared value". JSON "limits": {"tolerance": {...}}; every field optional, >= 0.
+// declared value". JSON "limits": {"tolerance": {...}}; every field optional, >= 0, at most
+// the limit's own maximum; percentages are integers 0..100.
 struct LimitsTolerance {
   // Tasks (count). The probe itself and a sandbox's init count against pids.max; the probe
   // counts the tasks it saw before forking, so 1 covers one process it could not see.
-  std::int64_t pids = 1;
-  double memory_percent = 5;   // page tables, the probe binary, the sandbox's own pages
-  double cpus_percent = 15;    // CFS quota accounting over a ~2 s window
-  std::int64_t wall_seconds = 1;
-  double tmp_percent = 5;      // filesystem metadata, tmpfs rounding
-  std::int64_t open_files = 0; // RLIMIT_NOFILE is exact; the probe counts inherited fds
+  std::int64_t pids = 1;        // 0..kMaxPolicyPids
+  double memory_percent = 5;    // page tables, the probe binary, the sandbox's own pages
+  double cpus_percent = 15;     // CFS quota accounting over a ~2 s window
+  std::int64_t wall_seconds = 1;  // 0..kMaxPolicyWallSeconds
+  double tmp_percent = 5;       // filesystem metadata, tmpfs rounding
+  std::int64_t open_files = 0;  // 0..kMaxPolicyOpenFiles; RLIMIT_NOFILE is exact; the probe
+                                // counts inherited fds
 };
 
-// Upper bounds the sandbox must enforce; absent means "not promised" (not checked). All > 0.
+// Upper bounds the sandbox must enforce; absent means "not promised" (not checked). Ranges
+// (inclusive unless said):
 struct LimitsPolicy {
-  std::optional<std::int64_t> pids;          // processes/threads
-  std::optional<std::int64_t> memory_mib;    // resident memory
-  std::optional<std::int64_t> wall_seconds;  // a launch is killed after this
-  std::optional<std::int64_t> tmp_mib;       // size of /tmp
-  std::optional<std::int64_t> open_files;    // RLIMIT_NOFILE
-  std::optional<double> cpus;                // CPU share, 1.0 = one core
+  std::optional<std::int64_t> pids;          // processes/threads, 1..2^22
+  std::optional<std::int64_t> memory_mib;    // resident memory, 1..2^30
+  std::optional<std::int64_t> wall_seconds;  // a launch is killed after this, 1..31536000
+  std::optional<std::int64_t> tmp_mib;       // size of /tmp, 1..2^30
+  std::optional<std::int64_t> open_files;    // RLIMIT_NOFILE, 1..2147483584
+  std::optional<double> cpus;                // CPU share, 1.0 = one core; (0, 4096]
   LimitsTolerance tolerance;                 // JSON "tolerance": the bands of the checks
 };
 
@@ -113,6 +125,7 @@ struct Policy {
 std::string NormalizedPath(const std::string& path);
 
 // Loads and validates a policy; the first error is returned as "file:line:col: /ptr: what".
+// A string with a NUL and a number out of its range above are errors too.
 StatusOr<Policy> LoadPolicy(const std::string& path);
 StatusOr<Policy> ParsePolicy(const JsonDocument& doc);
 

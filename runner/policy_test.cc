@@ -114,9 +114,9 @@ TEST(PolicyTest, EnumValuesAreChecked) {
 
 TEST(PolicyTest, LimitsMustBePositive) {
   EXPECT_EQ(PolicyError(R"("limits": {"pids": 0})"),
-            "p.json:2:20: /limits/pids: must be at least 1, got 0");
+            "p.json:2:20: /limits/pids: must be between 1 and 4194304, got 0");
   EXPECT_EQ(PolicyError(R"("limits": {"cpus": 0})"),
-            "p.json:2:20: /limits/cpus: must be greater than 0, got 0");
+            "p.json:2:20: /limits/cpus: must be greater than 0 and at most 4096, got 0");
 }
 
 TEST(PolicyTest, PathsMustBeAbsoluteOrStartWithAPlaceholder) {
@@ -187,6 +187,83 @@ TEST(PolicyToleranceTest, DefaultsAndOverridesAndErrors) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("/limits/tolerance/memroy_percent"), std::string::npos)
       << r.status().message();
+}
+
+}  // namespace
+}  // namespace sandprobe
+
+namespace sandprobe {
+namespace {
+
+// Every number is bounded to what the machine can mean: cpus 1e308 once made a report that
+// failed its own schema (its tolerance band became infinity, written as null).
+TEST(PolicyNumbersTest, LimitsAreBoundedAtLoad) {
+  struct Case {
+    const char* json;
+    const char* error;  // "ok" when accepted
+  };
+  const Case cases[] = {
+      {R"("limits": {"cpus": 1e308})",
+       "p.json:2:20: /limits/cpus: must be greater than 0 and at most 4096, got 1e+308"},
+      {R"("limits": {"cpus": 4096.5})",
+       "p.json:2:20: /limits/cpus: must be greater than 0 and at most 4096, got 4096.5"},
+      {R"("limits": {"cpus": 4096})", "ok"},
+      {R"("limits": {"cpus": 0.25})", "ok"},
+      {R"("limits": {"pids": 4194305})",
+       "p.json:2:20: /limits/pids: must be between 1 and 4194304, got 4194305"},
+      {R"("limits": {"pids": 4194304})", "ok"},
+      {R"("limits": {"memory_mib": 1073741825})",
+       "p.json:2:26: /limits/memory_mib: must be between 1 and 1073741824, got 1073741825"},
+      {R"("limits": {"memory_mib": 1073741824})", "ok"},
+      {R"("limits": {"tmp_mib": 9223372036854775807})",
+       "p.json:2:23: /limits/tmp_mib: must be between 1 and 1073741824, got 9223372036854775807"},
+      {R"("limits": {"open_files": 2147483585})",
+       "p.json:2:26: /limits/open_files: must be between 1 and 2147483584, got 2147483585"},
+      {R"("limits": {"wall_seconds": 31536001})",
+       "p.json:2:28: /limits/wall_seconds: must be between 1 and 31536000, got 31536001"},
+      {R"("limits": {"wall_seconds": 31536000})", "ok"},
+      {R"("limits": {"tolerance": {"pids": 4194305}})",
+       "p.json:2:34: /limits/tolerance/pids: must be between 0 and 4194304, got 4194305"},
+      {R"("limits": {"tolerance": {"pids": -1}})",
+       "p.json:2:34: /limits/tolerance/pids: must be between 0 and 4194304, got -1"},
+      {R"("limits": {"tolerance": {"wall_seconds": 18446744073709551615}})",
+       "p.json:2:42: /limits/tolerance/wall_seconds: must be between 0 and 31536000, got "
+       "18446744073709551615"},
+      {R"("limits": {"tolerance": {"open_files": 2147483585}})",
+       "p.json:2:40: /limits/tolerance/open_files: must be between 0 and 2147483584, got "
+       "2147483585"},
+      {R"("limits": {"tolerance": {"cpus_percent": 101}})",
+       "p.json:2:42: /limits/tolerance/cpus_percent: must be between 0 and 100, got 101"},
+      {R"("limits": {"tolerance": {"memory_percent": 0, "tmp_percent": 100}})", "ok"},
+  };
+  for (const Case& c : cases) EXPECT_EQ(PolicyError(c.json), c.error) << c.json;
+}
+
+// A number a double cannot hold (JSON has no NaN or infinity literal; 1e400 would be infinity)
+// is refused while parsing, at its own position.
+TEST(PolicyNumbersTest, InfiniteNumberIsAnErrorWithItsPosition) {
+  EXPECT_EQ(PolicyError(R"("limits": {"cpus": 1e400})"),
+            "parse: p.json:2:20: invalid JSON: [json.exception.out_of_range.406] number overflow "
+            "parsing '1e400'");
+}
+
+// A path with "\u0000" validated, then the run used the part before the NUL (open() stops
+// there): refused at load, at the string, in every list of paths.
+TEST(PolicyNulTest, NulInAPathOrStringIsRefusedAtItsPosition) {
+  const std::string nul =
+      "contains a NUL character (\\u0000): it would cut the string short at run time";
+  EXPECT_EQ(PolicyError(R"("filesystem": {"unreadable": ["/etc/shadow\u0000.bak"]})"),
+            "p.json:2:31: /filesystem/unreadable/0: " + nul);
+  EXPECT_EQ(PolicyError(R"("persistence": {"ephemeral": ["/tmp", "{workspace}/x\u0000"]})"),
+            "p.json:2:39: /persistence/ephemeral/1: " + nul);
+  EXPECT_EQ(PolicyError(R"("network": {"allow": ["127.0.0.1\u0000:80"]})"),
+            "p.json:2:23: /network/allow/0: " + nul);
+  EXPECT_EQ(PolicyError(R"("privileges": {"capabilities": ["CAP_CHOWN\u0000"]})"),
+            "p.json:2:33: /privileges/capabilities/0: " + nul);
+  StatusOr<JsonDocument> doc =
+      JsonDocument::Parse(R"({"name": "n\u0000", "description": "d"})", "p.json");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  EXPECT_EQ(ParsePolicy(*doc).status().message(), "p.json:1:10: /name: " + nul);
 }
 
 }  // namespace

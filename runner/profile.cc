@@ -80,6 +80,24 @@ void CheckLaunchArgv(ObjectReader& r, const std::string& key,
   }
 }
 
+// The policy's {workspace} paths resolve under workspace_path, so it must be absolute: "/..."
+// or "{workspace}" (the run's host workspace, an absolute path) followed by nothing or "/...".
+// The run expands only {workspace} here; any other placeholder would fail the run, not load.
+void CheckWorkspacePath(ObjectReader& r, const std::string& path) {
+  if (!r.ok()) return;
+  constexpr std::string_view kWorkspace = "{workspace}";
+  std::string_view rest = path;
+  if (rest.starts_with(kWorkspace)) rest.remove_prefix(kWorkspace.size());
+  if (rest.size() == path.size() && !rest.starts_with('/')) {
+    r.FailAt(r.PointerTo("workspace_path"),
+             fmt::format("must be absolute or start with {{workspace}}, got \"{}\"", path));
+  } else if (!rest.empty() && !rest.starts_with('/')) {
+    r.FailAt(r.PointerTo("workspace_path"), "{workspace} must be followed by nothing or \"/\"");
+  } else if (rest.find_first_of("{}") != std::string_view::npos) {
+    r.FailAt(r.PointerTo("workspace_path"), "only {workspace} is allowed, at the start");
+  }
+}
+
 void ReadVars(ObjectReader& r, Profile& p) {
   p.vars = r.StringMap("vars", Presence::kOptional).value_or(p.vars);
   for (const auto& [name, value] : p.vars) {
@@ -178,13 +196,14 @@ void ReadEnvelope(ObjectReader& parent, Profile& p) {
   if (!parent.Has("envelope")) return;
   ObjectReader r(parent.doc(), parent.PointerTo("envelope"),
                  {"memory_mib", "open_files", "file_size_mib", "cpu_seconds", "pids"});
-  constexpr std::int64_t kMax = 1LL << 40;
+  // Ranges as documented in EnvelopeSpec; 2^40 MiB in bytes still fits an rlim_t.
+  constexpr std::int64_t kMaxMib = 1LL << 40;
   EnvelopeSpec e;
-  e.memory_mib = r.Int("memory_mib", Presence::kOptional, 1, kMax);
-  e.open_files = r.Int("open_files", Presence::kOptional, 16, kMax);
-  e.file_size_mib = r.Int("file_size_mib", Presence::kOptional, 1, kMax);
-  e.cpu_seconds = r.Int("cpu_seconds", Presence::kOptional, 1, kMax);
-  e.pids = r.Int("pids", Presence::kOptional, 1, kMax);
+  e.memory_mib = r.Int("memory_mib", Presence::kOptional, 1, kMaxMib);
+  e.open_files = r.Int("open_files", Presence::kOptional, 16, 2147483584);  // nr_open's max
+  e.file_size_mib = r.Int("file_size_mib", Presence::kOptional, 1, kMaxMib);
+  e.cpu_seconds = r.Int("cpu_seconds", Presence::kOptional, 1, 365LL * 24 * 3600);  // a year
+  e.pids = r.Int("pids", Presence::kOptional, 1, 1LL << 22);  // PID_MAX_LIMIT
   p.envelope = e;
   parent.Fail(r.status());
 }
@@ -202,7 +221,7 @@ void ReadCanariesIn(ObjectReader& parent, Profile& p) {
     CanaryDir dir{.where = parent.doc().Where(ptr / i) + " " + (ptr / i).to_string()};
     JsonPointer host_ptr = ptr / i, inside_ptr = ptr / i;
     if (list[i].is_string()) {
-      dir.host = dir.inside = list[i].get<std::string>();
+      dir.host = dir.inside = parent.StringAt(ptr / i, list[i]).value_or("");
     } else if (list[i].is_object()) {
       ObjectReader r(parent.doc(), ptr / i, {"host", "inside"});
       dir.host = r.String("host", Presence::kRequired).value_or("");
@@ -289,6 +308,7 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
     if (r.ok() && value.empty()) r.FailAt(r.PointerTo(key), "must not be empty");
     CheckPlaceholders(r, r.PointerTo(key), value, {.probe = false}, p.vars);
   }
+  CheckWorkspacePath(r, p.workspace_path);
   for (std::size_t i = 0; i < p.requirements.size(); ++i) {
     CheckArgv(r, r.PointerTo("requires") / i, p.requirements[i], {}, p.vars);
   }

@@ -44,11 +44,11 @@ struct InspectSpec {
 // firejail), applied to probe launches only (see LaunchEnvelope). All optional, > 0; keep
 // them above the resource probes' ceilings so only a runaway probe meets them.
 struct EnvelopeSpec {
-  std::optional<std::int64_t> memory_mib;     // RLIMIT_AS
-  std::optional<std::int64_t> open_files;     // RLIMIT_NOFILE
-  std::optional<std::int64_t> file_size_mib;  // RLIMIT_FSIZE
-  std::optional<std::int64_t> cpu_seconds;    // RLIMIT_CPU
-  std::optional<std::int64_t> pids;           // pids.max of a per-launch pids cgroup
+  std::optional<std::int64_t> memory_mib;     // RLIMIT_AS, 1..2^40
+  std::optional<std::int64_t> open_files;     // RLIMIT_NOFILE, 16..2147483584 (nr_open's max)
+  std::optional<std::int64_t> file_size_mib;  // RLIMIT_FSIZE, 1..2^40
+  std::optional<std::int64_t> cpu_seconds;    // RLIMIT_CPU, 1..31536000 (a year)
+  std::optional<std::int64_t> pids;           // pids.max of a per-launch pids cgroup, 1..2^22
 };
 
 // One entry of JSON "canaries_in": a host directory the sandbox mounts, where the harness plants
@@ -95,6 +95,8 @@ struct Profile {
   // JSON "probe_path": in-sandbox path of the probe binary; may use {probe_dir}; required.
   std::string probe_path;
   // JSON "workspace_path": where the run's {workspace} appears inside; default "/workspace".
+  // Absolute, or "{workspace}" (the host workspace, for sandboxes that see the host's paths)
+  // followed by nothing or "/..."; no other placeholder.
   std::string workspace_path = "/workspace";
   // JSON "injection": how the probe gets in: "ro-bind" | "image" | "copy" | "host-path";
   // required, so the profile says it does not weaken the sandbox to get the probe in.

@@ -1,5 +1,10 @@
 #include "runner/profile.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -222,6 +227,93 @@ TEST(ProfileTest, EnumsAndNames) {
 TEST(ProfileTest, MissingFileNamesTheOpen) {
   EXPECT_EQ(LoadProfile(kDir + "nope.json").status().message(),
             "open(" + kDir + "nope.json): No such file or directory");
+}
+
+}  // namespace
+}  // namespace sandprobe
+
+namespace sandprobe {
+namespace {
+
+const std::string kNul =
+    "contains a NUL character (\\u0000): it would cut the string short at run time";
+
+// A NUL in an argv element, a var (a placeholder value), a path or a name validated and was
+// then cut short by execve()/open(): refused at load, at the string.
+TEST(ProfileInputsTest, NulIsRefusedInArgvsVarsPathsAndNames) {
+  EXPECT_EQ(ProfileError("", R"(["{probe}", "{probe_args...}", "--x\u0000y"])"),
+            "p.json:2:98: /run/2: " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "vars": {"image": "alpine\u0000:latest"})"),
+            "p.json:3:21: /vars/image: " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "vars": {"im\u0000age": "alpine"})"),
+            "p.json:3:12: /vars/im\\u0000age: key " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "/work\u0000space")"),
+            "p.json:3:21: /workspace_path: " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "cleanup": [["rm", "-rf", "/tmp/x\u0000"]])"),
+            "p.json:3:29: /cleanup/0/2: " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "requires": [["docker\u0000", "info"]])"),
+            "p.json:3:17: /requires/0/0: " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "policy": "p\u0000.json")"), "p.json:3:13: /policy: " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": ["/srv\u0000/data"])"),
+            "p.json:3:19: /canaries_in/0: " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": [{"host": "/a", "inside": "/b\u0000"}])"),
+            "p.json:3:44: /canaries_in/0/inside: " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "inspect": {"argv": ["i"], "readings": {"o\u0000": "/0"}})"),
+            "p.json:3:43: /inspect/readings/o\\u0000: key " + kNul);
+}
+
+// Policy {workspace} paths resolve under workspace_path: a relative one pointed checks at
+// paths relative to the probe's working directory.
+TEST(ProfileInputsTest, WorkspacePathMustBeAbsolute) {
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "workspace")"),
+            "p.json:3:21: /workspace_path: must be absolute or start with {workspace}, got "
+            "\"workspace\"");
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "./ws")"),
+            "p.json:3:21: /workspace_path: must be absolute or start with {workspace}, got "
+            "\"./ws\"");
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "{workspace}x")"),
+            "p.json:3:21: /workspace_path: {workspace} must be followed by nothing or \"/\"");
+  // The run expands only {workspace} in workspace_path: another placeholder would fail the run.
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "{probe_dir}/ws")"),
+            "p.json:3:21: /workspace_path: must be absolute or start with {workspace}, got "
+            "\"{probe_dir}/ws\"");
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "/w/{run_id}")"),
+            "p.json:3:21: /workspace_path: only {workspace} is allowed, at the start");
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "/workspace")"), "ok");
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "{workspace}")"), "ok");
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "{workspace}/sub")"), "ok");
+}
+
+TEST(ProfileInputsTest, EnvelopeNumbersAreBounded) {
+  EXPECT_EQ(ProfileError(R"(, "envelope": {"pids": 4194305})"),
+            "p.json:3:24: /envelope/pids: must be between 1 and 4194304, got 4194305");
+  EXPECT_EQ(ProfileError(R"(, "envelope": {"open_files": 2147483585})"),
+            "p.json:3:30: /envelope/open_files: must be between 16 and 2147483584, got "
+            "2147483585");
+  EXPECT_EQ(ProfileError(R"(, "envelope": {"cpu_seconds": 31536001})"),
+            "p.json:3:31: /envelope/cpu_seconds: must be between 1 and 31536000, got 31536001");
+  EXPECT_EQ(ProfileError(R"(, "envelope": {"memory_mib": 1099511627777})"),
+            "p.json:3:30: /envelope/memory_mib: must be between 1 and 1099511627776, got "
+            "1099511627777");
+  EXPECT_EQ(ProfileError(R"(, "envelope": {"file_size_mib": 1e3})"),
+            "p.json:3:33: /envelope/file_size_mib: expected integer, got number");
+  EXPECT_EQ(ProfileError(R"(, "envelope": {"pids": 4194304, "open_files": 2147483584,
+"cpu_seconds": 31536000, "memory_mib": 1099511627776, "file_size_mib": 1099511627776})"),
+            "ok");
+  EXPECT_EQ(ProfileError(R"(, "timeout_seconds": 3601)"),
+            "p.json:3:22: /timeout_seconds: must be between 1 and 3600, got 3601");
+  EXPECT_EQ(ProfileError(R"(, "timeout_seconds": 1e400)"),
+            "parse: p.json:3:22: invalid JSON: [json.exception.out_of_range.406] number "
+            "overflow parsing '1e400'");
+}
+
+TEST(ProfileInputsTest, FifoProfileIsRefused) {
+  std::string path = testing::TempDir() + "/sandprobe_profile_fifo_" + std::to_string(::getpid());
+  ::unlink(path.c_str());
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << std::strerror(errno);
+  StatusOr<Profile> p = LoadProfile(path);
+  ::unlink(path.c_str());
+  EXPECT_EQ(p.status().message(), path + ": is a FIFO, not a regular file");
 }
 
 }  // namespace

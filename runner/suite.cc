@@ -1,5 +1,6 @@
 #include "runner/suite.h"
 
+#include <algorithm>
 #include <utility>
 
 #include <fmt/format.h>
@@ -12,16 +13,45 @@ namespace sandprobe {
 namespace {
 
 
+std::string FamilyNames(const FamilyCatalog& families) {
+  std::vector<std::string> names;
+  for (const auto& [name, rule] : families) names.push_back(name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// A variant the family's rule does not allow would find no fact at run time (an inconclusive
+// check) or fail the run with no position: refused here, where it is written.
+void CheckVariant(ObjectReader& r, const JsonPointer& ptr, const std::string& family,
+                  const VariantRule& rule, const std::string& variant) {
+  switch (rule.kind) {
+    case VariantKind::kNone:
+      r.FailAt(ptr.parent_pointer(), fmt::format("family \"{}\" takes no variants", family));
+      break;
+    case VariantKind::kOneOf:
+      if (std::find(rule.names.begin(), rule.names.end(), variant) == rule.names.end()) {
+        r.FailAt(ptr, fmt::format("unknown variant \"{}\" of {} (known: {})", variant, family,
+                                  fmt::join(rule.names, ", ")));
+      }
+      break;
+    case VariantKind::kAbsolutePaths:
+      if (variant.empty() || variant.front() != '/') {
+        r.FailAt(ptr, fmt::format("a {} variant must be an absolute path, got \"{}\"", family,
+                                  variant));
+      }
+      break;
+  }
+}
+
 std::optional<SuiteEntry> ReadEntry(const JsonDocument& doc, const JsonPointer& ptr,
-                                    const std::set<std::string>& known_families,
-                                    ObjectReader& parent) {
+                                    const FamilyCatalog& known_families, ObjectReader& parent) {
   ObjectReader r(doc, ptr, {"family", "variants"});
   SuiteEntry entry;
   entry.pointer = ptr.to_string();
   entry.family = r.String("family", Presence::kRequired).value_or("");
-  if (r.ok() && !known_families.contains(entry.family)) {
+  auto known = known_families.find(entry.family);
+  if (r.ok() && known == known_families.end()) {
     r.FailAt(ptr / "family", fmt::format("unknown family \"{}\" (known: {})", entry.family,
-                                         fmt::join(known_families, ", ")));
+                                         FamilyNames(known_families)));
   }
   entry.variants = r.StringList("variants", Presence::kOptional).value_or(entry.variants);
   for (std::size_t i = 0; i < entry.variants.size() && r.ok(); ++i) {
@@ -32,6 +62,9 @@ std::optional<SuiteEntry> ReadEntry(const JsonDocument& doc, const JsonPointer& 
         r.FailAt(variant, fmt::format("duplicate of {}", (ptr / "variants" / j).to_string()));
       }
     }
+    if (r.ok() && known != known_families.end()) {
+      CheckVariant(r, variant, entry.family, known->second, entry.variants[i]);
+    }
   }
   parent.Fail(r.status());
   if (!r.ok()) return std::nullopt;
@@ -40,7 +73,7 @@ std::optional<SuiteEntry> ReadEntry(const JsonDocument& doc, const JsonPointer& 
 
 }  // namespace
 
-StatusOr<Suite> ParseSuite(const JsonDocument& doc, const std::set<std::string>& known_families) {
+StatusOr<Suite> ParseSuite(const JsonDocument& doc, const FamilyCatalog& known_families) {
   ObjectReader r(doc, JsonPointer(), {"name", "description", "families"});
   Suite suite;
   suite.source_path = doc.file_name();
@@ -78,14 +111,13 @@ StatusOr<Suite> ParseSuite(const JsonDocument& doc, const std::set<std::string>&
   return suite;
 }
 
-StatusOr<Suite> LoadSuite(const std::string& path, const std::set<std::string>& known_families) {
+StatusOr<Suite> LoadSuite(const std::string& path, const FamilyCatalog& known_families) {
   StatusOr<JsonDocument> doc = JsonDocument::Load(path);
   if (!doc.ok()) return doc.status();
   return ParseSuite(*doc, known_families);
 }
 
-StatusOr<std::string> ValidateFile(const std::string& path,
-                                   const std::set<std::string>& known_families) {
+StatusOr<std::string> ValidateFile(const std::string& path, const FamilyCatalog& known_families) {
   StatusOr<JsonDocument> doc = JsonDocument::Load(path);
   if (!doc.ok()) return doc.status();
   const nlohmann::json& root = doc->root();

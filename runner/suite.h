@@ -5,7 +5,7 @@
 // because it needs all three loaders and suite.cc is the last of them.
 #pragma once
 
-#include <set>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,9 +16,26 @@
 
 namespace sandprobe {
 
+// What a family accepts as a suite entry's "variants".
+enum class VariantKind {
+  kNone,           // the family takes no variants: listing any is an error
+  kOneOf,          // each variant is one of VariantRule::names (fs.alias, priv.syscalls)
+  kAbsolutePaths,  // each variant is an absolute path (net.unix: more socket paths to try)
+};
+
+struct VariantRule {
+  VariantKind kind = VariantKind::kNone;
+  std::vector<std::string> names;  // kOneOf only: the allowed variants
+};
+
+// The families a suite may name, each with the variants it takes. KnownFamilies() (plan.h)
+// builds it from the family table, so this loader checks variants without linking family code.
+using FamilyCatalog = std::map<std::string, VariantRule>;
+
 struct SuiteEntry {
   std::string family;                 // a probe family the runner knows: "fs.read", "fs.alias"
-  std::vector<std::string> variants;  // sub-kinds to try ("symlink", "dotdot"); empty = all
+  std::vector<std::string> variants;  // sub-kinds to try ("symlink", "dotdot"); empty = all;
+                                      // each allowed by the family's VariantRule
   std::string pointer;                // "/families/1", for check references
 };
 
@@ -30,15 +47,15 @@ struct Suite {
   nlohmann::json raw;               // as loaded
 };
 
-// Loads and validates a suite; a family outside `known_families` is an error that lists them.
-StatusOr<Suite> LoadSuite(const std::string& path, const std::set<std::string>& known_families);
-StatusOr<Suite> ParseSuite(const JsonDocument& doc, const std::set<std::string>& known_families);
+// Loads and validates a suite; a family outside `known_families` is an error that lists them,
+// and so is a variant its VariantRule does not allow.
+StatusOr<Suite> LoadSuite(const std::string& path, const FamilyCatalog& known_families);
+StatusOr<Suite> ParseSuite(const JsonDocument& doc, const FamilyCatalog& known_families);
 
 // Validates a profile, policy or suite file, telling them apart by content ("lifecycle" ->
 // profile, "families" -> suite, otherwise policy). A profile's policy file is validated too.
 // Returns what was found: "profile docker-hardened (policy tier-low)", "policy tier-low",
 // "suite default".
-StatusOr<std::string> ValidateFile(const std::string& path,
-                                   const std::set<std::string>& known_families);
+StatusOr<std::string> ValidateFile(const std::string& path, const FamilyCatalog& known_families);
 
 }  // namespace sandprobe

@@ -1,5 +1,11 @@
 #include "runner/suite.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -8,7 +14,12 @@ namespace sandprobe {
 namespace {
 
 const std::string kDir = SANDPROBE_SOURCE_DIR "/runner/testdata/load/";
-const std::set<std::string> kFamilies = {"fs.alias", "fs.read", "fs.write"};
+const FamilyCatalog kFamilies = {
+    {"fs.alias", {VariantKind::kOneOf, {"symlink", "dotdot", "proc_root"}}},
+    {"fs.read", {}},
+    {"fs.write", {}},
+    {"net.unix", {VariantKind::kAbsolutePaths, {}}},
+};
 
 TEST(SuiteTest, LoadsEntries) {
   StatusOr<Suite> s = LoadSuite(kDir + "suite_default.json", kFamilies);
@@ -37,14 +48,14 @@ std::string SuiteError(const std::string& families) {
 TEST(SuiteTest, UnknownFamilyListsKnownOnes) {
   EXPECT_EQ(SuiteError(R"([{"family": "fs.read"}, {"family": "fs.raed"}])"),
             "s.json:2:48: /families/1/family: unknown family \"fs.raed\" (known: fs.alias, "
-            "fs.read, fs.write)");
+            "fs.read, fs.write, net.unix)");
 }
 
 TEST(SuiteTest, DuplicatesAreErrors) {
   EXPECT_EQ(SuiteError(R"([{"family": "fs.read"}, {"family": "fs.read"}])"),
             "s.json:2:48: /families/1/family: duplicate family \"fs.read\" (first at /families/0)");
-  EXPECT_EQ(SuiteError(R"([{"family": "fs.alias", "variants": ["a", "a"]}])"),
-            "s.json:2:55: /families/0/variants/1: duplicate of /families/0/variants/0");
+  EXPECT_EQ(SuiteError(R"([{"family": "fs.alias", "variants": ["dotdot", "dotdot"]}])"),
+            "s.json:2:60: /families/0/variants/1: duplicate of /families/0/variants/0");
 }
 
 TEST(SuiteTest, ShapeErrors) {
@@ -74,6 +85,82 @@ TEST(ValidateFileTest, ReportsErrorsOfTheFileAndOfTheProfilesPolicy) {
                 "policy_bad_pids.json:6:13: /limits/pids: expected integer, got string");
   EXPECT_EQ(ValidateFile(kDir + "missing.json", kFamilies).status().message(),
             "open(" + kDir + "missing.json): No such file or directory");
+}
+
+// Variants are checked against the family's own rule when the suite loads: an unknown one used
+// to become an inconclusive check at run time, a relative net.unix path a run failure with no
+// file or position.
+TEST(SuiteVariantsTest, EachFamilyAllowsOnlyItsOwnVariants) {
+  EXPECT_EQ(SuiteError(R"([{"family": "fs.alias", "variants": ["symlink", "proc_root"]}])"), "ok");
+  EXPECT_EQ(SuiteError(R"([{"family": "fs.alias", "variants": ["symlink", "hardlink"]}])"),
+            "s.json:2:61: /families/0/variants/1: unknown variant \"hardlink\" of fs.alias "
+            "(known: symlink, dotdot, proc_root)");
+  EXPECT_EQ(SuiteError(R"([{"family": "net.unix", "variants": ["/run/x.sock"]}])"), "ok");
+  EXPECT_EQ(SuiteError(R"([{"family": "net.unix", "variants": ["/run/a.sock", "run/x.sock"]}])"),
+            "s.json:2:65: /families/0/variants/1: a net.unix variant must be an absolute path, "
+            "got \"run/x.sock\"");
+  EXPECT_EQ(SuiteError(R"([{"family": "fs.read", "variants": ["symlink"]}])"),
+            "s.json:2:48: /families/0/variants: family \"fs.read\" takes no variants");
+  // An empty list means "all" for every family, as before.
+  EXPECT_EQ(SuiteError(R"([{"family": "fs.read", "variants": []}])"), "ok");
+}
+
+TEST(SuiteVariantsTest, NulInAVariantOrFamilyIsRefused) {
+  EXPECT_EQ(SuiteError(R"([{"family": "net.unix", "variants": ["/run/x.sock\u0000/y"]}])"),
+            "s.json:2:50: /families/0/variants/0: contains a NUL character (\\u0000): it would "
+            "cut the string short at run time");
+  EXPECT_EQ(SuiteError(R"([{"family": "fs.read\u0000"}])"),
+            "s.json:2:25: /families/0/family: contains a NUL character (\\u0000): it would cut "
+            "the string short at run time");
+}
+
+// A temp directory of this test's own, removed with its files at the end.
+class TempDir {
+ public:
+  TempDir() {
+    std::string base = testing::TempDir();
+    while (base.size() > 1 && base.back() == '/') base.pop_back();
+    std::string pattern = base + "/sandprobe_suite_XXXXXX";
+    path_ = ::mkdtemp(pattern.data()) ? pattern : "";
+  }
+  ~TempDir() {
+    for (const std::string& f : files_) ::unlink((path_ + "/" + f).c_str());
+    ::rmdir(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+  std::string Fifo(const std::string& name) {
+    files_.push_back(name);
+    std::string p = path_ + "/" + name;
+    return ::mkfifo(p.c_str(), 0600) == 0 ? p : "mkfifo failed: " + std::string(std::strerror(errno));
+  }
+  std::string File(const std::string& name, const std::string& text) {
+    files_.push_back(name);
+    std::ofstream(path_ + "/" + name) << text;
+    return path_ + "/" + name;
+  }
+
+ private:
+  std::string path_;
+  std::vector<std::string> files_;
+};
+
+// `sandprobe validate` on a FIFO (directly, or as a profile's policy) returns an error at once;
+// a blocking open would hang here forever.
+TEST(ValidateFileTest, FifoIsRefusedNotWaitedFor) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  std::string fifo = dir.Fifo("suite.json");
+  ASSERT_EQ(fifo, dir.path() + "/suite.json");
+  EXPECT_EQ(ValidateFile(fifo, kFamilies).status().message(),
+            fifo + ": is a FIFO, not a regular file");
+  EXPECT_EQ(LoadSuite(fifo, kFamilies).status().message(),
+            fifo + ": is a FIFO, not a regular file");
+  std::string policy = dir.Fifo("policy.json");
+  std::string profile = dir.File("profile.json", R"({"name": "p", "description": "d",
+  "backend": "host", "policy": "policy.json", "lifecycle": "oneshot", "injection": "host-path",
+  "probe_path": "{probe_dir}/sandprobe-probe", "run": ["{probe}", "{probe_args...}"]})");
+  EXPECT_EQ(ValidateFile(profile, kFamilies).status().message(),
+            profile + ":2:32: /policy: " + policy + ": is a FIFO, not a regular file");
 }
 
 }  // namespace

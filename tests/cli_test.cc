@@ -1,4 +1,9 @@
 // The CLI's contract: validate and list output, exit codes, interruption.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -6,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runner/launcher.h"
 #include "tests/test_cli_runner.h"
 
 namespace sandprobe::testing {
@@ -85,6 +91,52 @@ TEST(CliTest, SigintDuringADockerRunCleansUpAndReports) {
   CliRun lint = RunCommand({"xmllint", "--noout", "--schema",
                             SANDPROBE_JUNIT_XSD, dir + "/j.xml"});
   EXPECT_EQ(lint.exit_code, 0) << lint.err;
+}
+
+// A FIFO given as a policy, profile or suite hung `validate` and `run` forever (a blocking open
+// waiting for a writer). Each command now exits 2 at once; the launcher's timeout turns a
+// regression into a failure instead of a hung test (30 s: far above the milliseconds it takes,
+// so this is no timing assertion).
+TEST(CliTest, FifoInputsExit2InsteadOfHanging) {
+  std::string dir = fs::path(WriteTemp("x", "")).parent_path().string();
+  std::string fifo = dir + "/policy.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  const std::vector<std::vector<std::string>> commands = {
+      {"validate", fifo},
+      {"run", "--sandbox", SourcePath("sandboxes/host.json"), "--policy", fifo},
+      {"run", "--sandbox", SourcePath("sandboxes/host.json"), "--suite", fifo},
+      {"run", "--sandbox", fifo},
+  };
+  for (const std::vector<std::string>& args : commands) {
+    LaunchSpec spec;
+    spec.argv = {SANDPROBE_CLI};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.timeout = std::chrono::seconds(30);
+    StatusOr<LaunchResult> result = ProcessLauncher().Launch(spec);
+    ASSERT_TRUE(result.ok()) << result.status().message();
+    EXPECT_FALSE(result->timed_out) << "hung on: " << args[0] << " ... " << args.back();
+    EXPECT_EQ(result->exit_code, 2) << result->err;
+    EXPECT_NE(result->err.find(fifo + ": is a FIFO, not a regular file"), std::string::npos)
+        << result->err;
+  }
+  fs::remove(fifo);
+}
+
+// A suite variant its family does not know, and a NUL in a policy path, are load errors with
+// file:line:col (exit 2), not a surprise at run time.
+TEST(CliTest, ValidateRefusesUnknownVariantsAndNulStrings) {
+  std::string suite = WriteTemp("s.json", R"({"name": "s", "description": "d", "families": [
+  {"family": "fs.alias", "variants": ["symlink", "hardlink"]}]})");
+  CliRun run = RunCli({"validate", suite});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find(suite + ":2:50: /families/0/variants/1: unknown variant \"hardlink\""),
+            std::string::npos) << run.err;
+  std::string policy = WriteTemp("p.json", R"({"name": "p", "description": "d",
+  "filesystem": {"unreadable": ["/etc/shadow\u0000"]}})");
+  run = RunCli({"validate", policy});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find(policy + ":2:33: /filesystem/unreadable/0: contains a NUL"),
+            std::string::npos) << run.err;
 }
 
 }  // namespace
