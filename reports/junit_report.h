@@ -1,6 +1,6 @@
 // The JUnit XML report: what CI systems (Jenkins, GitLab, GitHub annotators) read.
 //
-// Dialect: the Jenkins xUnit junit-10.xsd (../shared/schemas). One <testsuite> per profile ×
+// Dialect: the Jenkins xUnit junit-10.xsd (vendored in third_party/junit-xsd). One <testsuite> per profile ×
 // check family, one <testcase> per check. fail -> <failure type="too-permissive|too-restrictive">,
 // error -> <error type="error">, inconclusive -> <error type="inconclusive">, skip -> <skipped>.
 // Every string passes through SanitizeForXml, so hostile probe output cannot break the file.
