@@ -73,7 +73,7 @@ void AddWitnessHostFacts(nlohmann::json& host, const WitnessFacts& witnesses) {
 class RunDir {
  public:
   static StatusOr<RunDir> Create(const std::string& run_id, bool keep) {
-    std::string root = fmt::format("/var/tmp/sandprobe-{}", run_id);
+    std::string root = fmt::format("{}/{}{}", RunDirParent(), kRunDirPrefix, run_id);
     std::error_code ec;
     fs::create_directories(root + "/workspace", ec);
     if (ec) return Status::HarnessError(fmt::format("mkdir({}/workspace): {}", root, ec.message()));

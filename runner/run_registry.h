@@ -30,7 +30,13 @@
 namespace sandprobe {
 
 // Where runs put their directories (runner/run.cc), and the prefix of their names.
+// /var/tmp, not /tmp: many sandboxes put a tmpfs on /tmp, which would hide the canary from a
+// sandbox that otherwise sees the whole host. SANDPROBE_RUN_ROOT (an absolute path) replaces it
+// for `run` and `sweep` alike: runs under another root are invisible to each other's sweeps
+// (tests that kill a runner use one so a concurrent run does not sweep their evidence first).
 inline constexpr const char* kRunDirParent = "/var/tmp";
+inline constexpr const char* kRunRootEnv = "SANDPROBE_RUN_ROOT";
+std::string RunDirParent();
 inline constexpr const char* kRunDirPrefix = "sandprobe-";
 
 // Files a run's probes may plant on the host: names holding `token`, in `dirs`.
@@ -98,7 +104,7 @@ struct DeadRun {
 // not kept), and those with
 // no readable owner.json (older sandprobe, or a crash before the claim) untouched for
 // `unowned_age`. Sorted by run id.
-std::vector<DeadRun> FindDeadRuns(const std::string& parent = kRunDirParent,
+std::vector<DeadRun> FindDeadRuns(const std::string& parent = RunDirParent(),
                                   std::chrono::seconds unowned_age = std::chrono::hours(1));
 
 }  // namespace sandprobe

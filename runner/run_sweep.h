@@ -52,7 +52,7 @@ struct SweepSummary {
 struct SweepOptions {
   bool dry_run = false;        // list what would go; only the profile's `list` command runs
   std::string only_run_id;     // empty: every dead run
-  std::string parent = kRunDirParent;
+  std::string parent = RunDirParent();
   std::chrono::seconds unowned_age = std::chrono::hours(1);  // see FindDeadRuns
 };
 

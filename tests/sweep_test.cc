@@ -13,6 +13,8 @@
 #include <random>
 #include <thread>
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -65,9 +67,26 @@ std::string ContainersOf(const std::string& run_id) {
   return RunCommand({"docker", "ps", "-aq", "--filter", "label=sandprobe.run=" + run_id}).out;
 }
 
-// The run dir whose owner.json names `pid`, or "".
-std::string RunDirOwnedBy(int pid) {
-  for (const auto& entry : fs::directory_iterator("/var/tmp")) {
+// A run-dir root of this test's own (SANDPROBE_RUN_ROOT): a concurrent `sandprobe run` of
+// another test sweeps dead runs under /var/tmp first, and would sweep a runner this test
+// killed before the test could look at what it left.
+std::string PrivateRunRoot() {
+  std::string tmpl = "/var/tmp/sp-runroot-XXXXXX";
+  std::string root = mkdtemp(tmpl.data());
+  ::chmod(root.c_str(), 0755);
+  return root;
+}
+
+// `sandprobe ARGS...` with its run dirs under `root`.
+CliRun RunCliUnder(const std::string& root, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"/usr/bin/env", "SANDPROBE_RUN_ROOT=" + root, SANDPROBE_CLI};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv);
+}
+
+// The run dir under `root` whose owner.json names `pid`, or "".
+std::string RunDirOwnedBy(int pid, const std::string& root) {
+  for (const auto& entry : fs::directory_iterator(root)) {
     if (entry.path().filename().string().rfind("sandprobe-", 0) != 0) continue;
     std::ifstream in(entry.path() / "owner.json");
     json owner = json::parse(in, nullptr, false);
@@ -105,10 +124,11 @@ CliRun RunAbsoluteProfile(const std::string& profile, const std::string& dir) {
 TEST(SweepTest, AKilledRunnersContainerAndRunDirAreSweptAndItsProcessesDied) {
   if (!BackendAvailable("docker", kDockerUp)) return;
   std::string dir = TempDir();
+  const std::string runs = PrivateRunRoot();
   std::string report = dir + "/r.json";  // unique: finds the runner's pid
   CliRun killed;
   std::thread runner([&] {
-    killed = RunCli({"run", "--no-color", "--sandbox", SourcePath("tests/data/docker-slow.json"),
+    killed = RunCliUnder(runs, {"run", "--no-color", "--sandbox", SourcePath("tests/data/docker-slow.json"),
                      "--suite", SourcePath("suites/privileges.json"), "--json", report});
   });
   int pid = 0;
@@ -120,7 +140,7 @@ TEST(SweepTest, AKilledRunnersContainerAndRunDirAreSweptAndItsProcessesDied) {
         if (ReadProcFile(p, "cmdline").rfind(SANDPROBE_CLI, 0) == 0) pid = p;
       }
     }
-    if (pid != 0 && run_dir.empty()) run_dir = RunDirOwnedBy(pid);
+    if (pid != 0 && run_dir.empty()) run_dir = RunDirOwnedBy(pid, runs);
     if (run_dir.empty()) return false;
     run_id = fs::path(run_dir).filename().string().substr(std::string("sandprobe-").size());
     return !ContainersOf(run_id).empty();
@@ -144,7 +164,7 @@ TEST(SweepTest, AKilledRunnersContainerAndRunDirAreSweptAndItsProcessesDied) {
   EXPECT_NE(ContainersOf(run_id), "") << "the container should outlive a killed runner";
   EXPECT_TRUE(fs::exists(run_dir));
 
-  CliRun sweep = RunCli({"sweep", "--run-id", run_id});
+  CliRun sweep = RunCliUnder(runs, {"sweep", "--run-id", run_id});
   EXPECT_EQ(sweep.exit_code, 0) << sweep.out << sweep.err;
   EXPECT_NE(sweep.out.find("dead run " + run_id), std::string::npos) << sweep.out;
   EXPECT_NE(sweep.out.find("owner pid " + std::to_string(pid) + " is gone"), std::string::npos) << sweep.out;
@@ -154,10 +174,11 @@ TEST(SweepTest, AKilledRunnersContainerAndRunDirAreSweptAndItsProcessesDied) {
   EXPECT_FALSE(fs::exists(run_dir));
   for (const std::string& token : tokens) EXPECT_EQ(Carriers(token), std::vector<int>{}) << token;
   // Nothing left to sweep for it.
-  CliRun again = RunCli({"sweep", "--run-id", run_id, "--json"});
+  CliRun again = RunCliUnder(runs, {"sweep", "--run-id", run_id, "--json"});
   EXPECT_EQ(again.exit_code, 0);
   EXPECT_EQ(json::parse(again.out, nullptr, false).value("runs", json::array()), json::array()) << again.out;
   fs::remove_all(dir);
+  fs::remove_all(runs);
 }
 
 // The host cgroup parent of the harness's launch cgroups and their names' prefix, split from
@@ -197,10 +218,11 @@ TEST(SweepTest, AKilledHostPersistenceRunsFilesOrphansAndPidsCgroupAreSwept) {
       {"sh", "-c", "case \"$*\" in *persist.check*) sh -c 'sleep 600; : " + marker + "';; esac; exec \"$0\" \"$@\"",
        "{probe}", "{probe_args...}"},
       120, {{"envelope", {{"pids", 512}}}});
+  const std::string runs = PrivateRunRoot();
   std::string report = dir + "/r.json";
   CliRun killed;
   std::thread runner([&] {
-    killed = RunCli({"run", "--no-color", "--sandbox", profile, "--suite",
+    killed = RunCliUnder(runs, {"run", "--no-color", "--sandbox", profile, "--suite",
                      SourcePath("suites/persistence.json"), "--json", report});
   });
   int pid = 0;
@@ -209,7 +231,7 @@ TEST(SweepTest, AKilledHostPersistenceRunsFilesOrphansAndPidsCgroupAreSwept) {
     for (int p : Carriers(report)) {
       if (pid == 0 && ReadProcFile(p, "cmdline").rfind(SANDPROBE_CLI, 0) == 0) pid = p;
     }
-    if (pid != 0 && run_dir.empty()) run_dir = RunDirOwnedBy(pid);
+    if (pid != 0 && run_dir.empty()) run_dir = RunDirOwnedBy(pid, runs);
     return !run_dir.empty() && !Carriers(marker).empty();
   }, seconds(60));
   json owner;
@@ -247,7 +269,7 @@ TEST(SweepTest, AKilledHostPersistenceRunsFilesOrphansAndPidsCgroupAreSwept) {
     EXPECT_FALSE(LaunchCgroupsOf(cgroups).empty()) << "the orphan keeps its launch cgroup";
   }
 
-  CliRun sweep = RunCli({"sweep", "--run-id", run_id});
+  CliRun sweep = RunCliUnder(runs, {"sweep", "--run-id", run_id});
   EXPECT_EQ(sweep.exit_code, 0) << sweep.out << sweep.err;
   EXPECT_NE(sweep.out.find("removed planted file /tmp/.sandprobe-persist-" + token), std::string::npos) << sweep.out;
   if (real_cgroups) {
@@ -260,6 +282,7 @@ TEST(SweepTest, AKilledHostPersistenceRunsFilesOrphansAndPidsCgroupAreSwept) {
   EXPECT_EQ(LaunchCgroupsOf(cgroups), std::vector<std::string>{});
   EXPECT_FALSE(fs::exists(run_dir));
   fs::remove_all(dir);
+  fs::remove_all(runs);
 }
 
 // A probe that never ends is killed at the launch timeout: every check is an error (exit 3),
@@ -323,7 +346,8 @@ TEST(SweepTest, ADaemonLeftByTheSandboxDoesNotOutliveTheRun) {
 // `sandprobe run` sweeps dead runs before its own work, and says so on stderr.
 TEST(SweepTest, RunSweepsDeadRunsFirst) {
   std::string run_id = UniqueToken("").substr(0, 12);
-  std::string root = "/var/tmp/sandprobe-" + run_id;
+  const std::string runs = PrivateRunRoot();
+  std::string root = runs + "/sandprobe-" + run_id;
   fs::create_directories(root + "/workspace");
   pid_t gone = fork();  // a pid that no longer runs: the dead owner
   if (gone == 0) _exit(0);
@@ -336,12 +360,13 @@ TEST(SweepTest, RunSweepsDeadRunsFirst) {
                {"profile_path", SourcePath("sandboxes/host.json")},
                {"process_tokens", {"sandprobe-" + run_id}}}).dump();
   // Invalid input (exit 2), but only after the sweep.
-  CliRun run = RunCli({"run", "--sandbox", SourcePath("sandboxes/host.json"), "--suite", root + "/none.json"});
+  CliRun run = RunCliUnder(runs, {"run", "--sandbox", SourcePath("sandboxes/host.json"), "--suite", root + "/none.json"});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find("swept a dead run " + run_id), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("removed run dir " + root), std::string::npos) << run.err;
   EXPECT_FALSE(fs::exists(root));
   fs::remove_all(root);
+  fs::remove_all(runs);
 }
 
 }  // namespace
