@@ -30,25 +30,7 @@ std::string TempDir() {
   return mkdtemp(tmpl.data());
 }
 
-// Pids of live processes whose command line contains `needle`.
-std::vector<int> Carriers(const std::string& needle) {
-  std::vector<int> pids;
-  for (int pid : ListPids()) {
-    std::optional<ProcStat> stat = ReadProcStat(pid);
-    if (stat && !stat->dead() && ReadProcFile(pid, "cmdline").find(needle) != std::string::npos) {
-      pids.push_back(pid);
-    }
-  }
-  return pids;
-}
 
-bool WaitFor(const std::function<bool()>& done, milliseconds limit) {
-  for (auto end = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < end;) {
-    if (done()) return true;
-    std::this_thread::sleep_for(milliseconds(100));
-  }
-  return done();
-}
 
 // The runner started with `args` (which name `report`), sent `signal_number` once `ready`
 // holds for its pid; its result and report.

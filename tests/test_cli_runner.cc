@@ -6,14 +6,35 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
 #include "runner/launcher.h"
+#include "runner/proc_info.h"
 
 namespace sandprobe::testing {
 
 namespace fs = std::filesystem;
+
+std::vector<int> Carriers(const std::string& needle) {
+  std::vector<int> pids;
+  for (int pid : ListPids()) {
+    std::optional<ProcStat> stat = ReadProcStat(pid);
+    if (stat && !stat->dead() && ReadProcFile(pid, "cmdline").find(needle) != std::string::npos) {
+      pids.push_back(pid);
+    }
+  }
+  return pids;
+}
+
+bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  for (auto end = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < end;) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return done();
+}
 
 std::string SourcePath(const std::string& relative) {
   return std::string(SANDPROBE_SOURCE_DIR) + "/" + relative;

@@ -1,6 +1,8 @@
 // Runs the built sandprobe CLI for integration tests, through the project's own launcher.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,11 @@ void ExpectVerdict(const nlohmann::json& report, const std::string& id, const st
                    const std::string& direction = "");
 // No container carrying the report's run label is left.
 void ExpectNoContainerLeft(const nlohmann::json& report);
+
+// Pids of live processes whose command line contains `needle`.
+std::vector<int> Carriers(const std::string& needle);
+// Polls `done` every 100 ms for at most `limit`; its last answer.
+bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds limit);
 
 // "" when `report` is valid against docs/report.schema.json (python3 jsonschema), else why.
 std::string SchemaProblem(const nlohmann::json& report);
