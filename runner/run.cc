@@ -68,8 +68,8 @@ void AddWitnessHostFacts(nlohmann::json& host, const WitnessFacts& witnesses) {
 }
 
 // The directory a run owns: its workspace (shared with the sandbox) and the host canary.
-// Under /var/tmp, not /tmp: many sandboxes put a tmpfs on /tmp, which would hide the canary
-// from a sandbox that otherwise sees the whole host.
+// Under RunDirParent() (/var/tmp unless SANDPROBE_RUN_ROOT says otherwise; why not /tmp: see
+// run_registry.h).
 class RunDir {
  public:
   static StatusOr<RunDir> Create(const std::string& run_id, bool keep) {
