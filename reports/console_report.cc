@@ -93,6 +93,14 @@ std::string RenderConsole(const RunReport& report, bool color) {
   if (report.interrupted) {
     out += "interrupted: checks that did not finish are reported as errors\n";
   }
+  for (const std::string& cut : report.cut_short) {
+    out += fmt::format("cut short by the run's deadline: {}\n", ForTerminal(cut));
+  }
+  if (!report.left_for_sweep.empty()) {
+    out += fmt::format("left for a sweep: {} (cleanup and sweep did not finish; something this run "
+                       "made may still exist: run `sandprobe sweep`)\n",
+                       ForTerminal(report.left_for_sweep));
+  }
   out += ExecutableWarnings(report, color);
   for (Outcome shown : {Outcome::kFail, Outcome::kError, Outcome::kInconclusive}) {
     for (const Verdict& v : report.verdicts) {

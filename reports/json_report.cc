@@ -78,6 +78,7 @@ json LaunchToJson(const LaunchRecord& l) {
   };
   processes("leftover_processes", l.leftover_processes);
   processes("alive_at_timeout", l.alive_at_timeout);
+  if (!l.cut_short.empty()) launch["cut_short"] = l.cut_short;
   return launch;
 }
 
@@ -102,7 +103,7 @@ json ReportToJson(const RunReport& report) {
   for (const Verdict& v : report.verdicts) checks.push_back(CheckToJson(v));
   json launches = json::array();
   for (const LaunchRecord& l : report.launches) launches.push_back(LaunchToJson(l));
-  return {
+  json out = {
       {"schema", kReportSchema},
       {"tool_version", report.tool_version},
       {"run_id", report.run_id},
@@ -121,6 +122,10 @@ json ReportToJson(const RunReport& report) {
       {"launches", std::move(launches)},
       {"witnesses", report.witnesses},
   };
+  // Only when the deadline cut something, or the run left its dir for a sweep.
+  if (!report.cut_short.empty()) out["cut_short"] = report.cut_short;
+  if (!report.left_for_sweep.empty()) out["left_for_sweep"] = report.left_for_sweep;
+  return out;
 }
 
 std::string RenderJsonReport(const RunReport& report) {

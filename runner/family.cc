@@ -1,5 +1,7 @@
 #include "runner/family.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "runner/frames.h"
@@ -74,6 +76,17 @@ const FamilyRow* FindFamily(const std::string& name) {
     if (name == row.name) return &row;
   }
   return nullptr;
+}
+
+void ApplyLaunchTimeouts(Plan& plan) {
+  for (LaunchBatch& batch : plan.batches) {
+    if (batch.timeout_seconds != 0) continue;
+    for (const ProbeInvocation& invocation : batch.invocations) {
+      const FamilyRow* row = FindFamily(invocation.family);
+      if (row == nullptr || row->launch_timeout_seconds == nullptr) continue;
+      batch.timeout_seconds = std::max(batch.timeout_seconds, row->launch_timeout_seconds(invocation));
+    }
+  }
 }
 
 StatusOr<std::string> ResolvePolicyPath(const PolicyPath& path, const ExpandInput& in) {

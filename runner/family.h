@@ -122,7 +122,14 @@ struct FamilyRow {
   bool judges_incomplete_launch = false;
   // What a suite entry may list as "variants" (checked when the suite loads); none by default.
   VariantRule variants = {};
+  // The launch timeout this family's invocation needs (its probe's worst case), in seconds;
+  // null or 0: the profile's timeout_seconds. A launch takes the longest of its invocations'.
+  int (*launch_timeout_seconds)(const ProbeInvocation& invocation) = nullptr;
 };
+
+// Sets LaunchBatch::timeout_seconds from the family table (launch_timeout_seconds) where the
+// planner left it 0.
+void ApplyLaunchTimeouts(Plan& plan);
 
 // Every family the host side knows, in the order `list` shows them.
 const std::vector<FamilyRow>& FamilyTable();

@@ -177,15 +177,6 @@ int ResourceTimeoutSeconds(const ProbeInvocation& inv) {
   return 0;
 }
 
-void ApplyResourceTimeouts(Plan& plan) {
-  for (LaunchBatch& batch : plan.batches) {
-    if (batch.timeout_seconds != 0) continue;
-    for (const ProbeInvocation& inv : batch.invocations) {
-      batch.timeout_seconds = std::max(batch.timeout_seconds, ResourceTimeoutSeconds(inv));
-    }
-  }
-}
-
 LimitOutcome ClassifyLimit(const LimitBand& band, double measured, bool reached_ceiling,
                            double ceiling) {
   // Stopping at a ceiling inside or below the band proves only "enforced no lower than N".
@@ -207,12 +198,17 @@ Verdict JudgeResFds(const JudgeInput& in);
 std::vector<FamilyRow> ResourceFamilies() {
   // res.memory and res.wall judge an incomplete launch themselves: an OOM kill of the whole
   // sandbox, or the sandbox ending the launch at its wall limit, is what they measure.
-  return {{"res.pids", ExpandPids, JudgeResPids, true},
-          {"res.memory", ExpandMemory, JudgeResMemory, true, true},
-          {"res.cpu", ExpandCpu, JudgeResCpu, true},
-          {"res.wall", ExpandWall, JudgeResWall, true, true},
-          {"res.disk", ExpandDisk, JudgeResDisk, true},
-          {"res.fds", ExpandFds, JudgeResFds, true}};
+  auto row = [](const char* name, auto expand, auto judge, bool judges_incomplete_launch) {
+    return FamilyRow{.name = name, .expand = expand, .judge = judge, .exclusive = true,
+                     .judges_incomplete_launch = judges_incomplete_launch,
+                     .launch_timeout_seconds = ResourceTimeoutSeconds};
+  };
+  return {row("res.pids", ExpandPids, JudgeResPids, false),
+          row("res.memory", ExpandMemory, JudgeResMemory, true),
+          row("res.cpu", ExpandCpu, JudgeResCpu, false),
+          row("res.wall", ExpandWall, JudgeResWall, true),
+          row("res.disk", ExpandDisk, JudgeResDisk, false),
+          row("res.fds", ExpandFds, JudgeResFds, false)};
 }
 
 }  // namespace sandprobe

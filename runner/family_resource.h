@@ -22,10 +22,9 @@ int CpuThreads(double declared);                      // ceil(2 x declared), 2..
 inline constexpr std::int64_t kMaxMeasuredWallSeconds = 10;
 
 // Each resource launch gets its own timeout (its probe's worst case plus docker start-up):
-// res.memory and res.disk 90 s, res.wall its sleep + 20 s, the others 60 s. Sets
-// LaunchBatch::timeout_seconds where the planner left it 0 (BatchBuilder has no setter).
+// res.memory and res.disk 90 s, res.wall its sleep + 20 s, the others 60 s. The family
+// table's launch_timeout_seconds column (the planner applies it, ApplyLaunchTimeouts).
 int ResourceTimeoutSeconds(const ProbeInvocation& inv);
-void ApplyResourceTimeouts(Plan& plan);
 
 // The outcomes a measured limit can have.
 enum class LimitOutcome {

@@ -72,8 +72,7 @@ TEST(FamilyResourceTest, PlansOneExclusiveLaunchWithTheCeilingAndTolerance) {
   EXPECT_DOUBLE_EQ(plan.checks[0].tolerance->Low(), 486.4);
   EXPECT_DOUBLE_EQ(plan.checks[0].tolerance->High(), 537.6);
   EXPECT_EQ(plan.checks[0].variant, "") << "the band has its own field now";
-  ApplyResourceTimeouts(plan);
-  EXPECT_EQ(plan.batches[0].timeout_seconds, 90);
+  EXPECT_EQ(plan.batches[0].timeout_seconds, 90) << "the family table's launch timeout";
 }
 
 TEST(FamilyResourceTest, EveryLimitCarriesThePolicysTolerance) {

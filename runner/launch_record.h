@@ -32,6 +32,10 @@ struct LaunchRecord {
   std::string stdout_tail;  // capped; raw bytes (reports sanitize)
   std::string stderr_tail;
   std::string error;        // harness-level failure, e.g. "execve(bwrap): ENOENT"
+  // How the run's deadline (--timeout) cut this launch short: "not started: the run's deadline
+  // had passed" or "timeout cut from 60000 ms to 1200 ms by the run's deadline" (only when it
+  // then timed out); "" when it was not cut (runner/deadline.h).
+  std::string cut_short;
   // The program that ran (LaunchResult::executable*): absolute path as resolved in the
   // child's PATH and exec'd, SHA-256 of the file, and why it is easy to forge ("" if not).
   // All "" when the launch did not start.

@@ -42,6 +42,7 @@ StatusOr<Plan> ExpandChecks(const Policy& policy, const Suite& suite, const Plan
     if (Status s = row->expand(in, own); !s.ok()) return s;
   }
   std::erase_if(plan.batches, [](const LaunchBatch& b) { return b.check_indexes.empty(); });
+  ApplyLaunchTimeouts(plan);
   return plan;
 }
 

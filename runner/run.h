@@ -1,7 +1,8 @@
 // RunProfile: one `sandprobe run` of one sandbox profile, from loading to verdicts.
 //
-// Load -> plan -> witnesses up -> preflight -> launches -> witnesses down -> evaluate.
-// The caller writes the reports and turns the verdicts into an exit code.
+// Load -> prepare (run dir, canaries) -> witnesses up -> plan -> launches -> housekeeping
+// (close, teardown, sweep) -> witnesses down -> judge; the phases are the methods of the Run
+// in run.cc. The caller writes the reports and turns the verdicts into an exit code.
 #pragma once
 
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "runner/launcher.h"
+#include "runner/run_environment.h"
 #include "runner/run_report.h"
 #include "runner/status.h"
 
@@ -30,7 +32,9 @@ struct RunOptions {
   // launches always run alone.
   int jobs = 1;
   // --timeout: the whole run's limit; 0 = none. Launches still running are killed, the rest
-  // never start; their checks are errors and the report says interrupted.
+  // never start; their checks are errors and the report says interrupted. Housekeeping
+  // (start, inspect, cleanup, teardown, sweep, requires) shares the same deadline: each step
+  // gets what is left, and the report names the steps it cut (RunReport::cut_short).
   std::chrono::seconds run_timeout{0};
   // The watchdog: no launch started or ended for this long stops the run (0: the longest
   // launch timeout + 3 min of housekeeping), and after `stall_grace` more calls on_stalled.
@@ -46,6 +50,8 @@ struct RunOptions {
 // suite that does not load; exit 2) or a harness failure before any verdict (kHarness: no run
 // dir, no probe binary, a witness that cannot start; exit 3). Everything that goes wrong later
 // is in the report.
+StatusOr<RunReport> RunProfile(const RunOptions& options, const RunEnvironment& env);
+// The same in the real environment (RealRunEnvironment(launcher)).
 StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher);
 
 }  // namespace sandprobe

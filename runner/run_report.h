@@ -32,6 +32,12 @@ struct RunReport {
   std::vector<LaunchRecord> launches;
   nlohmann::json witnesses = nlohmann::json::object();  // what the host-side witnesses saw
   bool interrupted = false;
+  // Steps the run's deadline (--timeout) cut short: "L7 cleanup: not started: the run's
+  // deadline had passed" (LaunchRecord::cut_short, with the launch's id and purpose).
+  std::vector<std::string> cut_short;
+  // The run dir left in the registry because something the run made may still exist (its
+  // cleanup and sweep failed or were cut): `sandprobe sweep` removes it. "" when none.
+  std::string left_for_sweep;
 };
 
 // The report of a run that produced no verdicts of its own: one error check, `check_id`, saying

@@ -32,6 +32,10 @@ bool Succeeded(const LaunchRecord& record) {
   return record.error.empty() && !record.timed_out && record.exit_code == 0;
 }
 
+std::string DescribeRecordExit(const LaunchRecord& record) {
+  return record.exit_code ? fmt::format("exit {}", *record.exit_code) : "killed by a signal";
+}
+
 std::string FirstLine(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
   return line.size() > 300 ? line.substr(0, 300) + "..." : line;
@@ -99,10 +103,17 @@ LaunchRecord Sandbox::LaunchTemplate(const TemplateLaunch& launch, LaunchResult*
     return record;
   }
   record.argv = *argv;
+  Deadline::Bound bound = launch.removes ? context_.deadline.ForRemoval(launch.timeout)
+                                         : context_.deadline.For(launch.timeout);
+  if (bound.nothing_left()) {
+    record.error = record.cut_short = DescribeCut(bound, launch.timeout);
+    StoreRecord(index, record);
+    return record;
+  }
   LaunchSpec spec;
   spec.argv = *argv;
   spec.extra_env = context_.env;
-  spec.timeout = launch.timeout;
+  spec.timeout = bound.limit;
   spec.cancel = launch.cancellable ? context_.cancel : nullptr;
   // A probe's stdout is its facts: a policy of a few thousand paths makes several MiB of them
   // (one fact per path and alias). The frame parser bounds its own work per line and per fact.
@@ -124,6 +135,7 @@ LaunchRecord Sandbox::LaunchTemplate(const TemplateLaunch& launch, LaunchResult*
     record.executable_sha256 = result->executable_sha256;
     record.executable_warning = result->executable_warning;
     if (result->cancelled) record.error = "interrupted";
+    if (result->timed_out) record.cut_short = DescribeCut(bound, launch.timeout);
     if (!result->envelope_note.empty()) record.stderr_tail += "\n[sandprobe] " + result->envelope_note;
     if (raw) *raw = *result;
   }
@@ -234,7 +246,8 @@ void Sandbox::Cleanup(const std::string& instance) {
   bool removed = !profile_.cleanup.empty();
   for (const std::vector<std::string>& command : profile_.cleanup) {
     LaunchRecord record = LaunchTemplate({.argv_template = command, .instance = instance,
-                                          .purpose = "cleanup", .timeout = kHousekeepingTimeout});
+                                          .purpose = "cleanup", .removes = true,
+                                          .timeout = kHousekeepingTimeout});
     removed = removed && Succeeded(record);
   }
   std::lock_guard lock(records_mutex_);
@@ -250,27 +263,39 @@ void Sandbox::Close() {
   }
   if (instance.empty()) return;
   LaunchTemplate({.argv_template = profile_.stop, .instance = instance, .purpose = "stop",
-                  .timeout = kHousekeepingTimeout});
+                  .removes = true, .timeout = kHousekeepingTimeout});
   Cleanup(instance);
 }
 
 void Sandbox::Teardown() {
   for (const std::vector<std::string>& command : profile_.teardown) {
     LaunchRecord record = LaunchTemplate({.argv_template = command, .purpose = "teardown",
-                                          .timeout = kHousekeepingTimeout});
+                                          .removes = true, .timeout = kHousekeepingTimeout});
     std::lock_guard lock(records_mutex_);
     if (!Succeeded(record)) housekeeping_incomplete_ = true;
   }
 }
 
-std::vector<Sandbox::SweepListing> Sandbox::Sweep() {
+bool Sandbox::may_have_left_objects() const {
+  // Without a sweep spec a later `sandprobe sweep` could not remove a sandbox object either
+  // (and a profile without one makes none that outlive their launch: bwrap, firejail).
+  if (profile_.sweeps.empty()) return false;
+  std::lock_guard lock(records_mutex_);
+  int instances = instances_.load();
+  if (instances == 0 && !housekeeping_incomplete_) return false;
+  bool housekeeping_removed_all = !housekeeping_incomplete_ && !profile_.cleanup.empty() &&
+                                  instances_cleaned_.size() == static_cast<std::size_t>(instances);
+  return !housekeeping_removed_all && !sweep_complete_;
+}
+
+std::vector<Sandbox::SweepListing> Sandbox::Sweep(bool interrupted_run) {
   if (profile_.sweeps.empty()) return {};
   {
     std::lock_guard lock(records_mutex_);
     int instances = instances_.load();
     // No instance: this Sandbox knows nothing of what was made (`sandprobe sweep` of a dead
     // run), so it sweeps. An interrupted run (SIGINT, --timeout, the watchdog) always sweeps.
-    bool interrupted = context_.cancel != nullptr && context_.cancel->load();
+    bool interrupted = interrupted_run || (context_.cancel != nullptr && context_.cancel->load());
     if (instances > 0 && !interrupted && !profile_.cleanup.empty() && !housekeeping_incomplete_ &&
         instances_cleaned_.size() == static_cast<std::size_t>(instances)) {
       sweep_summary_ = fmt::format(
@@ -285,13 +310,16 @@ std::vector<Sandbox::SweepListing> Sandbox::Sweep() {
     SweepListing listing;
     LaunchResult listed;  // the whole output (the record keeps only its tail) and what was dropped
     listing.list = LaunchTemplate(
-        {.argv_template = sweep.list, .purpose = "sweep", .timeout = kHousekeepingTimeout}, &listed);
+        {.argv_template = sweep.list, .purpose = "sweep", .removes = true,
+         .timeout = kHousekeepingTimeout},
+        &listed);
     if (Succeeded(listing.list)) {
       SweepIds ids = ParseSweepIds(listed.out, listed.out_dropped);
       for (const std::string& id : ids.ids) {
         listing.removals.emplace_back(
             id, LaunchTemplate({.argv_template = sweep.remove, .purpose = "sweep",
-                                .extra_scalars = {{"id", id}}, .timeout = kHousekeepingTimeout}));
+                                .extra_scalars = {{"id", id}}, .removes = true,
+                                .timeout = kHousekeepingTimeout}));
       }
       listing.incomplete = std::move(ids.problems);
     } else {
@@ -305,10 +333,21 @@ std::vector<Sandbox::SweepListing> Sandbox::Sweep() {
     incomplete.insert(incomplete.end(), listing.incomplete.begin(), listing.incomplete.end());
     listings.push_back(std::move(listing));
   }
+  for (const SweepListing& listing : listings) {
+    for (const auto& [id, removal] : listing.removals) {
+      if (!Succeeded(removal)) {
+        incomplete.push_back(fmt::format("could not remove {}: {}", id,
+                                         !removal.error.empty() ? removal.error
+                                         : removal.timed_out    ? std::string("timed out")
+                                                                : DescribeRecordExit(removal)));
+      }
+    }
+  }
+  sweep_complete_ = incomplete.empty();
   sweep_summary_ = "ran";
   if (!incomplete.empty()) {
     std::size_t shown = std::min<std::size_t>(incomplete.size(), 3);
-    sweep_summary_ = fmt::format("ran, incomplete: {}{}",
+    sweep_summary_ = fmt::format("failed: {}{}",
                                  fmt::join(incomplete.begin(), incomplete.begin() + shown, "; "),
                                  incomplete.size() > shown ? fmt::format("; and {} more", incomplete.size() - shown) : "");
   }

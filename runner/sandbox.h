@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runner/deadline.h"
 #include "runner/launch_record.h"
 #include "runner/launcher.h"
 #include "runner/profile.h"
@@ -35,6 +36,9 @@ struct SandboxContext {
   std::vector<std::pair<std::string, std::string>> env;
   // Set by the SIGINT handler: running probe launches are killed, no new ones start.
   const std::atomic<bool>* cancel = nullptr;
+  // The run's deadline bounds every launch, housekeeping too: each gets min(its own timeout,
+  // what is left), and one with nothing left is not started (LaunchRecord::cut_short).
+  Deadline deadline;
 };
 
 class Sandbox {
@@ -80,10 +84,17 @@ class Sandbox {
     std::vector<std::pair<std::string, LaunchRecord>> removals;  // each id, with its `remove`
     std::vector<std::string> incomplete;  // why ids may be missing (runner/sweep_ids.h)
   };
-  std::vector<SweepListing> Sweep();
-  // What Sweep did, for the report: "ran", "ran, incomplete: <why>", "skipped: <why>" or
+  // `interrupted`: the run was cut short (the caller knows it before the cancel flag's
+  // watcher may have said so): always sweep.
+  std::vector<SweepListing> Sweep(bool interrupted = false);
+  // What Sweep did, for the report: "ran", "failed: <why>", "skipped: <why>" or
   // "none: <why>".
   std::string sweep_summary() const { return sweep_summary_; }
+  // Whether something this run made may still exist: housekeeping did not provably remove
+  // everything and the sweep did not make up for it (it failed, was cut by the deadline, or
+  // the profile has none). The run then keeps its registry entry so `sandprobe sweep` (and the
+  // next run's sweep of dead runs) tries again.
+  bool may_have_left_objects() const;
 
   // Every launch made so far (probe and housekeeping), in order; ids are L1, L2, ...
   const std::vector<LaunchRecord>& records() const { return records_; }
@@ -104,6 +115,7 @@ class Sandbox {
     std::map<std::string, std::string> extra_scalars;  // e.g. {id} for sweep.remove
     bool cancellable = false;  // probe launches stop on SIGINT; housekeeping always runs
     bool enveloped = false;    // probe launches get the profile's envelope
+    bool removes = false;      // stop, cleanup, teardown, sweep: Deadline::ForRemoval
     std::chrono::milliseconds timeout{60000};
   };
   // Launches and records it; returns a copy of the record and, if asked, the raw result and
@@ -119,7 +131,7 @@ class Sandbox {
   SandboxContext context_;
   // Probe launches may run on several threads at once (run -j N): records_ and host_readings_
   // are guarded by records_mutex_, the session's start and stop by session_mutex_.
-  std::mutex records_mutex_;
+  mutable std::mutex records_mutex_;
   std::vector<LaunchRecord> records_;
   std::mutex session_mutex_;
   std::string session_instance_;  // non-empty while a session is open
@@ -129,6 +141,7 @@ class Sandbox {
   std::set<std::string> instances_cleaned_;
   bool housekeeping_incomplete_ = false;
   std::string sweep_summary_ = "none: the profile has no sweep";
+  bool sweep_complete_ = false;  // a sweep ran, listed, and removed every id it listed
   nlohmann::json host_readings_ = nlohmann::json::object();
 };
 

@@ -256,7 +256,7 @@ TEST(SandboxTest, SweepTakesOnlyWholeIdsAndSaysWhenIncomplete) {
   EXPECT_EQ(listings[0].removals[1].first, "c2");
   EXPECT_EQ(launcher.specs.size(), 3u) << "the list and two removals, not -rf nor the cut c3";
   EXPECT_EQ(sandbox.sweep_summary(),
-            "ran, incomplete: line 2: not an id: \"-rf\"; output cut after 12 bytes (100 more dropped): "
+            "failed: line 2: not an id: \"-rf\"; output cut after 12 bytes (100 more dropped): "
             "ids past the cut were not removed");
 }
 

@@ -36,6 +36,24 @@ TEST(HarnessFailureTest, AMissingProbeIsExit3WithBothReportsWritten) {
   fs::remove_all(dir);
 }
 
+// A run root that cannot hold run dirs (here a regular file: root ignores a read-only mode)
+// is the harness's failure, not the user's input: exit 3, both reports written.
+TEST(HarnessFailureTest, AnUnusableRunRootIsExit3WithBothReportsWritten) {
+  std::string tmpl = (fs::temp_directory_path() / "sp-harness-XXXXXX").string();
+  const std::string dir = mkdtemp(tmpl.data());
+  std::ofstream(dir + "/not-a-dir") << "";
+  CliRun run = RunCommand({"/usr/bin/env", "SANDPROBE_RUN_ROOT=" + dir + "/not-a-dir", SANDPROBE_CLI,
+                           "run", "--sandbox", SourcePath("sandboxes/host.json"), "--json",
+                           dir + "/r.json", "--junit", dir + "/j.xml"});
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  std::ifstream in(dir + "/r.json");
+  nlohmann::json report = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  ExpectVerdict(report, "sandprobe.harness", "error");
+  EXPECT_NE(CheckField(report, "sandprobe.harness", "observed").find("not-a-dir"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir + "/j.xml"));
+  fs::remove_all(dir);
+}
+
 // Invalid input stays a usage error (exit 2), and no report pretends a run happened.
 TEST(HarnessFailureTest, InvalidInputIsExit2) {
   CliRun run = RunCli({"run", "--sandbox", SourcePath("sandboxes/host.json"), "--suite",
