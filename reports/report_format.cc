@@ -3,6 +3,7 @@
 #include "reports/atomic_file.h"
 #include "reports/json_report.h"
 #include "reports/junit_report.h"
+#include "reports/sarif_report.h"
 
 namespace sandprobe {
 namespace {
@@ -19,6 +20,7 @@ Status WriteJson(const std::vector<RunReport>& reports, const std::string& path)
 constexpr ReportFormat kFormats[] = {
     {"json", "--json", "write the JSON report here ('-' for stdout)", WriteJson},
     {"junit", "--junit", "write the JUnit XML report here", WriteJunitReport},
+    {"sarif", "--sarif", "write the SARIF 2.1.0 report (code scanning) here", WriteSarifReport},
 };
 
 }  // namespace
