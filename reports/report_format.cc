@@ -3,6 +3,7 @@
 #include "reports/atomic_file.h"
 #include "reports/json_report.h"
 #include "reports/junit_report.h"
+#include "reports/markdown_report.h"
 #include "reports/sarif_report.h"
 
 namespace sandprobe {
@@ -21,6 +22,8 @@ constexpr ReportFormat kFormats[] = {
     {"json", "--json", "write the JSON report here ('-' for stdout)", WriteJson},
     {"junit", "--junit", "write the JUnit XML report here", WriteJunitReport},
     {"sarif", "--sarif", "write the SARIF 2.1.0 report (code scanning) here", WriteSarifReport},
+    {"summary", "--summary", "write a Markdown summary here (e.g. \"$GITHUB_STEP_SUMMARY\")",
+     WriteMarkdownSummary},
 };
 
 }  // namespace

@@ -22,7 +22,7 @@ TEST(ReportFormatTest, EveryRowHasAUniqueNameFlagHelpAndWriter) {
     EXPECT_FALSE(f.help.empty()) << f.name;
     EXPECT_NE(f.write, nullptr) << f.name;
   }
-  for (const char* name : {"json", "junit", "sarif"}) {
+  for (const char* name : {"json", "junit", "sarif", "summary"}) {
     EXPECT_NE(FindReportFormat(name), nullptr) << name;
   }
   EXPECT_EQ(FindReportFormat("html"), nullptr);
