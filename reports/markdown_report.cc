@@ -1,5 +1,6 @@
 #include "reports/markdown_report.h"
 
+#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
@@ -38,17 +39,23 @@ Counts Count(const RunReport& r) {
 
 std::string Headline(const RunReport& r, const Counts& c) {
   auto n = [&c](Outcome o) { return c.by_outcome.contains(o) ? c.by_outcome.at(o) : 0; };
+  auto checks = [](int count) { return fmt::format("{} check{}", count, count == 1 ? "" : "s"); };
   std::string verdict;
   if (r.interrupted) verdict = "INTERRUPTED";
-  else if (n(Outcome::kFail) > 0) verdict = fmt::format("FAIL: {} of {} checks failed", n(Outcome::kFail), c.total);
-  else if (n(Outcome::kError) > 0) verdict = fmt::format("ERROR: {} checks could not run", n(Outcome::kError));
-  else if (n(Outcome::kInconclusive) > 0) verdict = fmt::format("INCONCLUSIVE: {} checks proved nothing", n(Outcome::kInconclusive));
+  else if (n(Outcome::kFail) > 0) verdict = fmt::format("FAIL: {} of {} failed", n(Outcome::kFail), checks(c.total));
+  else if (n(Outcome::kError) > 0) verdict = fmt::format("ERROR: {} could not run", checks(n(Outcome::kError)));
+  else if (n(Outcome::kInconclusive) > 0) verdict = fmt::format("INCONCLUSIVE: {} proved nothing", checks(n(Outcome::kInconclusive)));
   else if (n(Outcome::kPass) == 0) verdict = "NOTHING CHECKED";
-  else verdict = fmt::format("PASS: {} checks passed", n(Outcome::kPass));
-  auto name = [](const std::string& s) { return s.empty() ? std::string("?") : MarkdownCell(s, 80); };
+  else verdict = fmt::format("PASS: {} passed", checks(n(Outcome::kPass)));
+  // A harness failure has no loaded names: its profile file's stem, else "?".
+  auto name = [](const std::string& s, const std::string& path) {
+    const std::string stem = std::filesystem::path(path).stem().string();
+    return MarkdownCell(!s.empty() ? s : !stem.empty() ? stem : "?", 80);
+  };
+  const std::string profile = name(r.profile_name, r.profile_path);
   return fmt::format("## sandprobe {}: {}\n\nsandbox **{}** · policy **{}** · suite **{}**\n\n",
-                     name(r.profile_name), verdict, name(r.profile_name), name(r.policy_name),
-                     name(r.suite_name));
+                     profile, verdict, profile, name(r.policy_name, r.policy_path),
+                     name(r.suite_name, ""));
 }
 
 std::string CountTable(const Counts& c) {

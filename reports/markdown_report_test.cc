@@ -68,6 +68,13 @@ TEST(MarkdownCellTest, EscapesAndCaps) {
   EXPECT_LT(MarkdownCell(std::string(1000, 'x'), 100).size(), 160u);
 }
 
+TEST(MarkdownSummaryEmptyTest, AHarnessFailureIsNamedByItsProfileFile) {
+  const std::string md = RenderMarkdownSummary(
+      {HarnessFailureReport("0.1.0", "sandboxes/bwrap-strict.json", "sandprobe.harness", "no probe", false)});
+  EXPECT_THAT(md, HasSubstr("## sandprobe bwrap-strict: ERROR: 1 check could not run\n"));
+  EXPECT_THAT(md, HasSubstr("| `sandprobe.harness` | error | no probe |"));
+}
+
 TEST(MarkdownSummaryEmptyTest, NoRunSaysSo) {
   EXPECT_EQ(RenderMarkdownSummary({}), "## sandprobe: no run\n");
 }

@@ -1,5 +1,6 @@
 #include "reports/sarif_report.h"
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <regex>
@@ -54,6 +55,13 @@ std::optional<SourcePosition> ParseWhere(const std::string& where) {
   std::smatch m;
   if (!std::regex_search(where, m, kLineCol)) return std::nullopt;
   return SourcePosition{std::stoi(m[1]), std::stoi(m[2])};
+}
+
+// A name part of a run: the name, else its file's stem (a harness failure has no loaded names),
+// else "unknown".
+std::string NamePart(const std::string& name, const std::string& path = "") {
+  const std::string stem = std::filesystem::path(path).stem().string();
+  return Clean(!name.empty() ? name : !stem.empty() ? stem : "unknown");
 }
 
 // A rule's friendly name: "fs.read.denied" -> "FsReadDenied", "fs.mounts.host-root-bind" ->
@@ -144,7 +152,8 @@ json Result(const RunReport& r, const Verdict& v, std::size_t rule_index,
   const Check& c = v.check;
   const SeverityStyle style = StyleOf(c.severity);
   std::string text = fmt::format("[{}] {} in sandbox {}: expected {}; observed {}",
-                                 SeverityName(c.severity), c.id, r.profile_name, v.expected,
+                                 SeverityName(c.severity), c.id,
+                                 NamePart(r.profile_name, r.profile_path), v.expected,
                                  v.observed);
   text = Sentence(Clean(text, kMessageCap));
   if (!v.remediation.empty()) text += " Fix: " + Sentence(Clean(v.remediation));
@@ -175,7 +184,8 @@ json Result(const RunReport& r, const Verdict& v, std::size_t rule_index,
 // An error or inconclusive check: the tool could not judge, so a notification, not a result.
 json Notification(const RunReport& r, const Verdict& v, std::size_t rule_index) {
   std::string text = fmt::format("{} {} in sandbox {}: {}", OutcomeName(v.outcome), v.check.id,
-                                 r.profile_name, v.observed.empty() ? "no reason given" : v.observed);
+                                 NamePart(r.profile_name, r.profile_path),
+                                 v.observed.empty() ? "no reason given" : v.observed);
   return {
       {"level", v.outcome == Outcome::kError ? "error" : "warning"},
       {"message", {{"text", Sentence(Clean(text, kMessageCap))}}},
@@ -210,12 +220,12 @@ json Run(const RunReport& r, const SourceLocator& locate) {
     driver["version"] = Clean(r.tool_version);
     driver["semanticVersion"] = Clean(r.tool_version);
   }
-  const auto name = [](const std::string& s) { return s.empty() ? std::string("none") : Clean(s); };
   return {
       {"tool", {{"driver", std::move(driver)}}},
       {"automationDetails",
-       {{"id", fmt::format("sandprobe/{}/{}/{}/{}", name(r.profile_name), name(r.policy_name),
-                           name(r.suite_name), name(r.run_id))}}},
+       {{"id", fmt::format("sandprobe/{}/{}/{}/{}", NamePart(r.profile_name, r.profile_path),
+                           NamePart(r.policy_name, r.policy_path), NamePart(r.suite_name),
+                           NamePart(r.run_id))}}},
       {"columnKind", "unicodeCodePoints"},
       {"invocations", json::array({std::move(invocation)})},
       {"results", std::move(results)},

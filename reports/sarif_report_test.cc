@@ -134,6 +134,18 @@ TEST_F(SarifReportTest, HostileTextIsCleanedAndCapped) {
   EXPECT_FALSE(json::parse(text, nullptr, false).is_discarded());
 }
 
+TEST(SarifHarnessFailureTest, IsANotificationNamedByItsProfileFile) {
+  const json doc = SarifDocument({HarnessFailureReport("0.1.0", "sandboxes/bwrap-strict.json",
+                                                       "sandprobe.harness", "no probe", false)},
+                                 FakeLocator);
+  const json& run = doc["runs"][0];
+  EXPECT_EQ(run["automationDetails"]["id"], "sandprobe/bwrap-strict/unknown/unknown/unknown");
+  EXPECT_TRUE(run["results"].empty());
+  EXPECT_EQ(run["invocations"][0]["executionSuccessful"], false);
+  EXPECT_EQ(run["invocations"][0]["toolExecutionNotifications"][0]["message"]["text"],
+            "error sandprobe.harness in sandbox bwrap-strict: no probe.");
+}
+
 TEST(SarifReferenceTest, ParsesFileLineColumnAndPointer) {
   std::optional<ParsedReference> ref = ParseReference("policies/tier-low.json:7:44 /filesystem/unreadable/2");
   ASSERT_TRUE(ref);
