@@ -1,6 +1,9 @@
 #include "reports/junit_report.h"
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <utility>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -51,9 +54,14 @@ const LaunchRecord* FindLaunch(const RunReport& report, const std::string& id) {
 
 std::string FailureBody(const Verdict& v) {
   auto field = [](std::string_view raw) { return SanitizeForXml(raw, kJunitDetailCap); };
-  std::string body = fmt::format("expected: {}\nobserved: {}\nremediation: {}\n",
-                                 field(v.expected), field(v.observed), field(v.remediation));
   const Check& c = v.check;
+  std::string body = fmt::format("check: {} (severity {})\n", field(c.id), SeverityName(c.severity));
+  // A field the judge left empty gets no line: "remediation: " alone reads like a lost value.
+  for (const auto& [label, value] : {std::pair{"expected", &v.expected},
+                                     std::pair{"observed", &v.observed},
+                                     std::pair{"remediation", &v.remediation}}) {
+    if (!value->empty()) body += fmt::format("{}: {}\n", label, field(*value));
+  }
   if (!c.target.empty()) {
     body += fmt::format("target: {}", field(c.target));
     if (c.resolved_target != c.target) body += fmt::format(" ({})", field(c.resolved_target));
@@ -79,9 +87,16 @@ std::string_view FailureType(Direction direction) {
   return "fail";
 }
 
+// "high:too-permissive", "critical:error": the severity first, so a CI reader (and a script
+// splitting on ':') sees how bad it is before what kind it is.
+std::string OutcomeType(Severity severity, std::string_view kind) {
+  return fmt::format("{}:{}", SeverityName(severity), kind);
+}
+
 // Adds the outcome child (none for pass) and counts it.
 void AddOutcome(pugi::xml_node testcase, const Verdict& v, Counts& counts) {
-  const std::string message = fmt::format("expected {}; observed {}", v.expected, v.observed);
+  const std::string message = fmt::format("[{}] expected {}; observed {}",
+                                          SeverityName(v.check.severity), v.expected, v.observed);
   pugi::xml_node child;
   switch (v.outcome) {
     case Outcome::kPass: return;
@@ -92,13 +107,15 @@ void AddOutcome(pugi::xml_node testcase, const Verdict& v, Counts& counts) {
     case Outcome::kFail:
       ++counts.failures;
       child = testcase.append_child("failure");
-      child.append_attribute("type").set_value(std::string(FailureType(v.direction)).c_str());
+      child.append_attribute("type").set_value(
+          OutcomeType(v.check.severity, FailureType(v.direction)).c_str());
       break;
     case Outcome::kError:
     case Outcome::kInconclusive:
       ++counts.errors;
       child = testcase.append_child("error");
-      child.append_attribute("type").set_value(std::string(OutcomeName(v.outcome)).c_str());
+      child.append_attribute("type").set_value(
+          OutcomeType(v.check.severity, OutcomeName(v.outcome)).c_str());
       break;
   }
   SetAttr(child, "message", message, kJunitMessageCap);
@@ -144,6 +161,40 @@ void AddProperties(pugi::xml_node suite, const RunReport& r) {
   }
 }
 
+// A name part of the run: the name, else its file's stem (a harness failure has no loaded
+// name), else "unknown".
+std::string NamePart(const std::string& name, const std::string& path) {
+  if (!name.empty()) return name;
+  const std::string stem = std::filesystem::path(path).stem().string();
+  return stem.empty() ? "unknown" : stem;
+}
+
+// "docker-hardened/tier-low/default": what a run is, unique across a matrix job's reports.
+std::string RunName(const RunReport& r) {
+  return fmt::format("{}/{}/{}", NamePart(r.profile_name, r.profile_path),
+                     NamePart(r.policy_name, r.policy_path), NamePart(r.suite_name, ""));
+}
+
+// A check id as a case name: a placeholder target reads as words, not as a template that was
+// never expanded: "fs.read.denied:{host_canary}" -> "fs.read.denied:(host canary)". The id
+// itself is the first line of a failure's body.
+std::string CaseName(const std::string& id) {
+  std::string name;
+  bool in_placeholder = false;
+  for (char ch : id) {
+    if (ch == '{') {
+      in_placeholder = true;
+      name += '(';
+    } else if (ch == '}' && in_placeholder) {
+      in_placeholder = false;
+      name += ')';
+    } else {
+      name += in_placeholder && ch == '_' ? ' ' : ch;
+    }
+  }
+  return name;
+}
+
 std::string Hostname(const RunReport& r) {
   const auto it = r.host.find("hostname");
   if (it != r.host.end() && it->is_string() && !it->get<std::string>().empty()) {
@@ -152,21 +203,26 @@ std::string Hostname(const RunReport& r) {
   return "localhost";
 }
 
-// One <testsuite> for `family` of `r`; returns its counts.
-Counts AddSuite(pugi::xml_node root, const RunReport& r, const std::string& family) {
+// One <testsuite> for `family` of `r`; returns its counts. Names carry profile, policy and
+// suite, so the reports of a matrix job (one per profile x policy x suite) merge without two
+// runs' cases falling together. Only a run's first suite carries the run's properties.
+Counts AddSuite(pugi::xml_node root, const RunReport& r, const std::string& family,
+                bool with_properties) {
   pugi::xml_node suite = root.append_child("testsuite");
-  SetAttr(suite, "name", r.profile_name + "/" + family, kJunitMessageCap);
-  AddProperties(suite, r);
-  const std::string classname = SanitizeForXml(r.profile_name + "." + family, kJunitMessageCap);
+  const std::string run_name = RunName(r);
+  SetAttr(suite, "name", run_name + "/" + family, kJunitMessageCap);
+  if (with_properties) AddProperties(suite, r);
+  std::string classname = run_name + "/" + family;
+  std::replace(classname.begin(), classname.end(), '/', '.');
+  classname = SanitizeForXml(classname, kJunitMessageCap);
   Counts counts;
   std::set<std::string> names;  // GitLab merges cases with equal classname+name: keep them apart
   std::set<std::string> attached;  // launch ids whose output this suite already carries
   for (const Verdict& v : r.verdicts) {
     if (v.check.family != family) continue;
-    std::string name = SanitizeForXml(v.check.id, kJunitMessageCap);
-    for (int n = 2; !names.insert(name).second; ++n) {
-      name = fmt::format("{} #{}", SanitizeForXml(v.check.id, kJunitMessageCap), n);
-    }
+    const std::string base = SanitizeForXml(CaseName(v.check.id), kJunitMessageCap);
+    std::string name = base;
+    for (int n = 2; !names.insert(name).second; ++n) name = fmt::format("{} #{}", base, n);
     pugi::xml_node tc = suite.append_child("testcase");
     tc.append_attribute("classname").set_value(classname.c_str());
     tc.append_attribute("name").set_value(name.c_str());
@@ -207,8 +263,9 @@ std::string RenderJunit(const std::vector<RunReport>& reports) {
   root.append_attribute("name").set_value("sandprobe");
   Counts total;
   for (const RunReport& r : reports) {
+    bool first = true;
     for (const std::string& family : Families(r)) {
-      const Counts c = AddSuite(root, r, family);
+      const Counts c = AddSuite(root, r, family, std::exchange(first, false));
       total.tests += c.tests;
       total.failures += c.failures;
       total.errors += c.errors;

@@ -1,8 +1,13 @@
 // The JUnit XML report: what CI systems (Jenkins, GitLab, GitHub annotators) read.
 //
-// Dialect: the Jenkins xUnit junit-10.xsd (vendored in third_party/junit-xsd). One <testsuite> per profile ×
-// check family, one <testcase> per check. fail -> <failure type="too-permissive|too-restrictive">,
-// error -> <error type="error">, inconclusive -> <error type="inconclusive">, skip -> <skipped>.
+// Dialect: the Jenkins xUnit junit-10.xsd (vendored in third_party/junit-xsd). One <testsuite>
+// per run (profile x policy x suite) x check family, named "profile/policy/suite/family" (the
+// classname likewise, with dots), so the reports of a matrix job merge without collisions; the
+// run's properties once, on its first suite. One <testcase> per check, named by its id with
+// placeholders as words ("fs.read.denied:(host canary)"). The severity leads the type and the
+// message: fail -> <failure type="high:too-permissive|high:too-restrictive" message="[high] ...">,
+// error -> <error type="high:error">, inconclusive -> <error type="high:inconclusive">,
+// skip -> <skipped>. The failure body has no line for a field left empty.
 // Every string passes through SanitizeForXml, so hostile probe output cannot break the file.
 #pragma once
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -75,7 +76,7 @@ TEST_F(JunitReportTest, HostileProbeOutputLeavesNoForbiddenCharacters) {
   // "]]>" may not appear in element content (it is fine in attributes); xmllint in
   // ValidatesAgainstTheJenkinsXsd enforces that too.
   EXPECT_THAT(xml_, HasSubstr("cdata-end:]]&gt;"));
-  const auto leak = doc_.select_node("//testcase[@name='fs.read.denied:{host_canary}']/failure");
+  const auto leak = doc_.select_node("//testcase[@name='fs.read.denied:(host canary)']/failure");
   EXPECT_THAT(leak.node().text().get(), HasSubstr("cdata-end:]]> amp:& lt:<"));
   EXPECT_THAT(xml_, HasSubstr("valid: caf\xc3\xa9 \xe2\x9c\x93"));
   EXPECT_THAT(xml_, HasSubstr("red plain  after-osc"));  // escapes gone, text kept
@@ -97,7 +98,7 @@ TEST_F(JunitReportTest, OneSuitePerProfileAndFamilyWithCounts) {
   EXPECT_EQ(Attr(root, "time"), "51.000");
   EXPECT_TRUE(root.node().attribute("skipped").empty());  // the xsd rejects it here
 
-  const auto fs_read = One("/testsuites/testsuite[@name='docker-hardened/fs.read']");
+  const auto fs_read = One("/testsuites/testsuite[@name='docker-hardened/tier-low/default/fs.read']");
   ASSERT_TRUE(fs_read);
   EXPECT_EQ(Attr(fs_read, "tests"), "2");
   EXPECT_EQ(Attr(fs_read, "failures"), "1");
@@ -107,26 +108,27 @@ TEST_F(JunitReportTest, OneSuitePerProfileAndFamilyWithCounts) {
   EXPECT_EQ(Attr(fs_read, "hostname"), "ci-runner-7");
   EXPECT_EQ(Attr(fs_read, "timestamp"), "2026-11-20T10:00:00");
 
-  const auto egress = One("/testsuites/testsuite[@name='docker-hardened/net.egress']");
+  const auto egress = One("/testsuites/testsuite[@name='docker-hardened/tier-low/default/net.egress']");
   EXPECT_EQ(Attr(egress, "tests"), "3");
   EXPECT_EQ(Attr(egress, "errors"), "2");
   EXPECT_EQ(Attr(egress, "skipped"), "1");
 
-  const auto pids = One("/testsuites/testsuite[@name='bwrap-basic/pids']");
+  const auto pids = One("/testsuites/testsuite[@name='bwrap-basic/tier-medium/quick/pids']");
   EXPECT_EQ(Attr(pids, "hostname"), "localhost");
   EXPECT_EQ(Attr(pids, "timestamp"), "2026-11-20T10:00:01");  // +02:00 converted to UTC
 }
 
 TEST_F(JunitReportTest, FailuresCarryDirectionExpectedObservedAndRemediation) {
-  const auto leak = One("//testcase[@name='fs.read.denied:{host_canary}']");
+  const auto leak = One("//testcase[@name='fs.read.denied:(host canary)']");
   ASSERT_TRUE(leak);
-  EXPECT_EQ(Attr(leak, "classname"), "docker-hardened.fs.read");
+  EXPECT_EQ(Attr(leak, "classname"), "docker-hardened.tier-low.default.fs.read");
   EXPECT_EQ(Attr(leak, "time"), "0.250");
   const pugi::xml_node failure = leak.node().child("failure");
-  EXPECT_STREQ(failure.attribute("type").value(), "too-permissive");
+  EXPECT_STREQ(failure.attribute("type").value(), "critical:too-permissive");
   EXPECT_THAT(failure.attribute("message").value(),
-              HasSubstr("expected read denied; observed read ok"));
+              HasSubstr("[critical] expected read denied; observed read ok"));
   const std::string body = failure.text().get();
+  EXPECT_THAT(body, ::testing::StartsWith("check: fs.read.denied:{host_canary} (severity critical)\n"));
   EXPECT_THAT(body, HasSubstr("expected: read denied\n"));
   EXPECT_THAT(body, HasSubstr("observed: read ok: 33 bytes"));
   EXPECT_THAT(body, HasSubstr("remediation: mount the host canary directory out of the sandbox\n"));
@@ -136,17 +138,17 @@ TEST_F(JunitReportTest, FailuresCarryDirectionExpectedObservedAndRemediation) {
   EXPECT_FALSE(leak.node().child("system-out"));  // a fail is explained by its facts
 
   const auto blocked = One("//testcase[@name='fs.write.allowed:/tmp']");
-  EXPECT_STREQ(blocked.node().child("failure").attribute("type").value(), "too-restrictive");
+  EXPECT_STREQ(blocked.node().child("failure").attribute("type").value(), "medium:too-restrictive");
 }
 
 TEST_F(JunitReportTest, ErrorInconclusiveSkipAndPassMapToTheirElements) {
   const auto error = One("//testcase[@name='env.secret.hidden']").node();
-  EXPECT_STREQ(error.child("error").attribute("type").value(), "error");
+  EXPECT_STREQ(error.child("error").attribute("type").value(), "high:error");
   EXPECT_THAT(error.child("system-out").text().get(), HasSubstr("harness: docker run"));
   EXPECT_THAT(error.child("system-err").text().get(), HasSubstr("Unable to find image"));
 
   const auto unsure = One("//testcase[@name='net.egress.denied:tcp']").node();
-  EXPECT_STREQ(unsure.child("error").attribute("type").value(), "inconclusive");
+  EXPECT_STREQ(unsure.child("error").attribute("type").value(), "high:inconclusive");
   EXPECT_THAT(unsure.child("system-out").text().get(), HasSubstr("@@sandprobe n-1"));
   EXPECT_THAT(unsure.child("system-err").text().get(), HasSubstr("warning: red plain"));
   // The same launch's output is attached once per suite, not once per check.
@@ -165,28 +167,71 @@ TEST_F(JunitReportTest, ErrorInconclusiveSkipAndPassMapToTheirElements) {
 }
 
 TEST_F(JunitReportTest, DuplicateCheckIdsStayDistinct) {
-  EXPECT_TRUE(One("//testcase[@classname='bwrap-basic.pids' and @name='pids.limit']"));
-  EXPECT_TRUE(One("//testcase[@classname='bwrap-basic.pids' and @name='pids.limit #2']"));
+  EXPECT_TRUE(One("//testcase[@classname='bwrap-basic.tier-medium.quick.pids' and @name='pids.limit']"));
+  EXPECT_TRUE(One("//testcase[@classname='bwrap-basic.tier-medium.quick.pids' and @name='pids.limit #2']"));
 }
 
-TEST_F(JunitReportTest, EverySuiteHasPropertiesWithNameAndValue) {
-  for (const pugi::xpath_node& suite : doc_.select_nodes("/testsuites/testsuite")) {
+TEST_F(JunitReportTest, RunPropertiesOnceOnTheRunsFirstSuite) {
+  EXPECT_EQ(doc_.select_nodes("//properties").size(), 2u);  // two runs
+  for (const char* first : {"docker-hardened/tier-low/default/fs.read", "bwrap-basic/tier-medium/quick/pids"}) {
+    const pugi::xpath_node suite = One((std::string("/testsuites/testsuite[@name='") + first + "']").c_str());
+    ASSERT_TRUE(suite) << first;
     const pugi::xml_node props = suite.node().child("properties");
-    ASSERT_TRUE(props);
+    ASSERT_TRUE(props) << first;
     EXPECT_EQ(suite.node().first_child(), props);  // properties before testcases
     for (const pugi::xml_node p : props.children("property")) {
       EXPECT_TRUE(p.attribute("name"));
       EXPECT_TRUE(p.attribute("value")) << p.attribute("name").value();
     }
   }
-  EXPECT_TRUE(One("//testsuite[@name='docker-hardened/fs.read']/properties/"
+  EXPECT_FALSE(One("//testsuite[@name='docker-hardened/tier-low/default/fs.write']/properties"));
+  EXPECT_TRUE(One("//testsuite[@name='docker-hardened/tier-low/default/fs.read']/properties/"
                   "property[@name='run_id' and @value='r-20261120-0001']"));
-  EXPECT_TRUE(One("//testsuite[@name='docker-hardened/fs.read']/properties/"
+  EXPECT_TRUE(One("//testsuite[@name='docker-hardened/tier-low/default/fs.read']/properties/"
                   "property[@name='policy' and @value='tier-low']"));
-  EXPECT_TRUE(One("//testsuite[@name='docker-hardened/fs.read']/properties/"
+  EXPECT_TRUE(One("//testsuite[@name='docker-hardened/tier-low/default/fs.read']/properties/"
                   "property[@name='schema' and @value='sandprobe-report/1']"));
-  EXPECT_TRUE(One("//testsuite[@name='bwrap-basic/pids']/properties/"
+  EXPECT_TRUE(One("//testsuite[@name='bwrap-basic/tier-medium/quick/pids']/properties/"
                   "property[@name='interrupted' and @value='true']"));
+}
+
+// A matrix job: the same profile judged against two policies. Every suite name and every
+// classname + name stays unique, so merged reports show every case.
+TEST_F(JunitReportTest, TwoPoliciesForOneProfileDoNotCollide) {
+  RunReport other = report_fixture::HardenedReport();
+  other.policy_name = "tier-high";
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(RenderJunit({report_fixture::HardenedReport(), other}).c_str()));
+  std::set<std::string> suites, cases;
+  int case_count = 0;
+  for (const pugi::xpath_node& suite : doc.select_nodes("/testsuites/testsuite")) {
+    EXPECT_TRUE(suites.insert(suite.node().attribute("name").value()).second)
+        << suite.node().attribute("name").value();
+  }
+  for (const pugi::xpath_node& tc : doc.select_nodes("//testcase")) {
+    ++case_count;
+    cases.insert(std::string(tc.node().attribute("classname").value()) + "|" +
+                 tc.node().attribute("name").value());
+  }
+  EXPECT_EQ(case_count, 14);
+  EXPECT_EQ(cases.size(), 14u);
+}
+
+TEST_F(JunitReportTest, NoLineForAnEmptyField) {
+  // net.egress.denied:dns has no remediation.
+  const auto dns = One("//testcase[@name='net.egress.denied:dns']").node();
+  const std::string body = dns.child("error").text().get();
+  EXPECT_THAT(body, HasSubstr("expected: lookup denied\n"));
+  EXPECT_THAT(body, Not(HasSubstr("remediation:")));
+  EXPECT_THAT(xml_, Not(HasSubstr("remediation: \n")));
+  EXPECT_THAT(xml_, Not(HasSubstr("expected: \n")));
+}
+
+TEST_F(JunitReportTest, AHarnessFailureIsNamedByItsProfileFile) {
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(RenderJunit({HarnessFailureReport(
+      "0.1.0", "sandboxes/bwrap-strict.json", "sandprobe.harness", "no probe", false)}).c_str()));
+  EXPECT_TRUE(doc.select_node("//testsuite[@name='bwrap-strict/unknown/unknown/harness']"));
 }
 
 TEST_F(JunitReportTest, WriteToMissingDirectoryNamesThePath) {

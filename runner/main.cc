@@ -13,6 +13,8 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <span>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -22,8 +24,8 @@
 #include "reports/console_report.h"
 #include "reports/progress_line.h"
 #include "reports/diff.h"
-#include "reports/json_report.h"
-#include "reports/junit_report.h"
+#include "reports/report_format.h"
+#include "runner/cli_command.h"
 #include "runner/evaluate.h"
 #include "runner/json_source.h"
 #include "runner/launcher.h"
@@ -62,7 +64,8 @@ void InstallInterruptHandlers() {
 }
 
 struct RunFlags {
-  std::string sandbox, policy, suite, json, junit, probe_dir, fail_on = "low";
+  std::string sandbox, policy, suite, probe_dir, fail_on = "low";
+  ReportPaths outputs = ReportPaths(ReportFormats().size());  // one per ReportFormats() row
   bool require_backend = false, no_color = false, keep_run_dir = false, no_progress = false;
   int jobs = 1;
   int timeout_seconds = 0;
@@ -103,9 +106,9 @@ std::size_t TerminalWidth() {
 [[noreturn]] void AbandonStalledRun(const RunFlags& flags, const std::string& why) {
   std::cerr << "\nsandprobe run: " << why << "; the run did not end after its launches were "
             << "killed: giving up (exit 3)\n";
-  RunReport report = AbandonedRunReport(SANDPROBE_VERSION, flags.sandbox, why);
-  if (!flags.json.empty() && flags.json != "-") (void)WriteJsonReport(report, flags.json);
-  if (!flags.junit.empty()) (void)WriteJunitReport({report}, flags.junit);
+  // Not to stdout: the stuck thread may hold its lock.
+  (void)WriteReports({AbandonedRunReport(SANDPROBE_VERSION, flags.sandbox, why)}, flags.outputs,
+                     /*skip_stdout=*/true);
   std::_Exit(kExitHarness);
 }
 
@@ -121,7 +124,7 @@ int Run(const RunFlags& flags) {
     return kExitUsage;
   }
   // Before a run of minutes, not after it: a report path that cannot be written is refused.
-  if (Status s = CheckReportOutputs({{"--json", flags.json}, {"--junit", flags.junit}}); !s.ok()) {
+  if (Status s = CheckReportOutputs(NamedOutputs(flags.outputs)); !s.ok()) {
     std::cerr << "sandprobe run: " << s.message() << "\n";
     return kExitUsage;
   }
@@ -160,33 +163,21 @@ int Run(const RunFlags& flags) {
     // publishes them finds both files and one error in them.
     RunReport failed = HarnessFailureReport(SANDPROBE_VERSION, flags.sandbox, "sandprobe.harness",
                                             report.status().message(), false);
-    if (!flags.json.empty()) {
-      if (Status s = WriteJsonReport(failed, flags.json); !s.ok()) std::cerr << "sandprobe run: " << s.message() << "\n";
-    }
-    if (!flags.junit.empty()) {
-      if (Status s = WriteJunitReport({failed}, flags.junit); !s.ok()) std::cerr << "sandprobe run: " << s.message() << "\n";
+    for (const Status& s : WriteReports({failed}, flags.outputs)) {
+      std::cerr << "sandprobe run: " << s.message() << "\n";
     }
     return kExitHarness;
   }
-  // With `--json -` (or /dev/stdout, or --junit -) stdout carries the report alone; the
-  // console summary goes to stderr.
-  bool report_on_stdout = WritesToStdout(flags.json) || WritesToStdout(flags.junit);
-  FILE* console = report_on_stdout ? stderr : stdout;
+  // With `--json -` (or /dev/stdout, or any other format's "-") stdout carries the report
+  // alone; the console summary goes to stderr.
+  FILE* console = AnyOutputOnStdout(flags.outputs) ? stderr : stdout;
   std::string text = RenderConsole(*report, UseColor(flags.no_color, console));
   std::fputs(text.c_str(), console);
   std::fflush(console);
   int exit_code = ExitCodeFor(report->verdicts, *fail_on);
-  if (!flags.json.empty()) {
-    if (Status s = WriteJsonReport(*report, flags.json); !s.ok()) {
-      std::cerr << "sandprobe run: " << s.message() << "\n";
-      exit_code = kExitHarness;
-    }
-  }
-  if (!flags.junit.empty()) {
-    if (Status s = WriteJunitReport({*report}, flags.junit); !s.ok()) {
-      std::cerr << "sandprobe run: " << s.message() << "\n";
-      exit_code = kExitHarness;
-    }
+  for (const Status& s : WriteReports({*report}, flags.outputs)) {
+    std::cerr << "sandprobe run: " << s.message() << "\n";
+    exit_code = kExitHarness;
   }
   if (report->interrupted) {
     std::cerr << "sandprobe run: interrupted; unfinished checks are reported as errors\n";
@@ -297,75 +288,97 @@ int List(const std::string& data_dir) {
   return 0;
 }
 
+CliHandler SetupRun(CLI::App& run, const CliGlobals& globals) {
+  auto flags = std::make_shared<RunFlags>();
+  flags->probe_dir = globals.probe_dir;
+  run.add_option("--sandbox", flags->sandbox, "sandbox profile (JSON)")->required();
+  run.add_option("--policy", flags->policy, "policy to judge against (default: the profile's)");
+  run.add_option("--suite", flags->suite, "suite of checks (default: <data-dir>/suites/default.json)");
+  const std::span<const ReportFormat> formats = ReportFormats();
+  for (std::size_t i = 0; i < formats.size(); ++i) {
+    run.add_option(std::string(formats[i].flag), flags->outputs[i], std::string(formats[i].help));
+  }
+  run.add_option("--fail-on", flags->fail_on, "lowest severity whose fail gives exit 1")
+      ->capture_default_str();
+  run.add_option("--probe-dir", flags->probe_dir, "host directory holding sandprobe-probe")
+      ->capture_default_str();
+  run.add_flag("--require-backend", flags->require_backend,
+               "a missing backend is an error (exit 3), not a skip");
+  run.add_flag("--no-color", flags->no_color, "no ANSI colours (NO_COLOR is honoured too)");
+  run.add_flag("--keep-run-dir", flags->keep_run_dir, "keep /var/tmp/sandprobe-<run_id>");
+  run.add_option("-j,--jobs", flags->jobs, "shared launches at once (resource probes always run alone)")
+      ->check(CLI::Range(1, 64));
+  run.add_option("--timeout", flags->timeout_seconds,
+                 "limit for the whole run in seconds (0: none); unfinished checks are errors")
+      ->check(CLI::Range(0, 86400));
+  run.add_flag("--no-progress", flags->no_progress, "no live progress line on a terminal");
+  return [flags, &globals] {
+    if (flags->suite.empty()) flags->suite = (fs::path(globals.data_dir) / "suites/default.json").string();
+    return Run(*flags);
+  };
+}
+
+CliHandler SetupValidate(CLI::App& validate, const CliGlobals&) {
+  auto files = std::make_shared<std::vector<std::string>>();
+  validate.add_option("files", *files, "JSON files")->required();
+  return [files] { return Validate(*files); };
+}
+
+CliHandler SetupList(CLI::App&, const CliGlobals& globals) {
+  return [&globals] { return List(globals.data_dir); };
+}
+
+CliHandler SetupDiff(CLI::App& diff, const CliGlobals&) {
+  auto flags = std::make_shared<DiffFlags>();
+  diff.add_option("old", flags->old_report, "the earlier JSON report")->required();
+  diff.add_option("new", flags->new_report, "the later JSON report")->required();
+  diff.add_option("--format", flags->format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  diff.add_flag("--fail-on-change", flags->fail_on_change,
+                "exit 1 on any change beyond the checks' tolerance, not only on a regression");
+  return [flags] { return Diff(*flags); };
+}
+
+CliHandler SetupSweep(CLI::App& sweep, const CliGlobals&) {
+  auto flags = std::make_shared<SweepFlags>();
+  sweep.add_flag("--dry-run", flags->dry_run, "only list what would be removed");
+  sweep.add_flag("--json", flags->json, "print the summary as JSON");
+  sweep.add_option("--run-id", flags->run_id, "sweep only this run (when it is dead)");
+  return [flags] { return Sweep(*flags); };
+}
+
+// The subcommands, in the order `--help` lists them.
+constexpr CliCommand kCommands[] = {
+    {"run", "run the probes in a sandbox and judge them", SetupRun},
+    {"validate", "check profiles, policies and suites", SetupValidate},
+    {"list", "probe families, suites, policies and sandboxes", SetupList},
+    {"diff", "checks whose verdict or measured value changed between two JSON reports", SetupDiff},
+    {"sweep", "clean up after runs whose sandprobe died: their sandboxes, processes, run dirs",
+     SetupSweep},
+};
+
 int Main(int argc, char** argv) {
   CLI::App app{"sandprobe: checks that a sandbox enforces the policy it declares"};
   app.require_subcommand(1);
   app.set_version_flag("--version", SANDPROBE_VERSION);
-  std::string data_dir = SANDPROBE_DATA_DIR;
-  app.add_option("--data-dir", data_dir, "where suites/, policies/ and sandboxes/ live")
+  CliGlobals globals{.data_dir = SANDPROBE_DATA_DIR, .probe_dir = SANDPROBE_PROBE_DIR};
+  app.add_option("--data-dir", globals.data_dir, "where suites/, policies/ and sandboxes/ live")
       ->capture_default_str();
-
-  RunFlags flags;
-  flags.probe_dir = SANDPROBE_PROBE_DIR;
-  CLI::App* run = app.add_subcommand("run", "run the probes in a sandbox and judge them");
-  run->add_option("--sandbox", flags.sandbox, "sandbox profile (JSON)")->required();
-  run->add_option("--policy", flags.policy, "policy to judge against (default: the profile's)");
-  run->add_option("--suite", flags.suite, "suite of checks (default: <data-dir>/suites/default.json)");
-  run->add_option("--json", flags.json, "write the JSON report here ('-' for stdout)");
-  run->add_option("--junit", flags.junit, "write the JUnit XML report here");
-  run->add_option("--fail-on", flags.fail_on, "lowest severity whose fail gives exit 1")
-      ->capture_default_str();
-  run->add_option("--probe-dir", flags.probe_dir, "host directory holding sandprobe-probe")
-      ->capture_default_str();
-  run->add_flag("--require-backend", flags.require_backend,
-                "a missing backend is an error (exit 3), not a skip");
-  run->add_flag("--no-color", flags.no_color, "no ANSI colours (NO_COLOR is honoured too)");
-  run->add_flag("--keep-run-dir", flags.keep_run_dir, "keep /var/tmp/sandprobe-<run_id>");
-  run->add_option("-j,--jobs", flags.jobs, "shared launches at once (resource probes always run alone)")
-      ->check(CLI::Range(1, 64));
-  run->add_option("--timeout", flags.timeout_seconds,
-                  "limit for the whole run in seconds (0: none); unfinished checks are errors")
-      ->check(CLI::Range(0, 86400));
-  run->add_flag("--no-progress", flags.no_progress, "no live progress line on a terminal");
-
-  std::vector<std::string> files;
-  CLI::App* validate = app.add_subcommand("validate", "check profiles, policies and suites");
-  validate->add_option("files", files, "JSON files")->required();
-
-  CLI::App* list = app.add_subcommand("list", "probe families, suites, policies and sandboxes");
-
-  DiffFlags diff_flags;
-  CLI::App* diff = app.add_subcommand(
-      "diff", "checks whose verdict or measured value changed between two JSON reports");
-  diff->add_option("old", diff_flags.old_report, "the earlier JSON report")->required();
-  diff->add_option("new", diff_flags.new_report, "the later JSON report")->required();
-  diff->add_option("--format", diff_flags.format, "text or json")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
-  diff->add_flag("--fail-on-change", diff_flags.fail_on_change,
-                 "exit 1 on any change beyond the checks' tolerance, not only on a regression");
-
-  SweepFlags sweep_flags;
-  CLI::App* sweep = app.add_subcommand(
-      "sweep", "clean up after runs whose sandprobe died: their sandboxes, processes, run dirs");
-  sweep->add_flag("--dry-run", sweep_flags.dry_run, "only list what would be removed");
-  sweep->add_flag("--json", sweep_flags.json, "print the summary as JSON");
-  sweep->add_option("--run-id", sweep_flags.run_id, "sweep only this run (when it is dead)");
-
+  std::vector<std::pair<CLI::App*, CliHandler>> handlers;
+  for (const CliCommand& command : kCommands) {
+    CLI::App* sub = app.add_subcommand(command.name, command.help);
+    handlers.emplace_back(sub, command.setup(*sub, globals));
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : kExitUsage;
   }
-  if (*run) {
-    if (flags.suite.empty()) flags.suite = (fs::path(data_dir) / "suites/default.json").string();
-    return Run(flags);
+  for (const auto& [sub, handler] : handlers) {
+    if (*sub) return handler();
   }
-  if (*validate) return Validate(files);
-  if (*list) return List(data_dir);
-  if (*diff) return Diff(diff_flags);
-  if (*sweep) return Sweep(sweep_flags);
   return kExitUsage;
 }
 

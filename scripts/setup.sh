@@ -99,7 +99,9 @@ PY
 # sandboxes/srt.json). Nothing here is downloaded at run time: `codex sandbox` needs no login and
 # opens no connection, and srt's proxy forwards to no domain.
 AGENT_PREFIX=/opt/sandprobe-agents
-AGENT_PACKAGES=(@anthropic-ai/sandbox-runtime@0.0.83 @openai/codex@0.169.0)
+# The last is no sandbox: Microsoft's SARIF Multitool (a self-contained .NET binary in the npm
+# package; needs libicu, which libxml2 already pulls in), reports_test validates --sarif with it.
+AGENT_PACKAGES=(@anthropic-ai/sandbox-runtime@0.0.83 @openai/codex@0.169.0 @microsoft/sarif-multitool@5.7.0)
 install_agent_sandboxes() {
   local need=()
   command -v socat >/dev/null 2>&1 || need+=(socat)

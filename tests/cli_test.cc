@@ -65,6 +65,21 @@ TEST(CliTest, ListShowsFamiliesSuitesPoliciesAndSandboxes) {
   EXPECT_EQ(run.out.find("INVALID"), std::string::npos) << run.out;
 }
 
+// The subcommand and report-format tables reach --help: every row is a working command/flag.
+TEST(CliTest, HelpListsEverySubcommandAndEveryReportFormat) {
+  CliRun top = RunCli({"--help"});
+  EXPECT_EQ(top.exit_code, 0) << top.err;
+  for (const char* command : {"run", "validate", "list", "diff", "sweep"}) {
+    EXPECT_NE(top.out.find(std::string("\n  ") + command), std::string::npos) << command << "\n" << top.out;
+  }
+  CliRun run = RunCli({"run", "--help"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  for (const char* flag : {"--json", "--junit", "--sarif", "--summary"}) {
+    EXPECT_NE(run.out.find(flag), std::string::npos) << flag << "\n" << run.out;
+  }
+  EXPECT_EQ(RunCli({}).exit_code, 2);  // a subcommand is required
+}
+
 TEST(CliTest, UnknownOptionIsAUsageError) {
   EXPECT_EQ(RunCli({"run", "--sandbox", "x.json", "--no-such-flag"}).exit_code, 2);
 }

@@ -114,5 +114,40 @@ TEST_F(ReportOutputTest, SymlinkToARegularFileKeepsTheLinkAndUpdatesItsTarget) {
   EXPECT_EQ(report.value("schema", ""), "sandprobe-report/1");
 }
 
+// Every format of the table from one run: each file is written and reads as its format.
+TEST_F(ReportOutputTest, EveryFormatFromOneRun) {
+  CliRun run = RunCli(Run({"--json", dir_ + "/r.json", "--junit", dir_ + "/r.xml", "--sarif",
+                           dir_ + "/r.sarif", "--summary", dir_ + "/summary.md"}));
+  EXPECT_EQ(run.exit_code, 1) << run.err;  // host fails tier-low
+  const nlohmann::json sarif = nlohmann::json::parse(Slurp(dir_ + "/r.sarif"), nullptr, false);
+  ASSERT_FALSE(sarif.is_discarded());
+  EXPECT_EQ(sarif.value("version", ""), "2.1.0");
+  const nlohmann::json& results = sarif["runs"][0]["results"];
+  ASSERT_FALSE(results.empty());
+  // The policy's line:col, looked up in the policy file when the check's reference has none.
+  for (const nlohmann::json& result : results) {
+    const nlohmann::json& where = result["locations"][0]["physicalLocation"];
+    EXPECT_TRUE(where["artifactLocation"]["uri"].get<std::string>().ends_with("policies/tier-low.json"));
+    EXPECT_TRUE(where["region"].contains("startColumn")) << result.dump();
+  }
+  const std::string summary = Slurp(dir_ + "/summary.md");
+  EXPECT_NE(summary.find("## sandprobe host: FAIL:"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("`env.secret.hidden`"), std::string::npos) << summary;
+  EXPECT_NE(Slurp(dir_ + "/r.xml").find("<testsuites"), std::string::npos);
+  EXPECT_NE(Slurp(dir_ + "/r.json").find("sandprobe-report/1"), std::string::npos);
+}
+
+TEST_F(ReportOutputTest, NewFormatsPathsAreCheckedBeforeTheRunToo) {
+  CliRun run = RunCli(Run({"--summary", dir_}));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("--summary " + dir_ + ": \"" + dir_ + "\": a directory"),
+            std::string::npos) << run.err;
+  EXPECT_EQ(run.out.find("profile host"), std::string::npos) << "the run started: " << run.out;
+  run = RunCli(Run({"--sarif", "-", "--summary", "-"}));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("--sarif - and --summary - both write to stdout"), std::string::npos)
+      << run.err;
+}
+
 }  // namespace
 }  // namespace sandprobe::testing

@@ -1,0 +1,172 @@
+#include "reports/markdown_report.h"
+
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "reports/atomic_file.h"
+#include "reports/sanitize.h"
+
+namespace sandprobe {
+namespace {
+
+constexpr Severity kSeverities[] = {Severity::kCritical, Severity::kHigh, Severity::kMedium,
+                                    Severity::kLow, Severity::kInfo};
+
+// A check id in a code span: a backtick inside would end the span early.
+std::string Code(const std::string& id) {
+  std::string cell = MarkdownCell(id);
+  for (char& ch : cell) {
+    if (ch == '`') ch = '\'';
+  }
+  return "`" + cell + "`";
+}
+
+struct Counts {
+  std::map<Outcome, int> by_outcome;
+  int total = 0;
+};
+
+Counts Count(const RunReport& r) {
+  Counts c;
+  for (const Verdict& v : r.verdicts) {
+    ++c.by_outcome[v.outcome];
+    ++c.total;
+  }
+  return c;
+}
+
+std::string Headline(const RunReport& r, const Counts& c) {
+  auto n = [&c](Outcome o) { return c.by_outcome.contains(o) ? c.by_outcome.at(o) : 0; };
+  auto checks = [](int count) { return fmt::format("{} check{}", count, count == 1 ? "" : "s"); };
+  std::string verdict;
+  if (r.interrupted) verdict = "INTERRUPTED";
+  else if (n(Outcome::kFail) > 0) verdict = fmt::format("FAIL: {} of {} failed", n(Outcome::kFail), checks(c.total));
+  else if (n(Outcome::kError) > 0) verdict = fmt::format("ERROR: {} could not run", checks(n(Outcome::kError)));
+  else if (n(Outcome::kInconclusive) > 0) verdict = fmt::format("INCONCLUSIVE: {} proved nothing", checks(n(Outcome::kInconclusive)));
+  else if (n(Outcome::kPass) == 0) verdict = "NOTHING CHECKED";
+  else verdict = fmt::format("PASS: {} passed", checks(n(Outcome::kPass)));
+  // A harness failure has no loaded names: its profile file's stem, else "?".
+  auto name = [](const std::string& s, const std::string& path) {
+    const std::string stem = std::filesystem::path(path).stem().string();
+    return MarkdownCell(!s.empty() ? s : !stem.empty() ? stem : "?", 80);
+  };
+  const std::string profile = name(r.profile_name, r.profile_path);
+  return fmt::format("## sandprobe {}: {}\n\nsandbox **{}** · policy **{}** · suite **{}**\n\n",
+                     profile, verdict, profile, name(r.policy_name, r.policy_path),
+                     name(r.suite_name, ""));
+}
+
+std::string CountTable(const Counts& c) {
+  std::string head = "|", rule = "|", row = "|";
+  for (Outcome o : {Outcome::kPass, Outcome::kFail, Outcome::kError, Outcome::kInconclusive,
+                    Outcome::kSkip}) {
+    head += fmt::format(" {} |", OutcomeName(o));
+    rule += " ---: |";
+    row += fmt::format(" {} |", c.by_outcome.contains(o) ? c.by_outcome.at(o) : 0);
+  }
+  return fmt::format("{} total |\n{} ---: |\n{} {} |\n\n", head, rule, row, c.total);
+}
+
+std::string Failures(const RunReport& r) {
+  std::string out;
+  for (Severity severity : kSeverities) {
+    std::string rows;
+    int count = 0;
+    for (const Verdict& v : r.verdicts) {
+      if (v.outcome != Outcome::kFail || v.check.severity != severity) continue;
+      ++count;
+      rows += fmt::format("| {} | {} | {} | {} |\n", Code(v.check.id), MarkdownCell(v.expected),
+                          MarkdownCell(v.observed),
+                          v.remediation.empty() ? "(none recorded)" : MarkdownCell(v.remediation));
+    }
+    if (count == 0) continue;
+    out += fmt::format("#### {} ({})\n\n| check | expected | observed | fix |\n| --- | --- | --- | --- |\n{}\n",
+                       SeverityName(severity), count, rows);
+  }
+  return out.empty() ? "" : "### Failures\n\n" + out;
+}
+
+std::string Unproven(const RunReport& r) {
+  std::string rows;
+  for (const Verdict& v : r.verdicts) {
+    if (v.outcome != Outcome::kError && v.outcome != Outcome::kInconclusive) continue;
+    rows += fmt::format("| {} | {} | {} | {} |\n", Code(v.check.id), OutcomeName(v.outcome),
+                        MarkdownCell(v.observed.empty() ? "no reason given" : v.observed),
+                        v.remediation.empty() ? "" : MarkdownCell(v.remediation));
+  }
+  if (rows.empty()) return "";
+  return "### Errors and inconclusive checks (nothing proven)\n\n"
+         "| check | outcome | why | fix |\n| --- | --- | --- | --- |\n" + rows + "\n";
+}
+
+// Skips share reasons (a missing backend skips a whole family): one row per reason.
+std::string Skips(const RunReport& r) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::string>> by_reason;
+  for (const Verdict& v : r.verdicts) {
+    if (v.outcome != Outcome::kSkip) continue;
+    const std::string reason = v.observed.empty() ? "no reason given" : v.observed;
+    if (!by_reason.contains(reason)) order.push_back(reason);
+    by_reason[reason].push_back(v.check.id);
+  }
+  if (order.empty()) return "";
+  std::string out = "### Skipped\n\n| reason | checks |\n| --- | --- |\n";
+  for (const std::string& reason : order) {
+    const std::vector<std::string>& ids = by_reason[reason];
+    std::string names;
+    for (std::size_t i = 0; i < ids.size() && i < kMarkdownSkipNames; ++i) {
+      names += (i ? ", " : "") + Code(ids[i]);
+    }
+    if (ids.size() > kMarkdownSkipNames) {
+      names += fmt::format(" and {} more", ids.size() - kMarkdownSkipNames);
+    }
+    out += fmt::format("| {} | {} ({}) |\n", MarkdownCell(reason), names, ids.size());
+  }
+  return out + "\n";
+}
+
+std::string Footer(const RunReport& r) {
+  return fmt::format("<sub>sandprobe {} · run {} · started {} · policy file {}</sub>\n\n",
+                     MarkdownCell(r.tool_version, 40), MarkdownCell(r.run_id, 80),
+                     MarkdownCell(r.started_at, 40), MarkdownCell(r.policy_path, 200));
+}
+
+}  // namespace
+
+std::string MarkdownCell(std::string_view text, std::size_t cap) {
+  const std::string clean = SanitizeForXml(text, cap);
+  std::string cell;
+  cell.reserve(clean.size());
+  for (char ch : clean) {
+    switch (ch) {
+      case '|': cell += "\\|"; break;
+      case '<': cell += "&lt;"; break;
+      case '>': cell += "&gt;"; break;
+      case '&': cell += "&amp;"; break;
+      case '\n':
+      case '\t': cell += ' '; break;
+      default: cell += ch;
+    }
+  }
+  while (!cell.empty() && cell.back() == ' ') cell.pop_back();
+  return cell;
+}
+
+std::string RenderMarkdownSummary(const std::vector<RunReport>& reports) {
+  std::string out;
+  for (const RunReport& r : reports) {
+    const Counts counts = Count(r);
+    out += Headline(r, counts) + CountTable(counts) + Failures(r) + Unproven(r) + Skips(r) +
+           Footer(r);
+  }
+  if (reports.empty()) out = "## sandprobe: no run\n";
+  return out;
+}
+
+Status WriteMarkdownSummary(const std::vector<RunReport>& reports, const std::string& path) {
+  return WriteReportOutput(path, RenderMarkdownSummary(reports)).WithContext("write Markdown summary");
+}
+
+}  // namespace sandprobe

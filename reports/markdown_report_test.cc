@@ -1,0 +1,83 @@
+#include "reports/markdown_report.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "reports/report_fixture.h"
+
+namespace sandprobe {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using report_fixture::BothReports;
+
+class MarkdownSummaryTest : public ::testing::Test {
+ protected:
+  const std::string md_ = RenderMarkdownSummary(BothReports());
+};
+
+TEST_F(MarkdownSummaryTest, MatchesGoldenFile) {
+  EXPECT_EQ(report_fixture::CompareWithGolden("summary.golden.md", md_), "");
+}
+
+TEST_F(MarkdownSummaryTest, HeadlineAndCountsPerRun) {
+  EXPECT_THAT(md_, HasSubstr("## sandprobe docker-hardened: FAIL: 2 of 7 checks failed\n"));
+  EXPECT_THAT(md_, HasSubstr("sandbox **docker-hardened** · policy **tier-low** · suite **default**"));
+  EXPECT_THAT(md_, HasSubstr("| pass | fail | error | inconclusive | skip | total |\n"
+                             "| ---: | ---: | ---: | ---: | ---: | ---: |\n"
+                             "| 1 | 2 | 1 | 2 | 1 | 7 |\n"));
+  EXPECT_THAT(md_, HasSubstr("## sandprobe bwrap-basic: INTERRUPTED\n"));
+}
+
+TEST_F(MarkdownSummaryTest, FailuresBySeverityMostSevereFirstWithTheirFix) {
+  const std::size_t critical = md_.find("#### critical (1)");
+  const std::size_t medium = md_.find("#### medium (1)");
+  ASSERT_NE(critical, std::string::npos);
+  ASSERT_NE(medium, std::string::npos);
+  EXPECT_LT(critical, medium);
+  EXPECT_THAT(md_, HasSubstr("| `fs.write.allowed:/tmp` | write ok | write denied: EROFS | "
+                             "add --tmpfs /tmp to the profile |\n"));
+  EXPECT_THAT(md_, HasSubstr("| `fs.read.denied:{host_canary}` | read denied | read ok: 33 bytes"));
+}
+
+TEST_F(MarkdownSummaryTest, UnprovenChecksAndSkipsWithReasons) {
+  EXPECT_THAT(md_, HasSubstr("| `env.secret.hidden` | error | launch failed: exit 125 | "
+                             "check that the image exists: docker image ls |\n"));
+  EXPECT_THAT(md_, HasSubstr("| `net.egress.denied:dns` | inconclusive | no frame for the lookup |  |\n"));
+  EXPECT_THAT(md_, HasSubstr("| not applicable: udp listener disabled | `net.egress.denied:udp` (1) |\n"));
+  EXPECT_THAT(md_, HasSubstr("| bwrap --version: not found | `userns.denied` (1) |\n"));
+}
+
+TEST_F(MarkdownSummaryTest, HostileTextCannotBreakTheTableOrInjectHtml) {
+  EXPECT_EQ(md_.find('\x1b'), std::string::npos);
+  EXPECT_EQ(md_.find('\0'), std::string::npos);
+  EXPECT_THAT(md_, Not(HasSubstr("END-OF-200K")));
+  EXPECT_THAT(md_, HasSubstr("lt:&lt; quote"));
+  // Every table row of the leak stays one line with its four cells.
+  const std::size_t row = md_.find("| `fs.read.denied:{host_canary}`");
+  const std::string line = md_.substr(row, md_.find('\n', row) - row);
+  int pipes = 0;
+  for (std::size_t i = 0; i < line.size(); ++i) pipes += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
+  EXPECT_EQ(pipes, 5) << line;
+}
+
+TEST(MarkdownCellTest, EscapesAndCaps) {
+  EXPECT_EQ(MarkdownCell("a|b <script>&\nnext"), "a\\|b &lt;script&gt;&amp; next");
+  EXPECT_THAT(MarkdownCell(std::string(1000, 'x'), 100), HasSubstr("bytes truncated]"));
+  EXPECT_LT(MarkdownCell(std::string(1000, 'x'), 100).size(), 160u);
+}
+
+TEST(MarkdownSummaryEmptyTest, AHarnessFailureIsNamedByItsProfileFile) {
+  const std::string md = RenderMarkdownSummary(
+      {HarnessFailureReport("0.1.0", "sandboxes/bwrap-strict.json", "sandprobe.harness", "no probe", false)});
+  EXPECT_THAT(md, HasSubstr("## sandprobe bwrap-strict: ERROR: 1 check could not run\n"));
+  EXPECT_THAT(md, HasSubstr("| `sandprobe.harness` | error | no probe |"));
+}
+
+TEST(MarkdownSummaryEmptyTest, NoRunSaysSo) {
+  EXPECT_EQ(RenderMarkdownSummary({}), "## sandprobe: no run\n");
+}
+
+}  // namespace
+}  // namespace sandprobe

@@ -1,0 +1,314 @@
+#include "reports/sarif_report.h"
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "reports/atomic_file.h"
+#include "reports/json_report.h"
+#include "reports/sanitize.h"
+#include "runner/json_source.h"
+
+namespace sandprobe {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kMessageCap = 2048;  // one result's message
+constexpr std::size_t kFieldCap = 1024;    // one property value
+
+// How a severity shows in SARIF: the result level, and GitHub's security-severity score
+// (critical >= 9.0, high 7.0-8.9, medium 4.0-6.9, low 0.1-3.9).
+struct SeverityStyle {
+  const char* level;
+  const char* security_severity;
+};
+
+SeverityStyle StyleOf(Severity severity) {
+  switch (severity) {
+    case Severity::kCritical: return {"error", "9.5"};
+    case Severity::kHigh: return {"error", "8.0"};
+    case Severity::kMedium: return {"warning", "5.5"};
+    case Severity::kLow: return {"note", "3.0"};
+    case Severity::kInfo: return {"note", "0.1"};
+  }
+  return {"warning", "5.5"};
+}
+
+std::string Clean(const std::string& raw, std::size_t cap = kFieldCap) {
+  return SanitizeForXml(raw, cap);
+}
+
+// SARIF wants messages as sentences.
+std::string Sentence(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  if (!text.empty() && text.back() != '.') text += '.';
+  return text;
+}
+
+std::optional<SourcePosition> ParseWhere(const std::string& where) {
+  static const std::regex kLineCol(R"(:([0-9]+):([0-9]+)$)");
+  std::smatch m;
+  if (!std::regex_search(where, m, kLineCol)) return std::nullopt;
+  return SourcePosition{std::stoi(m[1]), std::stoi(m[2])};
+}
+
+// A name part of a run: the name, else its file's stem (a harness failure has no loaded names),
+// else "unknown".
+std::string NamePart(const std::string& name, const std::string& path = "") {
+  const std::string stem = std::filesystem::path(path).stem().string();
+  return Clean(!name.empty() ? name : !stem.empty() ? stem : "unknown");
+}
+
+// A rule's friendly name: "fs.read.denied" -> "FsReadDenied", "fs.mounts.host-root-bind" ->
+// "FsMountsHostRootBind".
+std::string PascalCase(const std::string& id) {
+  std::string name;
+  bool upper = true;
+  for (char ch : id) {
+    const bool word = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+    if (!word) {
+      upper = true;
+      continue;
+    }
+    name += upper && ch >= 'a' && ch <= 'z' ? static_cast<char>(ch - 'a' + 'A') : ch;
+    upper = false;
+  }
+  return name;
+}
+
+// The rules of one run, one per check template, in order of first appearance.
+class Rules {
+ public:
+  std::size_t IndexOf(const Verdict& v) {
+    const std::string id = CheckTemplate(v.check.id);
+    auto it = by_id_.find(id);
+    if (it == by_id_.end()) {
+      it = by_id_.emplace(id, rules_.size()).first;
+      rules_.push_back(NewRule(id, v));
+    }
+    // The help is a fix: the first failing check's remediation is the most telling one.
+    json& rule = rules_[it->second];
+    const bool fail = v.outcome == Outcome::kFail;
+    if (!v.remediation.empty() && (!rule.contains("help") || (fail && !fail_help_.contains(id)))) {
+      rule["help"] = {{"text", Sentence(Clean(v.remediation))}};
+      if (fail) fail_help_.insert(id);
+    }
+    return it->second;
+  }
+  json ToJson() const { return rules_; }
+
+ private:
+  static json NewRule(const std::string& id, const Verdict& v) {
+    const SeverityStyle style = StyleOf(v.check.severity);
+    const std::string expected = v.expected.empty() ? id : Clean(v.expected);
+    return {
+        {"id", id},
+        {"name", PascalCase(id)},
+        {"shortDescription", {{"text", Sentence(id + ": " + expected)}}},
+        {"fullDescription",
+         {{"text", Sentence(fmt::format("Checks of probe family {} that the sandbox keeps the "
+                                        "policy's promise ({}) for each target the policy names",
+                                        Clean(v.check.family), expected))}}},
+        {"defaultConfiguration", {{"level", style.level}}},
+        {"properties",
+         {{"tags", {"security", "sandbox", Clean(v.check.family)}},
+          {"precision", "high"},
+          {"security-severity", style.security_severity}}},
+    };
+  }
+
+  std::vector<json> rules_;
+  std::map<std::string, std::size_t> by_id_;
+  std::set<std::string> fail_help_;  // templates whose help came from a failing check
+};
+
+json Location(const RunReport& r, const Check& check, const SourceLocator& locate) {
+  std::optional<ParsedReference> ref = ParseReference(check.reference);
+  std::string file = ref ? ref->file : (!r.policy_path.empty() ? r.policy_path : r.profile_path);
+  if (file.empty()) return nullptr;
+  json physical = {{"artifactLocation", {{"uri", PathToUri(file)}}}};
+  std::optional<SourcePosition> pos;
+  if (ref) pos = ref->position ? ref->position : locate(ref->file, ref->pointer);
+  // Without a position (a reference in words, a file that cannot be read now) the promise is
+  // the file's as a whole: its first line (code scanning wants a region to show).
+  if (!pos || pos->line <= 0) pos = SourcePosition{1, 0};
+  physical["region"] = {{"startLine", pos->line}};
+  if (pos->column > 0) physical["region"]["startColumn"] = pos->column;
+  json location = {{"physicalLocation", std::move(physical)}};
+  if (ref && !ref->pointer.empty()) {
+    location["logicalLocations"] = json::array(
+        {{{"fullyQualifiedName", Clean(ref->pointer)}, {"kind", "member"}}});
+  }
+  return location;
+}
+
+json Result(const RunReport& r, const Verdict& v, std::size_t rule_index,
+            const SourceLocator& locate) {
+  const Check& c = v.check;
+  const SeverityStyle style = StyleOf(c.severity);
+  std::string text = fmt::format("[{}] {} in sandbox {}: expected {}; observed {}",
+                                 SeverityName(c.severity), c.id,
+                                 NamePart(r.profile_name, r.profile_path), v.expected,
+                                 v.observed);
+  text = Sentence(Clean(text, kMessageCap));
+  if (!v.remediation.empty()) text += " Fix: " + Sentence(Clean(v.remediation));
+  json result = {
+      {"ruleId", CheckTemplate(c.id)},
+      {"ruleIndex", rule_index},
+      {"kind", "fail"},
+      {"level", style.level},
+      {"message", {{"text", text}}},
+      {"partialFingerprints",
+       {{"sandprobeCheck/v1", Clean(r.profile_name + "/" + r.policy_name + "/" + c.id)}}},
+      {"properties",
+       {{"check", Clean(c.id)},
+        {"severity", SeverityName(c.severity)},
+        {"direction", DirectionName(v.direction)},
+        {"security-severity", style.security_severity},
+        {"expected", Clean(v.expected)},
+        {"observed", Clean(v.observed)},
+        {"target", Clean(c.target)},
+        {"reference", Clean(c.reference)}}},
+  };
+  if (json location = Location(r, c, locate); !location.is_null()) {
+    result["locations"] = json::array({std::move(location)});
+  }
+  return result;
+}
+
+// An error or inconclusive check: the tool could not judge, so a notification, not a result.
+json Notification(const RunReport& r, const Verdict& v, std::size_t rule_index) {
+  std::string text = fmt::format("{} {} in sandbox {}: {}", OutcomeName(v.outcome), v.check.id,
+                                 NamePart(r.profile_name, r.profile_path),
+                                 v.observed.empty() ? "no reason given" : v.observed);
+  return {
+      {"level", v.outcome == Outcome::kError ? "error" : "warning"},
+      {"message", {{"text", Sentence(Clean(text, kMessageCap))}}},
+      {"associatedRule", {{"id", CheckTemplate(v.check.id)}, {"index", rule_index}}},
+  };
+}
+
+json Run(const RunReport& r, const SourceLocator& locate) {
+  Rules rules;
+  json results = json::array();
+  json notifications = json::array();
+  bool harness_failed = r.interrupted;
+  for (const Verdict& v : r.verdicts) {
+    const std::size_t index = rules.IndexOf(v);
+    switch (v.outcome) {
+      case Outcome::kFail: results.push_back(Result(r, v, index, locate)); break;
+      case Outcome::kError:
+        harness_failed = true;
+        notifications.push_back(Notification(r, v, index));
+        break;
+      case Outcome::kInconclusive: notifications.push_back(Notification(r, v, index)); break;
+      case Outcome::kPass:
+      case Outcome::kSkip: break;
+    }
+  }
+  json invocation = {{"executionSuccessful", !harness_failed}};
+  if (!r.started_at.empty()) invocation["startTimeUtc"] = r.started_at;
+  if (!r.finished_at.empty()) invocation["endTimeUtc"] = r.finished_at;
+  if (!notifications.empty()) invocation["toolExecutionNotifications"] = std::move(notifications);
+  json driver = {{"name", "sandprobe"}, {"rules", rules.ToJson()}};
+  if (!r.tool_version.empty()) {
+    driver["version"] = Clean(r.tool_version);
+    driver["semanticVersion"] = Clean(r.tool_version);
+  }
+  return {
+      {"tool", {{"driver", std::move(driver)}}},
+      {"automationDetails",
+       {{"id", fmt::format("sandprobe/{}/{}/{}/{}", NamePart(r.profile_name, r.profile_path),
+                           NamePart(r.policy_name, r.policy_path), NamePart(r.suite_name),
+                           NamePart(r.run_id))}}},
+      {"columnKind", "unicodeCodePoints"},
+      {"invocations", json::array({std::move(invocation)})},
+      {"results", std::move(results)},
+      {"properties",
+       {{"run_id", Clean(r.run_id)},
+        {"profile", Clean(r.profile_name)},
+        {"profile_path", Clean(r.profile_path)},
+        {"policy", Clean(r.policy_name)},
+        {"policy_path", Clean(r.policy_path)},
+        {"suite", Clean(r.suite_name)},
+        {"interrupted", r.interrupted},
+        {"summary", SummaryCounts(r.verdicts)}}},
+  };
+}
+
+}  // namespace
+
+std::string CheckTemplate(const std::string& check_id) {
+  return check_id.substr(0, check_id.find(':'));
+}
+
+std::optional<ParsedReference> ParseReference(const std::string& reference) {
+  // The pointer is the last word (policy keys and indexes hold no spaces); the file before it.
+  const std::size_t space = reference.rfind(" /");
+  if (space == std::string::npos || space == 0) return std::nullopt;
+  ParsedReference ref;
+  ref.pointer = reference.substr(space + 1);
+  std::string file = reference.substr(0, space);
+  if (!file.empty() && file.back() == ':') file.pop_back();  // "tier-low.json: /limits/pids"
+  if (std::optional<SourcePosition> pos = ParseWhere(file)) {
+    ref.position = pos;
+    file.erase(file.rfind(':', file.rfind(':') - 1));
+  }
+  if (file.empty()) return std::nullopt;
+  ref.file = std::move(file);
+  return ref;
+}
+
+std::string PathToUri(const std::string& path) {
+  std::string uri = path.starts_with('/') ? "file://" : "";
+  for (unsigned char ch : path) {
+    const bool plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                       (ch >= '0' && ch <= '9') || std::string_view("-._~/").find(ch) != std::string_view::npos;
+    uri += plain ? std::string(1, static_cast<char>(ch)) : fmt::format("%{:02X}", ch);
+  }
+  return uri;
+}
+
+SourceLocator FileSourceLocator() {
+  auto cache = std::make_shared<std::map<std::string, std::optional<JsonDocument>>>();
+  return [cache](const std::string& file, const std::string& pointer) -> std::optional<SourcePosition> {
+    auto it = cache->find(file);
+    if (it == cache->end()) {
+      StatusOr<JsonDocument> doc = JsonDocument::Load(file);
+      it = cache->emplace(file, doc.ok() ? std::optional<JsonDocument>(std::move(*doc))
+                                         : std::nullopt).first;
+    }
+    if (!it->second) return std::nullopt;
+    try {
+      return ParseWhere(it->second->Where(JsonPointer(pointer)));
+    } catch (const nlohmann::json::exception&) {
+      return std::nullopt;  // not a JSON pointer after all
+    }
+  };
+}
+
+json SarifDocument(const std::vector<RunReport>& reports, const SourceLocator& locate) {
+  json runs = json::array();
+  for (const RunReport& r : reports) runs.push_back(Run(r, locate));
+  return {
+      {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+      {"version", "2.1.0"},
+      {"runs", std::move(runs)},
+  };
+}
+
+std::string RenderSarif(const std::vector<RunReport>& reports, const SourceLocator& locate) {
+  return SarifDocument(reports, locate).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+Status WriteSarifReport(const std::vector<RunReport>& reports, const std::string& path) {
+  return WriteReportOutput(path, RenderSarif(reports, FileSourceLocator()))
+      .WithContext("write SARIF report");
+}
+
+}  // namespace sandprobe
