@@ -271,6 +271,11 @@ Verdict JudgeUserns(const JudgeInput& in) {
     v.observed += "; clone(CLONE_NEWUSER): " +
                   (by_clone ? std::string("succeeded") : f->value("clone_newuser_errno", std::string("?")));
   }
+  // Still the policy's promise (the workload can make one), but say whose namespace it is.
+  if (std::optional<std::string> sentry = UserSpaceKernelOf(in, v)) {
+    v.observed = fmt::format("inside a user-space kernel ({}): {} (a user namespace of {}'s own kernel, "
+                             "not of Linux)", *sentry, v.observed, *sentry);
+  }
   JudgeFinding(v, by_unshare || by_clone);
   return v;
 }

@@ -351,6 +351,11 @@ TEST(FamilyPrivTest, UserSpaceKernelIsNamedAndItsSeccompIsNotAMissingFilter) {
   Verdict mount = Judged(facts, "priv.syscall:mount");
   EXPECT_EQ(mount.outcome, Outcome::kPass) << mount.observed;
   EXPECT_NE(mount.observed.find("gVisor"), std::string::npos);
+  // So is a user namespace: still the policy's promise, named as the sentry's.
+  FactOf(facts, "priv.userns")["newuser_ok"] = true;
+  Verdict userns = Judged(facts, "priv.userns");
+  EXPECT_EQ(userns.outcome, Outcome::kFail);
+  EXPECT_NE(userns.observed.find("a user namespace of gVisor's own kernel"), std::string::npos) << userns.observed;
   // Capabilities stay the policy's promise; the verdict says whose they are.
   Verdict caps = Judged(facts, "priv.caps.sys_admin");
   EXPECT_EQ(caps.outcome, Outcome::kFail);

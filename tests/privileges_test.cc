@@ -179,6 +179,11 @@ TEST(PrivilegesTest, GvisorIsNamedAsAUserSpaceKernel) {
   ExpectVerdict(r, "priv.no_new_privs", "pass");
   EXPECT_NE(CheckField(r, "priv.no_new_privs", "observed").find("prctl"), std::string::npos)
       << Describe(r, "priv.no_new_privs");
+  // A user namespace is the policy's promise, and gVisor's kernel makes one: a fail, named as
+  // the sentry's namespace.
+  ExpectVerdict(r, "priv.userns", "fail");
+  EXPECT_NE(CheckField(r, "priv.userns", "observed").find("gVisor's own kernel"), std::string::npos)
+      << Describe(r, "priv.userns");
   // Capabilities are still judged (none held here), and named as the sentry's.
   ExpectVerdict(r, "priv.caps.sys_admin", "pass");
   EXPECT_NE(CheckField(r, "priv.caps.sys_admin", "observed").find("gVisor"), std::string::npos);
