@@ -53,6 +53,37 @@ std::optional<std::string> ReadSmallFile(const std::string& path, std::size_t ca
 nlohmann::json UsernsContext();
 nlohmann::json KernelContext();
 
+// --- Real-argument attempts of priv.syscalls (priv_realargs.cc) ---
+
+// A call with the argument a real workload would pass, for syscalls whose filters commonly look
+// at arguments (clone, unshare, socket, ioctl): a filter may let the invalid argument through
+// and refuse every real one, or the reverse, so only the real argument says whether the call
+// is usable. Each runs in a throwaway child that exits right after: whatever it creates dies
+// with it. `invoke` returns the call's result with errno set; a setup step of its own (a pty to
+// call on) that fails writes "step: ERRNO" to `setup_fd` and exits with kSetupFailedExit, so
+// the fact says the call was not tried rather than reporting the setup's errno as the call's.
+struct RealAttempt {
+  const char* call;
+  long (*invoke)(int setup_fd);
+};
+constexpr int kSetupFailedExit = 254;
+
+// clone(flags | SIGCHLD) whose child exits at once, reaped here: 0, or -1 with errno.
+long CloneAndReap(long flags);
+const std::vector<RealAttempt>& CloneRealAttempts();
+long CloneInvalid();  // clone(CLONE_THREAD) alone: EINVAL once past a filter
+// One priv.syscalls row per socket family: the filter is asked with an invalid type (EINVAL
+// once past a filter that does not compare the family) and with real types and protocols.
+struct SocketFamilyRow {
+  const char* name;  // "socket(AF_VSOCK)": the row's (and check's) name
+  int family;
+  std::vector<RealAttempt> real;
+};
+const std::vector<SocketFamilyRow>& SocketFamilies();
+long SocketInvalid(int family);
+// TIOCSTI (plain and with bits above 32) and TIOCLINUX on a pty the probe opens for itself.
+const std::vector<RealAttempt>& IoctlRealAttempts();
+
 // The syscalls priv.syscalls knows how to call harmlessly.
 const std::vector<std::string>& KnownProbeSyscalls();
 

@@ -2,7 +2,9 @@
 // leaves reachable. Each attempt runs in a forked child with arguments that cannot succeed
 // (bad pointer, fd -1, invalid flags), so the kernel's answer shows only whether the call got
 // past the filter: EFAULT/EBADF/EINVAL mean it reached the kernel, EPERM/ENOSYS or a SIGSYS
-// kill mean it was stopped. The host does that classification; the probe reports errno names.
+// kill mean it was stopped. Where filters commonly look at the argument values (clone,
+// unshare, socket families, ioctl), the row also makes the real call (priv_realargs.cc). The
+// host does the classification; the probe reports errno names.
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -29,32 +31,25 @@ namespace {
 // An address no process maps: every copy from or to it fails with EFAULT.
 void* const kBad = reinterpret_cast<void*>(1);
 
-// A call with the argument a real workload would pass, for syscalls whose filters commonly look
-// at arguments: a filter may let the invalid argument through and refuse every real one
-// (firejail's unshare), so only the real argument says whether the call is usable. Each runs
-// in a throwaway child that exits right after: whatever it creates dies with it.
-struct RealAttempt {
-  const char* call;
-  long (*invoke)();
-};
-
 struct SyscallRow {
-  const char* name;
-  const char* call;  // what is called, for the report
-  long (*invoke)();
-  std::vector<RealAttempt> real = {};
+  std::string name;
+  std::string call;  // what is called, for the report
+  std::function<long()> invoke;
+  std::vector<RealAttempt> real = {};  // see RealAttempt (priv_families.h)
 };
 
-// None of these can succeed: each has at least one argument the kernel rejects before acting.
-const std::vector<SyscallRow>& SyscallTable() {
-  static const std::vector<SyscallRow> kTable = {
+// The rows with fixed arguments; the socket rows are added per family below. None of the
+// invalid-argument calls can succeed: each has an argument the kernel rejects before acting.
+std::vector<SyscallRow> FixedRows() {
+  return {
       {"chroot", "chroot(bad pointer)", [] { return syscall(SYS_chroot, kBad); }},
       {"mount", "mount(bad, bad, bad, 0, bad)",
        [] { return syscall(SYS_mount, kBad, kBad, kBad, 0L, kBad); }},
       {"unshare", "unshare(0x1: invalid flag)", [] { return syscall(SYS_unshare, 0x1L); },
-       {{"unshare(CLONE_NEWUSER)", [] { return syscall(SYS_unshare, long{CLONE_NEWUSER}); }},
-        {"unshare(CLONE_NEWNS)", [] { return syscall(SYS_unshare, long{CLONE_NEWNS}); }},
-        {"unshare(CLONE_NEWNET)", [] { return syscall(SYS_unshare, long{CLONE_NEWNET}); }}}},
+       {{"unshare(CLONE_NEWUSER)", [](int) { return syscall(SYS_unshare, long{CLONE_NEWUSER}); }},
+        {"unshare(CLONE_NEWNS)", [](int) { return syscall(SYS_unshare, long{CLONE_NEWNS}); }},
+        {"unshare(CLONE_NEWNET)", [](int) { return syscall(SYS_unshare, long{CLONE_NEWNET}); }}}},
+      {"clone", "clone(CLONE_THREAD alone: invalid)", CloneInvalid, CloneRealAttempts()},
       {"setns", "setns(-1, 0)", [] { return syscall(SYS_setns, -1L, 0L); }},
       {"bpf", "bpf(0xffff: invalid cmd, bad, 64)", [] { return syscall(SYS_bpf, 0xffffL, kBad, 64L); }},
       {"keyctl", "keyctl(-1: invalid op, 0, 0, 0, 0)", [] { return syscall(SYS_keyctl, -1L, 0L, 0L, 0L, 0L); }},
@@ -76,7 +71,22 @@ const std::vector<SyscallRow>& SyscallTable() {
       {"clone3", "clone3(bad, size 0)", [] { return syscall(SYS_clone3, kBad, 0L); }},
       // 0xffffffff only queries the persona; nothing changes.
       {"personality", "personality(0xffffffff: query)", [] { return syscall(SYS_personality, 0xffffffffL); }},
+      {"ioctl", "ioctl(-1, TIOCSTI, bad pointer)", [] { return syscall(SYS_ioctl, -1L, long{TIOCSTI}, kBad); },
+       IoctlRealAttempts()},
   };
+}
+
+const std::vector<SyscallRow>& SyscallTable() {
+  static const std::vector<SyscallRow> kTable = [] {
+    std::vector<SyscallRow> rows = FixedRows();
+    for (const SocketFamilyRow& f : SocketFamilies()) {
+      const int family = f.family;
+      std::string call = f.name;  // "socket(AF_VSOCK" + ", invalid type flags, 0)"
+      call.insert(call.size() - 1, ", invalid type flags, 0");
+      rows.push_back({f.name, call, [family] { return SocketInvalid(family); }, f.real});
+    }
+    return rows;
+  }();
   return kTable;
 }
 
@@ -113,7 +123,9 @@ void ForkedAttempt(nlohmann::json& fact, const std::function<int()>& attempt) {
     fact["wait_errno"] = ErrnoName(errno);
     return;
   }
-  if (WIFSIGNALED(status)) {
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kSetupFailedExit) {
+    fact["not_tried"] = true;  // the caller reads why from its setup pipe
+  } else if (WIFSIGNALED(status)) {
     fact["signal"] = WTERMSIG(status) == SIGSYS ? "SIGSYS" : "SIG" + std::to_string(WTERMSIG(status));
   } else if (WEXITSTATUS(status) == 0) {
     fact["returned"] = true;
@@ -137,6 +149,27 @@ void TiocstiAttempts(nlohmann::json& fact, int fd) {
   nlohmann::json wide = {{"call", "ioctl(fd, TIOCSTI | 1 << 32, bad pointer)"}};
   ForkedAttempt(wide, [fd] { return syscall(SYS_ioctl, long{fd}, kTiocsti64, kBad) == 0 ? 0 : errno; });
   fact["cmd64"] = wide;
+}
+
+// One real-argument attempt: {"call", and how it ended}, or {"call", "not_tried": "step: ERRNO"}
+// when its own setup failed (no /dev/ptmx in the sandbox).
+nlohmann::json RealForkedAttempt(const RealAttempt& real) {
+  nlohmann::json attempt = {{"call", real.call}};
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    attempt["not_tried"] = "pipe2: " + ErrnoName(errno);
+    return attempt;
+  }
+  const int setup_fd = fds[1];
+  ForkedAttempt(attempt, [&real, setup_fd] { return real.invoke(setup_fd) < 0 ? errno : 0; });
+  ::close(fds[1]);
+  if (attempt.contains("not_tried")) {
+    char why[256];
+    const ssize_t n = ::read(fds[0], why, sizeof why);
+    attempt["not_tried"] = n > 0 ? std::string(why, static_cast<std::size_t>(n)) : "setup failed";
+  }
+  ::close(fds[0]);
+  return attempt;
 }
 
 }  // namespace
@@ -167,11 +200,7 @@ void RunPrivSyscalls(const ProbeContext& ctx, const FamilyArgs& args) {
       nlohmann::json fact = {{"family", "priv.syscalls"}, {"path", row.name}, {"call", row.call}};
       ForkedAttempt(fact, [&row] { return row.invoke() < 0 ? errno : 0; });
       if (!row.real.empty()) fact["real"] = nlohmann::json::array();
-      for (const RealAttempt& real : row.real) {
-        nlohmann::json attempt = {{"call", real.call}};
-        ForkedAttempt(attempt, [&real] { return real.invoke() < 0 ? errno : 0; });
-        fact["real"].push_back(attempt);
-      }
+      for (const RealAttempt& real : row.real) fact["real"].push_back(RealForkedAttempt(real));
       ctx.out.Emit(fact);
     }
   }
@@ -179,7 +208,9 @@ void RunPrivSyscalls(const ProbeContext& ctx, const FamilyArgs& args) {
 }
 
 // unshare(CLONE_NEWUSER), then unshare(CLONE_NEWNS), in a child that exits right after: the
-// namespaces die with it. Reports each step's errno through a pipe.
+// namespaces die with it. Then clone(CLONE_NEWUSER), whose child exits at once: a filter may
+// refuse one spelling and pass the other (firejail's passes clone). Reports each errno through
+// a pipe.
 void RunPrivUserns(const ProbeContext& ctx, const FamilyArgs&) {
   nlohmann::json fact = {{"family", "priv.userns"}};
   int fds[2];
@@ -190,19 +221,22 @@ void RunPrivUserns(const ProbeContext& ctx, const FamilyArgs&) {
   }
   const int write_end = fds[1];
   ForkedAttempt(fact, [write_end] {
-    int result[2] = {-1, -1};
+    int result[3] = {-1, -1, -1};
+    result[2] = CloneAndReap(CLONE_NEWUSER) == 0 ? 0 : errno;  // before this child's unshare
     result[0] = ::unshare(CLONE_NEWUSER) == 0 ? 0 : errno;
     result[1] = ::unshare(CLONE_NEWNS) == 0 ? 0 : errno;
     ssize_t n = ::write(write_end, result, sizeof result);
     return n == sizeof result ? 0 : 1;
   });
   ::close(fds[1]);
-  int result[2];
+  int result[3];
   if (::read(fds[0], result, sizeof result) == sizeof result) {
     fact["newuser_ok"] = result[0] == 0;
     if (result[0] != 0) fact["newuser_errno"] = ErrnoName(result[0]);
     fact["newns_ok"] = result[1] == 0;
     if (result[1] != 0) fact["newns_errno"] = ErrnoName(result[1]);
+    fact["clone_newuser_ok"] = result[2] == 0;
+    if (result[2] != 0) fact["clone_newuser_errno"] = ErrnoName(result[2]);
   }
   ::close(fds[0]);
   if (auto max = ReadSmallFile("/proc/sys/user/max_user_namespaces", 64)) {

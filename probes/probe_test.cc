@@ -578,6 +578,64 @@ TEST(Protocol, DeadlineExits124WithoutDone) {
   EXPECT_FALSE(frames.back().contains("done"));
 }
 
+// --- priv.syscalls: real arguments ----------------------------------------------------------
+
+// The first line of a small file, or "" when it cannot be read.
+std::string FirstLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// Whether this test process runs without a seccomp filter (the kernel answers every call).
+bool Unfiltered() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Seccomp:", 0) == 0) return line.find('0') != std::string::npos;
+  }
+  return false;
+}
+
+// Each real attempt ends exactly one way, named; the real calls run as nobody, whom the kernel
+// itself refuses a mount namespace, and the TIOCSTI into the probe's own controlling pty works
+// exactly when the kernel allows unprivileged TIOCSTI: that proves the pty became the child's
+// controlling terminal (TIOCSTI into any other terminal needs CAP_SYS_ADMIN: EPERM).
+TEST(PrivSyscalls, RealArgumentAttemptsEachEndOneWay) {
+  const auto facts = Facts(RunProbe(Args({"priv.syscalls", "clone", "ioctl", "socket(AF_NETLINK)",
+                                          "socket(AF_BLUETOOTH)"}),
+                                    AsNobody()),
+                           "priv.syscalls");
+  std::map<std::string, json> by_row;
+  for (const json& f : facts) {
+    if (f.contains("path")) by_row[f["path"]] = f;
+  }
+  ASSERT_EQ(by_row.size(), 4u);
+  std::map<std::string, json> attempt;
+  for (const auto& [row, fact] : by_row) {
+    ASSERT_TRUE(fact["real"].is_array()) << fact.dump();
+    EXPECT_FALSE(fact["real"].empty()) << row;
+    for (const json& a : fact["real"]) {
+      int ends = 0;
+      for (const char* key : {"returned", "errno", "signal", "not_tried", "timed_out"}) ends += a.contains(key);
+      EXPECT_EQ(ends, 1) << a.dump();
+      attempt[a.value("call", "")] = a;
+    }
+  }
+  EXPECT_EQ(attempt["clone(CLONE_NEWNS)"].value("errno", ""), "EPERM") << attempt["clone(CLONE_NEWNS)"].dump();
+  if (!Unfiltered()) GTEST_SKIP() << "this test runs under a seccomp filter: the kernel's own answers are not checked";
+  EXPECT_EQ(by_row["clone"].value("errno", ""), "EINVAL") << by_row["clone"].dump();
+  EXPECT_EQ(by_row["socket(AF_BLUETOOTH)"].value("errno", ""), "EINVAL") << by_row["socket(AF_BLUETOOTH)"].dump();
+  if (::access("/dev/ptmx", F_OK) != 0) GTEST_SKIP() << "no /dev/ptmx: the pty attempts were not made";
+  const json& linux = attempt["ioctl(own pty, TIOCLINUX, TIOCL_GETFGCONSOLE)"];
+  EXPECT_EQ(linux.value("errno", ""), "ENOTTY") << linux.dump();
+  const json& sti = attempt["ioctl(own pty, TIOCSTI, '\\n') as its controlling terminal"];
+  ASSERT_TRUE(sti.is_object() && linux.is_object()) << "attempts missing";
+  const std::string legacy = FirstLine("/proc/sys/dev/tty/legacy_tiocsti");
+  if (legacy == "1") EXPECT_TRUE(sti.value("returned", false)) << sti.dump();
+  if (legacy == "0") EXPECT_EQ(sti.value("errno", ""), "EIO") << sti.dump();
+}
+
 TEST(Binary, IsStaticWithoutInterpreter) {
   std::ifstream elf(kProbe, std::ios::binary);
   ASSERT_TRUE(elf) << kProbe;

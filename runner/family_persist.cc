@@ -151,10 +151,40 @@ bool IsPlantedProcess(const std::string& argv, const std::string& token) {
          argv.find(" " + token) != std::string::npos;
 }
 
+// The fix for a background process that outlives the sandbox, per backend label (the profile's
+// `backend`, recorded by the persist witness); a backend not listed gets the generic text.
+struct BackgroundFix {
+  const char* backend;
+  const char* fix;
+};
+constexpr BackgroundFix kBackgroundFixes[] = {
+    {"bwrap", "bwrap --unshare-pid --die-with-parent: the sandbox's own pid namespace, whose processes "
+              "the kernel ends with its init"},
+    {"docker", "keep the container's own pid namespace (no --pid host), so docker ends every process "
+               "with the container"},
+    {"podman", "keep the container's own pid namespace (no --pid host), so podman ends every process "
+               "with the container"},
+    {"gvisor", "keep the container's own pid namespace (no --pid host), so the sandbox's processes end "
+               "with it"},
+    {"firejail", "firejail --deterministic-shutdown: end the sandbox's orphans when its first child exits "
+                 "(without it, firejail waits for every process inside)"},
+};
+constexpr const char* kGenericBackgroundFix =
+    "give the sandbox its own pid namespace that ends every process in it when the sandboxed "
+    "command exits, not the host's";
+
+std::string BackgroundRemedy(const JudgeInput& in) {
+  auto it = in.witnesses.observed.find("persist");
+  const std::string backend = it != in.witnesses.observed.end() ? it->second.value("backend", "") : "";
+  for (const BackgroundFix& f : kBackgroundFixes) {
+    if (backend == f.backend) return f.fix;
+  }
+  return kGenericBackgroundFix;
+}
+
 Verdict JudgeHostBackground(const JudgeInput& in, Verdict v) {
   v.expected = "the background process ends with the sandbox, never left running on the host";
-  v.remediation = "give the sandbox its own pid namespace that ends with it (bwrap --unshare-pid "
-                  "--die-with-parent, docker run), not the host's";
+  v.remediation = BackgroundRemedy(in);
   const std::string token = Token(in);
   std::vector<std::string> found;
   for (const std::string& argv : in.result.leftover_processes) {

@@ -194,6 +194,19 @@ TEST(FamilyPersistTest, AProcessKeepingTheSandboxAliveUntilTheTimeoutFails) {
   EXPECT_EQ(v.at("persist.host:background-process").outcome, Outcome::kFail);
   EXPECT_NE(v.at("persist.host:background-process").observed.find("still running at the harness's timeout"),
             std::string::npos) << v.at("persist.host:background-process").observed;
+  // The fix names the backend's own flag (the witness records the profile's label), never
+  // another backend's; an unknown backend gets generic advice.
+  const std::string firejail_fix =
+      Judge(plan, {plant, Ran("L2", CheckFacts({}, false))}, {{"backend", "firejail"}}).at("persist.host:background-process").remediation;
+  EXPECT_NE(firejail_fix.find("--deterministic-shutdown"), std::string::npos) << firejail_fix;
+  EXPECT_EQ(firejail_fix.find("bwrap"), std::string::npos) << firejail_fix;
+  EXPECT_EQ(firejail_fix.find("docker"), std::string::npos) << firejail_fix;
+  const std::string bwrap_fix =
+      Judge(plan, {plant, Ran("L2", CheckFacts({}, false))}, {{"backend", "bwrap"}}).at("persist.host:background-process").remediation;
+  EXPECT_NE(bwrap_fix.find("--die-with-parent"), std::string::npos) << bwrap_fix;
+  const std::string other_fix = v.at("persist.host:background-process").remediation;
+  EXPECT_EQ(other_fix.find("bwrap"), std::string::npos) << other_fix;
+  EXPECT_EQ(other_fix.find("firejail"), std::string::npos) << other_fix;
   // Before the probe's done frame, a live planted process proves nothing: the probe was busy.
   plant.frames.done = false;
   v = Judge(plan, {plant, Ran("L2", CheckFacts({}, false))});

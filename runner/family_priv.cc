@@ -1,6 +1,7 @@
 // Privilege families, host side: who the sandboxed process is (priv.identity), what it may do
-// (priv.caps, priv.seccomp + no_new_privs, priv.syscalls, priv.userns). The host-exposure and
-// kernel-interface families live in family_priv_host.cc and family_priv_kernel.cc.
+// (priv.caps, priv.seccomp + no_new_privs, priv.userns). priv.syscalls lives in
+// family_priv_syscalls.cc, the host-exposure and kernel-interface families in
+// family_priv_host.cc and family_priv_kernel.cc.
 #include <algorithm>
 #include <optional>
 
@@ -10,12 +11,9 @@
 
 namespace sandprobe {
 
-std::vector<FamilyRow> PrivilegeHostFamilies();    // family_priv_host.cc
-std::vector<FamilyRow> PrivilegeKernelFamilies();  // family_priv_kernel.cc
-
-namespace {
-
-using nlohmann::json;
+std::vector<FamilyRow> PrivilegeSyscallFamilies();  // family_priv_syscalls.cc
+std::vector<FamilyRow> PrivilegeHostFamilies();     // family_priv_host.cc
+std::vector<FamilyRow> PrivilegeKernelFamilies();   // family_priv_kernel.cc
 
 const Remedy kSeccompRemedy = {
     "keep docker's default seccomp profile (drop --security-opt seccomp=unconfined and "
@@ -23,6 +21,10 @@ const Remedy kSeccompRemedy = {
     "pass a seccomp filter with bwrap --seccomp FD (e.g. one generated from docker's default "
     "profile)",
     "run the workload inside a sandbox that installs a seccomp filter"};
+
+namespace {
+
+using nlohmann::json;
 
 // ---- priv.identity ----
 
@@ -230,119 +232,6 @@ Verdict JudgeSeccomp(const JudgeInput& in) {
   return v;
 }
 
-// ---- priv.syscalls ----
-
-struct SyscallSpec {
-  const char* name;
-  bool dangerous;  // expected filtered under a required seccomp policy; else informational
-};
-const std::vector<SyscallSpec>& SyscallSpecs() {
-  static const std::vector<SyscallSpec> kSpecs = {
-      {"chroot", true},          {"mount", true},          {"unshare", true},
-      {"setns", true},           {"bpf", true},            {"keyctl", true},
-      {"add_key", true},         {"ptrace", false},        {"perf_event_open", true},
-      {"userfaultfd", true},     {"io_uring_setup", true}, {"open_by_handle_at", true},
-      {"init_module", true},     {"kexec_load", true},     {"clone3", false},
-      {"personality", false},
-  };
-  return kSpecs;
-}
-
-// A suite may narrow priv.syscalls to some of these names.
-VariantRule SyscallVariants() {
-  VariantRule rule{VariantKind::kOneOf, {}};
-  for (const SyscallSpec& s : SyscallSpecs()) rule.names.push_back(s.name);
-  return rule;
-}
-
-Status ExpandSyscalls(const ExpandInput& in, BatchBuilder& batch) {
-  const bool required = in.policy.privileges.seccomp == "required";
-  for (const SyscallSpec& s : SyscallSpecs()) {
-    const auto& wanted = in.entry.variants;
-    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), s.name) == wanted.end()) continue;
-    const bool judged = required && s.dangerous;
-    Check check = PrivCheck(in, "priv.syscalls", std::string("priv.syscall:") + s.name,
-                            judged ? Severity::kMedium : Severity::kInfo,
-                            judged ? Expectation::kDenied : Expectation::kAllowed,
-                            "/privileges/seccomp", s.name);
-    batch.AddArg("priv.syscalls", s.name);
-    if (Status st = batch.AddCheck(std::move(check)); !st.ok()) return st;
-  }
-  return Status::Ok();
-}
-
-// How one attempt of the probe ended, and whether it got past the filter to the kernel.
-struct AttemptReading {
-  bool reachable;
-  std::string text;  // "EPERM", "SIGSYS", "returned"
-};
-AttemptReading ReadAttempt(const json& a) {
-  if (a.contains("signal")) return {false, "killed by " + a.value("signal", std::string("?"))};
-  if (a.value("returned", false)) return {true, "returned"};
-  if (a.value("timed_out", false)) return {true, "still running after 5 s (killed)"};
-  const std::string err = a.value("errno", "");
-  // EPERM/EACCES/ENOSYS: a filter's answer, or the kernel's refusal before acting.
-  return {!(err == "EPERM" || err == "ENOSYS" || err == "EACCES"), err.empty() ? "?" : err};
-}
-
-// io_uring: docker's default seccomp profile blocks it only from moby 25.0 on.
-std::string SyscallRemedy(const JudgeInput& in) {
-  const json& w = PrivWitnessFacts(in);
-  const std::string backend = w.is_object() ? w.value("backend", "") : "";
-  std::optional<VersionNumber> version = BackendVersion(in);
-  if (in.check.target == "io_uring_setup" && backend == "docker" && version && !version->AtLeast(25, 0)) {
-    return fmt::format("docker {}.{} lets io_uring through its default seccomp profile (blocked from "
-                       "docker 25.0 on): pass --security-opt seccomp=PROFILE.json (docker's default "
-                       "without io_uring_setup, io_uring_enter, io_uring_register), or upgrade docker",
-                       version->major, version->minor);
-  }
-  return RemedyFor(in, kSeccompRemedy);
-}
-
-Verdict JudgeSyscalls(const JudgeInput& in) {
-  Verdict v = StartVerdict(in);
-  const bool judged = in.check.expect == Expectation::kDenied;
-  v.expected = judged ? "filtered (EPERM/ENOSYS or SIGSYS)" : "reachable or filtered (reported only)";
-  v.remediation = SyscallRemedy(in);
-  const json* f = PrivFactAt(in, v, "priv.syscalls", in.check.target);
-  if (f == nullptr || f->contains("fork_errno")) {
-    Inconclusive(v, f == nullptr ? "the probe reported no attempt"
-                                 : "fork: " + f->value("fork_errno", std::string("?")));
-    return v;
-  }
-  const std::string call = f->value("call", in.check.target);
-  const AttemptReading invalid = ReadAttempt(*f);
-  bool reachable = invalid.reachable;
-  if (!invalid.reachable) {
-    v.observed = fmt::format("filtered: {} -> {} (a seccomp filter, or the kernel refused before "
-                             "reading the arguments)", call, invalid.text);
-  } else {
-    v.observed = fmt::format("reachable: {} -> {} (the kernel read the bad arguments)", call, invalid.text);
-  }
-  // Where the probe also made the call with real arguments, that decides: a filter that looks
-  // at arguments may pass the invalid one and refuse every real one.
-  if (f->contains("real") && (*f)["real"].is_array() && !(*f)["real"].empty()) {
-    std::vector<std::string> passed, refused;
-    for (const json& a : (*f)["real"]) {
-      const AttemptReading r = ReadAttempt(a);
-      (r.reachable ? passed : refused).push_back(a.value("call", std::string("?")) + " -> " + r.text);
-    }
-    reachable = !passed.empty();
-    v.observed = fmt::format("{}: real arguments: {}{}; invalid argument: {} -> {}",
-                             reachable ? "reachable" : "filtered", JoinLimited(passed.empty() ? refused : passed),
-                             passed.empty() || refused.empty() ? "" : "; refused: " + JoinLimited(refused),
-                             call, invalid.text);
-  }
-  if (std::optional<std::string> sentry = UserSpaceKernelOf(in, v)) {
-    // The sentry implements (or refuses) the call itself; Linux never sees it (see JudgeSeccomp).
-    v.observed = fmt::format("inside a user-space kernel ({}): {}; {}'s sentry answered, Linux never "
-                             "saw the call", *sentry, v.observed, *sentry);
-    reachable = false;
-  }
-  JudgeFinding(v, reachable);
-  return v;
-}
-
 // ---- priv.userns ----
 
 Status ExpandUserns(const ExpandInput& in, BatchBuilder& batch) {
@@ -356,7 +245,8 @@ Status ExpandUserns(const ExpandInput& in, BatchBuilder& batch) {
 
 Verdict JudgeUserns(const JudgeInput& in) {
   Verdict v = StartVerdict(in);
-  v.expected = in.check.expect == Expectation::kDenied ? "unshare(CLONE_NEWUSER) refused" : "user namespaces allowed";
+  v.expected = in.check.expect == Expectation::kDenied ? "unshare(CLONE_NEWUSER) and clone(CLONE_NEWUSER) refused"
+                                                       : "user namespaces allowed";
   v.remediation = RemedyFor(in, {"keep docker's default seccomp profile (it refuses unshare "
                                  "without CAP_SYS_ADMIN) and --cap-drop ALL",
                                  "bwrap --unshare-user --disable-userns (bwrap >= 0.8), or "
@@ -369,11 +259,24 @@ Verdict JudgeUserns(const JudgeInput& in) {
                                  : "the attempt reported nothing (" + f->dump() + ")");
     return v;
   }
-  const bool created = (*f)["newuser_ok"].get<bool>();
-  v.observed = created ? fmt::format("unshare(CLONE_NEWUSER) succeeded; then CLONE_NEWNS: {}",
-                                     f->value("newns_ok", false) ? "succeeded" : f->value("newns_errno", std::string("?")))
-                       : "unshare(CLONE_NEWUSER): " + f->value("newuser_errno", std::string("?"));
-  JudgeFinding(v, created);
+  const bool by_unshare = (*f)["newuser_ok"].get<bool>();
+  v.observed = by_unshare ? fmt::format("unshare(CLONE_NEWUSER) succeeded; then CLONE_NEWNS: {}",
+                                        f->value("newns_ok", false) ? "succeeded" : f->value("newns_errno", std::string("?")))
+                          : "unshare(CLONE_NEWUSER): " + f->value("newuser_errno", std::string("?"));
+  // clone(CLONE_NEWUSER) makes a user namespace as well as unshare does, and a filter may stop
+  // one spelling only. An older probe did not try it: then unshare alone decides.
+  bool by_clone = false;
+  if (f->contains("clone_newuser_ok") && (*f)["clone_newuser_ok"].is_boolean()) {
+    by_clone = (*f)["clone_newuser_ok"].get<bool>();
+    v.observed += "; clone(CLONE_NEWUSER): " +
+                  (by_clone ? std::string("succeeded") : f->value("clone_newuser_errno", std::string("?")));
+  }
+  // Still the policy's promise (the workload can make one), but say whose namespace it is.
+  if (std::optional<std::string> sentry = UserSpaceKernelOf(in, v)) {
+    v.observed = fmt::format("inside a user-space kernel ({}): {} (a user namespace of {}'s own kernel, "
+                             "not of Linux)", *sentry, v.observed, *sentry);
+  }
+  JudgeFinding(v, by_unshare || by_clone);
   return v;
 }
 
@@ -384,11 +287,9 @@ std::vector<FamilyRow> PrivilegeFamilies() {
       {"priv.identity", ExpandIdentity, JudgeIdentity},
       {"priv.caps", ExpandCaps, JudgeCaps},
       {"priv.seccomp", ExpandSeccomp, JudgeSeccomp},
-      {.name = "priv.syscalls", .expand = ExpandSyscalls, .judge = JudgeSyscalls,
-       .variants = SyscallVariants()},
       {"priv.userns", ExpandUserns, JudgeUserns},
   };
-  for (auto group : {PrivilegeHostFamilies, PrivilegeKernelFamilies}) {
+  for (auto group : {PrivilegeSyscallFamilies, PrivilegeHostFamilies, PrivilegeKernelFamilies}) {
     for (const FamilyRow& row : group()) rows.push_back(row);
   }
   return rows;

@@ -28,6 +28,8 @@ struct Remedy {
   const char* other;  // host, unknown backends
 };
 std::string RemedyFor(const JudgeInput& in, const Remedy& remedy);
+// Install (or keep) a seccomp filter; family_priv.cc.
+extern const Remedy kSeccompRemedy;
 
 // The first fact of `family` with "summary": true (or, with summary=false, the first without),
 // recording its index as evidence; nullptr when absent.

@@ -59,7 +59,8 @@ std::vector<json> HardenedFacts() {
   };
   for (const char* s : {"chroot", "mount", "unshare", "setns", "bpf", "keyctl", "add_key", "ptrace",
                         "perf_event_open", "userfaultfd", "io_uring_setup", "open_by_handle_at",
-                        "init_module", "kexec_load", "clone3", "personality"}) {
+                        "init_module", "kexec_load", "clone3", "personality", "clone", "ioctl",
+                        "socket(AF_PACKET)", "socket(AF_VSOCK)", "socket(AF_BLUETOOTH)", "socket(AF_NETLINK)"}) {
     f.push_back({{"family", "priv.syscalls"}, {"path", s}, {"errno", "EPERM"}});
   }
   for (const char* n : {"pid", "net", "mnt", "ipc", "uts", "cgroup", "user"}) {
@@ -111,7 +112,7 @@ Verdict Judged(const std::vector<json>& facts, const std::string& id, const Witn
 TEST(FamilyPrivTest, HardenedSandboxPassesEveryCheckInOneLaunch) {
   Plan plan = PrivPlan();
   EXPECT_EQ(plan.batches.size(), 1u);
-  EXPECT_EQ(plan.checks.size(), 48u);
+  EXPECT_EQ(plan.checks.size(), 54u);  // 16 syscalls + clone, ioctl and four socket families
   for (const Verdict& v : Evaluate(plan, {Ran(HardenedFacts())}, Witness())) {
     EXPECT_EQ(v.outcome, Outcome::kPass) << v.check.id << ": " << v.observed;
   }
@@ -350,6 +351,11 @@ TEST(FamilyPrivTest, UserSpaceKernelIsNamedAndItsSeccompIsNotAMissingFilter) {
   Verdict mount = Judged(facts, "priv.syscall:mount");
   EXPECT_EQ(mount.outcome, Outcome::kPass) << mount.observed;
   EXPECT_NE(mount.observed.find("gVisor"), std::string::npos);
+  // So is a user namespace: still the policy's promise, named as the sentry's.
+  FactOf(facts, "priv.userns")["newuser_ok"] = true;
+  Verdict userns = Judged(facts, "priv.userns");
+  EXPECT_EQ(userns.outcome, Outcome::kFail);
+  EXPECT_NE(userns.observed.find("a user namespace of gVisor's own kernel"), std::string::npos) << userns.observed;
   // Capabilities stay the policy's promise; the verdict says whose they are.
   Verdict caps = Judged(facts, "priv.caps.sys_admin");
   EXPECT_EQ(caps.outcome, Outcome::kFail);
@@ -414,6 +420,117 @@ TEST(FamilyPrivTest, UnshareIsJudgedByItsRealArgument) {
   // Without real attempts the invalid argument still decides (the other syscalls).
   FactOf(facts, "priv.syscalls", "unshare").erase("real");
   EXPECT_EQ(Judged(facts, "priv.syscall:unshare").outcome, Outcome::kFail);
+}
+
+json Attempt(const std::string& call, const std::string& end) {
+  if (end == "returned") return {{"call", call}, {"returned", true}};
+  if (end == "SIGSYS") return {{"call", call}, {"signal", "SIGSYS"}};
+  if (end.rfind("not_tried:", 0) == 0) return {{"call", call}, {"not_tried", end.substr(10)}};
+  return {{"call", call}, {"errno", end}};
+}
+
+json SyscallFact(const std::string& name, const std::string& invalid_errno, std::vector<json> real) {
+  return {{"family", "priv.syscalls"}, {"path", name}, {"call", name + "(invalid)"}, {"errno", invalid_errno},
+          {"real", real}};
+}
+
+// docker's filter passes clone(CLONE_THREAD) (no namespace flag) and refuses every namespace
+// flag without CAP_SYS_ADMIN: the invalid argument alone would call clone reachable.
+// firejail's passes clone(CLONE_NEWUSER): usable.
+TEST(FamilyPrivTest, CloneIsJudgedByItsRealNamespaceFlags) {
+  auto facts = HardenedFacts();
+  FactOf(facts, "priv.syscalls", "clone") =
+      SyscallFact("clone", "EINVAL", {Attempt("clone(CLONE_NEWUSER)", "EPERM"), Attempt("clone(CLONE_NEWNS)", "EPERM")});
+  Verdict docker = Judged(facts, "priv.syscall:clone");
+  EXPECT_EQ(docker.check.severity, Severity::kMedium);
+  EXPECT_EQ(docker.outcome, Outcome::kPass) << docker.observed;
+  EXPECT_EQ(docker.observed.rfind("filtered: real arguments: refused", 0), 0u) << docker.observed;
+  FactOf(facts, "priv.syscalls", "clone")["real"][0] = Attempt("clone(CLONE_NEWUSER)", "returned");
+  Verdict firejail = Judged(facts, "priv.syscall:clone");
+  EXPECT_EQ(firejail.outcome, Outcome::kFail) << firejail.observed;
+  EXPECT_NE(firejail.observed.find("worked: clone(CLONE_NEWUSER) -> returned"), std::string::npos) << firejail.observed;
+  // The reverse: a filter that refuses the invalid value but lets a real flag through.
+  FactOf(facts, "priv.syscalls", "clone")["errno"] = "EPERM";
+  EXPECT_EQ(Judged(facts, "priv.syscall:clone").outcome, Outcome::kFail);
+}
+
+// Past every filter, the kernel itself refused (bwrap --disable-userns: ENOSPC; a kernel without
+// the family: EAFNOSUPPORT): nothing usable, and the verdict says no filter stopped it.
+TEST(FamilyPrivTest, RealArgumentsTheKernelRefusedAreNotUsable) {
+  auto facts = HardenedFacts();
+  FactOf(facts, "priv.syscalls", "unshare") = SyscallFact(
+      "unshare", "EINVAL", {Attempt("unshare(CLONE_NEWUSER)", "ENOSPC"), Attempt("unshare(CLONE_NEWNS)", "EPERM")});
+  Verdict unshare = Judged(facts, "priv.syscall:unshare");
+  EXPECT_EQ(unshare.outcome, Outcome::kPass) << unshare.observed;
+  EXPECT_EQ(unshare.observed.rfind("not usable", 0), 0u) << unshare.observed;
+  EXPECT_NE(unshare.observed.find("refused by the kernel: unshare(CLONE_NEWUSER) -> ENOSPC"), std::string::npos)
+      << unshare.observed;
+  FactOf(facts, "priv.syscalls", "socket(AF_BLUETOOTH)") =
+      SyscallFact("socket(AF_BLUETOOTH)", "EINVAL", {Attempt("socket(AF_BLUETOOTH, SOCK_SEQPACKET, 0)", "EAFNOSUPPORT")});
+  EXPECT_EQ(Judged(facts, "priv.syscall:socket(AF_BLUETOOTH)").outcome, Outcome::kPass);
+}
+
+// A socket family is its own check: a filter that compares the family refuses even the invalid
+// type (EPERM); one that does not lets the real socket be made (docker 20.10 and AF_VSOCK).
+TEST(FamilyPrivTest, SocketFamiliesAreJudgedOneByOne) {
+  auto facts = HardenedFacts();
+  FactOf(facts, "priv.syscalls", "socket(AF_VSOCK)") =
+      SyscallFact("socket(AF_VSOCK)", "EPERM", {Attempt("socket(AF_VSOCK, SOCK_STREAM, 0)", "EPERM")});
+  EXPECT_EQ(Judged(facts, "priv.syscall:socket(AF_VSOCK)").outcome, Outcome::kPass);
+  FactOf(facts, "priv.syscalls", "socket(AF_VSOCK)") =
+      SyscallFact("socket(AF_VSOCK)", "EINVAL", {Attempt("socket(AF_VSOCK, SOCK_STREAM, 0)", "returned")});
+  Verdict vsock = Judged(facts, "priv.syscall:socket(AF_VSOCK)");
+  EXPECT_EQ(vsock.outcome, Outcome::kFail) << vsock.observed;
+  EXPECT_NE(vsock.remediation.find("refuses socket() for this family"), std::string::npos) << vsock.remediation;
+  EXPECT_EQ(vsock.remediation.find("keep docker's default"), std::string::npos) << vsock.remediation;
+  // AF_PACKET's fix is the capability docker grants root by default.
+  FactOf(facts, "priv.syscalls", "socket(AF_PACKET)") =
+      SyscallFact("socket(AF_PACKET)", "EINVAL", {Attempt("socket(AF_PACKET, SOCK_RAW, 0)", "returned")});
+  Verdict packet = Judged(facts, "priv.syscall:socket(AF_PACKET)");
+  EXPECT_EQ(packet.outcome, Outcome::kFail);
+  EXPECT_NE(packet.remediation.find("--cap-drop NET_RAW"), std::string::npos) << packet.remediation;
+  // AF_NETLINK (NETLINK_ROUTE) is how ordinary tools read addresses: reported, never failed.
+  FactOf(facts, "priv.syscalls", "socket(AF_NETLINK)") =
+      SyscallFact("socket(AF_NETLINK)", "EINVAL", {Attempt("socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE)", "returned")});
+  Verdict netlink = Judged(facts, "priv.syscall:socket(AF_NETLINK)");
+  EXPECT_EQ(netlink.check.severity, Severity::kInfo);
+  EXPECT_EQ(netlink.outcome, Outcome::kPass);
+  EXPECT_EQ(netlink.observed.rfind("reachable", 0), 0u) << netlink.observed;
+}
+
+// A real attempt whose own setup failed (no /dev/ptmx for a pty) was not made: it neither
+// passes nor fails the call, and the invalid argument decides, with the reason in the verdict.
+TEST(FamilyPrivTest, RealAttemptsNotTriedLeaveTheInvalidArgumentToDecide) {
+  auto facts = HardenedFacts();
+  FactOf(facts, "priv.syscalls", "clone") =
+      SyscallFact("clone", "EINVAL", {Attempt("clone(CLONE_NEWUSER)", "not_tried:fork: EAGAIN")});
+  Verdict clone = Judged(facts, "priv.syscall:clone");
+  EXPECT_EQ(clone.outcome, Outcome::kFail) << clone.observed;
+  EXPECT_NE(clone.observed.find("clone(CLONE_NEWUSER) -> not tried (fork: EAGAIN)"), std::string::npos) << clone.observed;
+  FactOf(facts, "priv.syscalls", "ioctl") = SyscallFact(
+      "ioctl", "EBADF",
+      {Attempt("ioctl(own pty, TIOCSTI)", "not_tried:open(/dev/ptmx): ENOENT"), Attempt("ioctl(own pty, TIOCLINUX)", "ENOTTY")});
+  Verdict ioctl = Judged(facts, "priv.syscall:ioctl");
+  EXPECT_EQ(ioctl.check.severity, Severity::kInfo);
+  EXPECT_NE(ioctl.observed.find("not tried (open(/dev/ptmx): ENOENT)"), std::string::npos) << ioctl.observed;
+  EXPECT_NE(ioctl.observed.find("refused by the kernel: ioctl(own pty, TIOCLINUX) -> ENOTTY"), std::string::npos)
+      << ioctl.observed;
+}
+
+// clone(CLONE_NEWUSER) makes a user namespace as surely as unshare: a filter stopping only
+// unshare does not deny user namespaces.
+TEST(FamilyPrivTest, UserNamespacesCountCloneAsWellAsUnshare) {
+  auto facts = HardenedFacts();
+  EXPECT_EQ(Judged(facts, "priv.userns").outcome, Outcome::kPass);
+  FactOf(facts, "priv.userns")["clone_newuser_ok"] = false;
+  FactOf(facts, "priv.userns")["clone_newuser_errno"] = "EPERM";
+  Verdict refused = Judged(facts, "priv.userns");
+  EXPECT_EQ(refused.outcome, Outcome::kPass);
+  EXPECT_NE(refused.observed.find("clone(CLONE_NEWUSER): EPERM"), std::string::npos) << refused.observed;
+  FactOf(facts, "priv.userns")["clone_newuser_ok"] = true;
+  Verdict made = Judged(facts, "priv.userns");
+  EXPECT_EQ(made.outcome, Outcome::kFail);
+  EXPECT_NE(made.observed.find("clone(CLONE_NEWUSER): succeeded"), std::string::npos) << made.observed;
 }
 
 TEST(FamilyPrivTest, RemediationFitsTheBackendVersionAndCgroupVersion) {

@@ -31,7 +31,8 @@ namespace {
 class PersistWitness final : public RunWitness {
  public:
   explicit PersistWitness(const WitnessSetup& setup)
-      : token_("persist" + RandomHex(10)), workspace_(setup.run_dir + "/workspace") {
+      : token_("persist" + RandomHex(10)), workspace_(setup.run_dir + "/workspace"),
+        backend_(setup.profile.backend) {
     // If this run dies before Collect(), `sandprobe sweep` finds the planted process by it,
     // and the planted files in what the persistence probes' standard locations are on the
     // host (runner/family_persist.cc: /tmp, $HOME, /dev/shm, /var/tmp, the working directory,
@@ -71,6 +72,7 @@ class PersistWitness final : public RunWitness {
 
   nlohmann::json Collect() override {
     return {{"token", token_},
+            {"backend", backend_},  // the profile's label: persist.host's fix names its flags
             {"workspace_files", workspace_files_},
             {"processes", processes_},
             {"killed_at_end", KillLeftovers()}};
@@ -92,6 +94,7 @@ class PersistWitness final : public RunWitness {
 
   std::string token_;
   std::string workspace_;
+  std::string backend_;
   nlohmann::json workspace_files_ = nlohmann::json::array();
   nlohmann::json processes_ = nlohmann::json::array();
 };

@@ -37,7 +37,7 @@ std::string Describe(const json& report, const std::string& id) {
 // `undecidable`: checks the profile cannot decide, by what the probe can see (named in the test).
 void ExpectAllDecided(const json& report, const std::set<std::string>& undecidable = {}) {
   ASSERT_TRUE(report.contains("checks")) << report.dump().substr(0, 2000);
-  EXPECT_EQ(report["checks"].size(), 48u);
+  EXPECT_EQ(report["checks"].size(), 54u);
   for (const json& c : report["checks"]) {
     if (undecidable.count(c.value("id", ""))) continue;
     const std::string v = c.value("verdict", "?");
@@ -126,6 +126,23 @@ TEST(PrivilegesTest, DockerHardenedHasNoCriticalOrHighFindingAndListsFilteredSys
   // unshare is judged by its real flags, all refused by docker's filter without CAP_SYS_ADMIN.
   EXPECT_NE(CheckField(r, "priv.syscall:unshare", "observed").find("unshare(CLONE_NEWUSER) -> EPERM"), std::string::npos)
       << Describe(r, "priv.syscall:unshare");
+  // clone: docker's filter passes clone without namespace flags (the invalid CLONE_THREAD gets
+  // EINVAL from the kernel) and refuses every namespace flag: judged by the real flags, filtered.
+  ExpectVerdict(r, "priv.syscall:clone", "pass");
+  const std::string clone = CheckField(r, "priv.syscall:clone", "observed");
+  EXPECT_EQ(clone.rfind("filtered", 0), 0u) << clone;
+  EXPECT_NE(clone.find("clone(CLONE_NEWUSER) -> EPERM"), std::string::npos) << clone;
+  EXPECT_NE(clone.find("clone(CLONE_THREAD alone: invalid) -> EINVAL"), std::string::npos) << clone;
+  // No CAP_NET_RAW: the kernel refuses AF_PACKET. AF_VSOCK is the daemon's filter's and the
+  // kernel's call: a socket made (docker 20.10 on a VM with vsock) fails, and says so.
+  ExpectVerdict(r, "priv.syscall:socket(AF_PACKET)", "pass");
+  const std::string vsock = CheckField(r, "priv.syscall:socket(AF_VSOCK)", "observed");
+  EXPECT_EQ(CheckField(r, "priv.syscall:socket(AF_VSOCK)", "verdict") == "fail",
+            vsock.find("socket(AF_VSOCK, SOCK_STREAM, 0) -> returned") != std::string::npos)
+      << vsock;
+  ExpectVerdict(r, "priv.userns", "pass");
+  EXPECT_NE(CheckField(r, "priv.userns", "observed").find("clone(CLONE_NEWUSER): EPERM"), std::string::npos)
+      << Describe(r, "priv.userns");
   // The report's host object names the daemon's version (the profile's `version` command), and
   // the io_uring fix fits it: docker's default profile lets io_uring through before 25.0.
   ASSERT_TRUE(r["host"].contains("backend_version")) << r["host"].dump();
@@ -162,6 +179,11 @@ TEST(PrivilegesTest, GvisorIsNamedAsAUserSpaceKernel) {
   ExpectVerdict(r, "priv.no_new_privs", "pass");
   EXPECT_NE(CheckField(r, "priv.no_new_privs", "observed").find("prctl"), std::string::npos)
       << Describe(r, "priv.no_new_privs");
+  // A user namespace is the policy's promise, and gVisor's kernel makes one: a fail, named as
+  // the sentry's namespace.
+  ExpectVerdict(r, "priv.userns", "fail");
+  EXPECT_NE(CheckField(r, "priv.userns", "observed").find("gVisor's own kernel"), std::string::npos)
+      << Describe(r, "priv.userns");
   // Capabilities are still judged (none held here), and named as the sentry's.
   ExpectVerdict(r, "priv.caps.sys_admin", "pass");
   EXPECT_NE(CheckField(r, "priv.caps.sys_admin", "observed").find("gVisor"), std::string::npos);
@@ -373,13 +395,45 @@ TEST(PrivilegesTest, BwrapStrictIsolatesNamespacesButHasNoSeccompFilter) {
   // seccomp filter.
   ExpectVerdict(r, "priv.seccomp", "fail");
   ExpectVerdict(r, "priv.syscall:mount", "fail");
-  // --disable-userns: no nested user namespace.
+  // --disable-userns: no nested user namespace, by unshare or by clone. The kernel's own limit
+  // (ENOSPC), not a filter, refuses them: unshare and clone are not usable, and say why.
   ExpectVerdict(r, "priv.userns", "pass");
+  EXPECT_NE(CheckField(r, "priv.userns", "observed").find("clone(CLONE_NEWUSER): ENOSPC"), std::string::npos)
+      << Describe(r, "priv.userns");
+  for (const char* id : {"priv.syscall:unshare", "priv.syscall:clone"}) {
+    ExpectVerdict(r, id, "pass");
+    const std::string observed = CheckField(r, id, "observed");
+    EXPECT_EQ(observed.rfind("not usable", 0), 0u) << observed;
+    EXPECT_NE(observed.find("(CLONE_NEWUSER) -> ENOSPC"), std::string::npos) << observed;
+  }
+  // No /dev/ptmx in this sandbox: the pty ioctls are reported as not tried, never as refused.
+  EXPECT_NE(CheckField(r, "priv.syscall:ioctl", "observed").find("not tried (open(/dev/ptmx): ENOENT)"), std::string::npos)
+      << Describe(r, "priv.syscall:ioctl");
   // Started as nobody, the sandbox's uid 1000 is the host's uid 65534, never root: the knobs
   // that check the global uid (core_pattern) stay out of reach. (Started by root, as this
   // profile once was, uid 1000 mapped to host uid 0 and core_pattern passed access(W_OK).)
   ExpectVerdict(r, "priv.identity.root", "pass");
   ExpectVerdict(r, "priv.kernel_knob:/proc/sys/kernel/core_pattern", "pass");
+  ExpectNoCanaryLeft(r);
+}
+
+// firejail's filter (--seccomp) refuses unshare's and clone's mount, net and pid namespace flags
+// but lets a user namespace be made by either call: the real flags show it.
+TEST(PrivilegesTest, FirejailLetsAUserNamespaceThroughCloneAndUnshare) {
+  if (!BackendAvailable("firejail", {"firejail", "--quiet", "--noprofile", "true"})) return;
+  CliRun run = RunProfile("sandboxes/firejail.json", kSuite);
+  const json& r = run.report;
+  ExpectAllDecided(r);
+  ExpectVerdict(r, "priv.seccomp", "pass");
+  for (const char* id : {"priv.syscall:clone", "priv.syscall:unshare"}) {
+    ExpectVerdict(r, id, "fail");
+    const std::string observed = CheckField(r, id, "observed");
+    EXPECT_NE(observed.find("(CLONE_NEWUSER) -> returned"), std::string::npos) << observed;
+    EXPECT_NE(observed.find("(CLONE_NEWNS) -> EPERM"), std::string::npos) << observed;
+  }
+  ExpectVerdict(r, "priv.userns", "fail");
+  EXPECT_NE(CheckField(r, "priv.userns", "observed").find("clone(CLONE_NEWUSER): succeeded"), std::string::npos)
+      << Describe(r, "priv.userns");
   ExpectNoCanaryLeft(r);
 }
 
