@@ -127,6 +127,19 @@ std::string Skips(const RunReport& r) {
   return out + "\n";
 }
 
+// What the run's deadline cut, and a run dir left for `sandprobe sweep`: a CI reader should
+// know the sandbox may not have been cleaned up.
+std::string Housekeeping(const RunReport& r) {
+  if (r.cut_short.empty() && r.left_for_sweep.empty()) return "";
+  std::string out = "### Housekeeping\n\n";
+  for (const std::string& cut : r.cut_short) out += "- cut short by the run's deadline: " + MarkdownCell(cut) + "\n";
+  if (!r.left_for_sweep.empty()) {
+    out += "- left for a sweep: " + Code(r.left_for_sweep) +
+           " (cleanup and sweep did not finish; run `sandprobe sweep`)\n";
+  }
+  return out + "\n";
+}
+
 std::string Footer(const RunReport& r) {
   return fmt::format("<sub>sandprobe {} · run {} · started {} · policy file {}</sub>\n\n",
                      MarkdownCell(r.tool_version, 40), MarkdownCell(r.run_id, 80),
@@ -159,7 +172,7 @@ std::string RenderMarkdownSummary(const std::vector<RunReport>& reports) {
   for (const RunReport& r : reports) {
     const Counts counts = Count(r);
     out += Headline(r, counts) + CountTable(counts) + Failures(r) + Unproven(r) + Skips(r) +
-           Footer(r);
+           Housekeeping(r) + Footer(r);
   }
   if (reports.empty()) out = "## sandprobe: no run\n";
   return out;

@@ -62,6 +62,18 @@ TEST_F(MarkdownSummaryTest, HostileTextCannotBreakTheTableOrInjectHtml) {
   EXPECT_EQ(pipes, 5) << line;
 }
 
+TEST(MarkdownSummaryHousekeepingTest, NamesWhatTheDeadlineCutAndALeftoverRunDir) {
+  std::vector<RunReport> reports = BothReports();
+  EXPECT_THAT(RenderMarkdownSummary(reports), Not(HasSubstr("### Housekeeping")));
+  reports[0].cut_short = {"L4 cleanup: not started: the run's deadline had passed"};
+  reports[0].left_for_sweep = "/var/tmp/sandprobe-abc";
+  const std::string md = RenderMarkdownSummary(reports);
+  EXPECT_THAT(md, HasSubstr("### Housekeeping\n\n- cut short by the run's deadline: L4 cleanup: not "
+                            "started: the run's deadline had passed\n"));
+  EXPECT_THAT(md, HasSubstr("- left for a sweep: `/var/tmp/sandprobe-abc` (cleanup and sweep did not "
+                            "finish; run `sandprobe sweep`)\n"));
+}
+
 TEST(MarkdownCellTest, EscapesAndCaps) {
   EXPECT_EQ(MarkdownCell("a|b <script>&\nnext"), "a\\|b &lt;script&gt;&amp; next");
   EXPECT_THAT(MarkdownCell(std::string(1000, 'x'), 100), HasSubstr("bytes truncated]"));
