@@ -9,13 +9,26 @@
 namespace sandprobe {
 namespace {
 
-// The read (write) control of a batch: did any path the policy allows get read (written)?
+// Whether the launch asked `family` for `target` (a launch split by argument budget carries
+// the allowed paths in every part, while their checks live in the first).
+bool AskedFor(const LaunchBatch& batch, const std::string& family, const std::string& target) {
+  for (const ProbeInvocation& invocation : batch.invocations) {
+    if (invocation.family != family) continue;
+    for (const std::string& arg : invocation.args) {
+      if (arg == target) return true;
+    }
+  }
+  return false;
+}
+
+// The read (write) control of a batch: did any path the policy allows, which this launch was
+// asked for, get read (written)?
 Control ComputeControl(const Plan& plan, const LaunchBatch& batch, const FactIndex& facts,
                        const std::string& family) {
   Control control = Control::kAbsent;
-  for (std::size_t i : batch.check_indexes) {
-    const Check& check = plan.checks[i];
+  for (const Check& check : plan.checks) {
     if (check.family != family || check.expect != Expectation::kAllowed) continue;
+    if (!AskedFor(batch, family, check.resolved_target)) continue;
     control = Control::kFailed;
     std::optional<int> index = facts.Find(family, check.resolved_target);
     if (index && FactOk(facts.Fact(*index))) return Control::kPassed;

@@ -12,6 +12,7 @@
 #include "runner/evaluate.h"
 #include "runner/placeholders.h"
 #include "runner/plan.h"
+#include "runner/plan_split.h"
 #include "runner/policy.h"
 #include "runner/preflight_gate.h"
 #include "runner/probe_dir.h"
@@ -163,6 +164,7 @@ class Run {
     plan_ = std::move(*plan);
     // The host's own copy of every denied path, before any launch (decoys vs the host's data).
     facts_.observed["host_paths"] = HostPathWitness(plan_);
+    SplitByArgumentBudget(plan_);
     SplitSharedLaunch(plan_, options_.jobs);
     return Status::Ok();
   }

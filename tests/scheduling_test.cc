@@ -61,6 +61,35 @@ TEST(SchedulingTest, AThousandDeniedPathsAreOneLaunch) {
   EXPECT_EQ(verdicts["pass"], static_cast<int>(run.report["checks"].size())) << json(verdicts).dump();
 }
 
+// 5,000 denied paths make ~15,000 probe arguments, past bwrap's 9,000: the plan splits the
+// launch by its argument budget (runner/plan_split.h), and every check still passes.
+TEST(SchedulingTest, AFiveThousandPathPolicyIsSplitAndPassesOnBwrapStrict) {
+  if (!BackendAvailable("bwrap", {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"})) return;
+  json unreadable = {"/etc/shadow", "{host_canary}"};
+  json unwritable = {"/etc"};
+  for (int i = unreadable.size(); i < 5000; ++i) unreadable.push_back("/srv/sandprobe-denied/" + std::to_string(i));
+  for (int i = unwritable.size(); i < 5000; ++i) unwritable.push_back("/srv/sandprobe-denied/w" + std::to_string(i));
+  json policy = {{"name", "five-thousand-denied"},
+                 {"description", "5,000 unreadable and 5,000 unwritable paths"},
+                 {"filesystem", {{"readable", {"{workspace}"}}, {"unreadable", unreadable},
+                                 {"writable", {"{workspace}"}}, {"unwritable", unwritable}}},
+                 {"host", {{"env_secrets", "hidden"}}}};
+  std::string tmpl = (std::filesystem::temp_directory_path() / "sp-5k-XXXXXX").string();
+  std::string dir = ::mkdtemp(tmpl.data());
+  std::ofstream(dir + "/policy.json") << policy.dump(1);
+  CliRun run = RunProfile("sandboxes/bwrap-strict.json", {"--policy", dir + "/policy.json"});
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_GT(ProbeLaunches(run.report), 1);
+  for (const json& l : run.report.value("launches", json::array())) {
+    EXPECT_LT(l.value("argv", json::array()).size(), 9000u) << l.value("id", "");
+  }
+  std::map<std::string, int> verdicts;
+  for (const json& c : run.report.value("checks", json::array())) ++verdicts[c.value("verdict", "")];
+  EXPECT_GE(run.report["checks"].size(), 30000u);
+  EXPECT_EQ(verdicts["pass"], static_cast<int>(run.report["checks"].size())) << json(verdicts).dump();
+}
+
 TEST(SchedulingTest, ParallelLaunchesGiveTheSameVerdicts) {
   if (!BackendAvailable("bwrap", {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"})) return;
   // fs + env + priv families: three family groups, so -j 3 makes three launches of one.
