@@ -1,4 +1,5 @@
-// ErrnoName: the symbolic name of an errno value, as probes report it in facts.
+// ErrnoName: the symbolic name of an errno value, as probes report it in facts (glibc's
+// strerrorname_np).
 //
 // Facts carry "EACCES", never strerror() text: names are stable across libcs and locales, so the
 // host side can compare them as strings.

@@ -189,6 +189,10 @@ TEST(ErrnoName, NamesKnownValuesAndNumbersTheRest) {
   EXPECT_EQ(ErrnoName(EROFS), "EROFS");
   EXPECT_EQ(ErrnoName(EPERM), "EPERM");
   EXPECT_EQ(ErrnoName(99999), "E99999");
+  // One name per aliased value, as the host side compares them.
+  EXPECT_EQ(ErrnoName(EWOULDBLOCK), "EAGAIN");
+  EXPECT_EQ(ErrnoName(ENOTSUP), "EOPNOTSUPP");
+  EXPECT_EQ(ErrnoName(EDEADLOCK), "EDEADLK");
 }
 
 TEST(Frame, InvalidUtf8IsReplacedAndKeptAsHex) {
