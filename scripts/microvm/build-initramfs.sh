@@ -43,7 +43,7 @@ root=$work/root
 mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,etc,root,workspace,opt/sandprobe,lib/modules,mnt,usr,var/tmp}
 install -m 0755 "$busybox" "$root/bin/busybox"
 for applet in sh start-stop-daemon setpriv mount umount mkdir insmod cat echo sleep stty poweroff ls ln chmod chown \
-              test printf cp rm sync grep sed tr head mdev setsid hostname id ip; do
+              test printf cp rm sync grep sed tr head mdev setsid hostname id ip mknod; do
   ln -s busybox "$root/bin/$applet"
 done
 install -m 0755 "$here/init" "$root/init"
