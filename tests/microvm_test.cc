@@ -77,6 +77,17 @@ TEST(MicrovmTest, LeakyFailsTheHostCanaryItShares) {
   ExpectVerdict(run.report, "fs.read.denied:/etc/shadow", "pass");
 }
 
+// A NIC on QEMU's user-mode network: slirp connects from the host's own sockets, so the guest
+// reaches the host's bridge canaries (the guest's 127.0.0.1 is its own loopback).
+TEST(MicrovmTest, UsernetFailsTheBridgeCanaries) {
+  if (!BackendAvailable("qemu", kQemuUp)) return;
+  CliRun run = RunSuite("sandboxes/microvm-usernet.json", "network");
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  ExpectVerdict(run.report, "net.tcp.denied:bridge", "fail", "too-permissive");
+  ExpectVerdict(run.report, "net.udp.denied:bridge", "fail", "too-permissive");
+  ExpectVerdict(run.report, "net.tcp.denied:loopback", "pass");
+}
+
 // qemu exits 0 after a clean poweroff whatever the guest command returned: a complete probe
 // run followed by exit 3 in the guest must not be a clean launch.
 TEST(MicrovmTest, TheGuestsExitStatusDecidesNotQemus) {

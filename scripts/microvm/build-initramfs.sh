@@ -2,7 +2,7 @@
 # Builds the microVM guest from Debian packages alone: the installed Debian kernel, and an
 # initramfs of busybox-static as the userland, the guest's init (scripts/microvm/init), and
 # the few modules of that kernel the guest needs (virtio-mmio transport, virtio console, qemu
-# fw_cfg, 9p). The probe is not in it: each launch shares the run's probe directory read-only
+# fw_cfg, 9p, virtio-net). The probe is not in it: each launch shares the run's probe directory read-only
 # over 9p (scripts/microvm/launch), so the guest always runs the build's probe.
 # Output: OUT_DIR/{vmlinuz,initramfs.cpio.gz,kernel-release,launch}. Not committed: a build
 # product, made by scripts/setup.sh.
@@ -58,7 +58,9 @@ echo sandprobe-vm > "$root/etc/hostname"
 
 # Modules in load order (dependencies first); absent ones are skipped (built in, or not in
 # this kernel: 9p is only in the generic kernel).
-wanted=(virtio_ring virtio virtio_mmio virtio_console qemu_fw_cfg)
+# virtio_net only for a profile that gives the VM a NIC (microvm-usernet); without one it
+# binds to nothing.
+wanted=(virtio_ring virtio virtio_mmio virtio_console qemu_fw_cfg failover net_failover virtio_net)
 if modinfo -k "$release" -n 9p >/dev/null 2>&1; then
   wanted+=(netfs fscache 9pnet 9pnet_virtio 9p)
 fi
