@@ -12,7 +12,12 @@ For each profile it measures, interleaved, N times:
 and prints medians, the launch counts, suite / (probe launches x raw), the same against
 raw + cleanup, and naive / suite.
 
-Usage: bench/e2e.py [--runs N] [PROFILE...]   (default: bwrap-strict docker-hardened)
+Usage: bench/e2e.py [--runs N] [--no-naive] [PROFILE...]   (default: bwrap-strict docker-hardened)
+
+--no-naive leaves the naive baseline out: one launch per check is minutes for a profile whose
+launch costs seconds, e.g. the microVM under TCG:
+  bench/e2e.py --runs 3 --no-naive sandboxes/bwrap-strict.json sandboxes/docker-hardened.json \
+      sandboxes/microvm.json
 """
 import argparse
 import json
@@ -72,7 +77,7 @@ def run_naive(argv, report, workspace, instance):
     return seconds, int(done.stdout.decode().strip() or 0)
 
 
-def measure(profile, runs):
+def measure(profile, runs, naive_too=True):
     suite_times, raw_times, cleanup_times, naive_times = [], [], [], []
     naive_launches = 0
     report = None
@@ -100,14 +105,15 @@ def measure(profile, runs):
             cleanup_times.append(cleanup_seconds)
             subprocess.run(["rm", "-rf", os.path.dirname(workspace)])
             raw_times.append(seconds)
-            seconds, naive_launches = run_naive(probe[0]["argv"], report, workspace,
-                                                probe[0]["instance"])
-            naive_times.append(seconds)
+            if naive_too:
+                seconds, naive_launches = run_naive(probe[0]["argv"], report, workspace,
+                                                    probe[0]["instance"])
+                naive_times.append(seconds)
     launches = report["launches"]
     probe_launches = sum(1 for l in launches if l["purpose"] == "probe")
     suite, raw = statistics.median(suite_times), statistics.median(raw_times)
     raw_cleanup = statistics.median(r + c for r, c in zip(raw_times, cleanup_times))
-    naive = statistics.median(naive_times)
+    naive = statistics.median(naive_times) if naive_times else float("nan")
     return {
         "profile": report["profile"]["name"],
         "checks": len(report["checks"]),
@@ -127,6 +133,7 @@ def measure(profile, runs):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--no-naive", action="store_true", help="skip the one-launch-per-check baseline")
     parser.add_argument("profiles", nargs="*",
                         default=["sandboxes/bwrap-strict.json", "sandboxes/docker-hardened.json"])
     args = parser.parse_args()
@@ -134,7 +141,8 @@ def main():
           f"{'suite/(probe x raw)':>20} {'raw+cleanup s':>13} {'ratio':>6} "
           f"{'naive s':>8} {'naive n':>7} {'naive/suite':>11}")
     for profile in args.profiles:
-        r = measure(os.path.join(ROOT, profile) if not os.path.isabs(profile) else profile, args.runs)
+        r = measure(os.path.join(ROOT, profile) if not os.path.isabs(profile) else profile, args.runs,
+                    naive_too=not args.no_naive)
         print(f"{r['profile']:<18} {r['checks']:>6} {r['probe_launches']:>5} {r['all_launches']:>4} "
               f"{r['suite_s']:>8.3f} {r['raw_launch_s']:>7.3f} {r['ratio']:>20.2f} "
               f"{r['raw_cleanup_s']:>13.3f} {r['ratio_with_cleanup']:>6.2f} "

@@ -9,11 +9,26 @@ namespace sandprobe {
 namespace {
 
 // How a launch that started ended, in words: "exit 1", "killed by signal 9", "timed out".
-std::string DescribeEnd(const LaunchRecord& record) {
+std::string DescribeEnd(const LaunchRecord& record, const BatchResult::End& end) {
   if (record.timed_out) return "timed out";
   if (record.signal) return fmt::format("killed by signal {}", *record.signal);
+  if (end.exit_code != record.exit_code) {
+    return fmt::format("exit {} (the sandbox's exit status line; the sandbox process exited 0)",
+                       *end.exit_code);
+  }
   if (record.exit_code) return fmt::format("exit {}", *record.exit_code);
   return record.error;
+}
+
+// The launch's exit status: the process's own, unless the process exited 0 and the stream
+// ended with an exit status line (frames.h, kExitLinePrefix), which then says what the probe
+// did inside (a VM monitor exits 0 whatever its guest did). A process that failed keeps its
+// own status: the line cannot hide a failing sandbox.
+std::optional<int> LaunchExitCode(const LaunchRecord& record) {
+  if (record.exit_code == 0 && !record.signal && record.frames.exit_status) {
+    return record.frames.exit_status;
+  }
+  return record.exit_code;
 }
 
 }  // namespace
@@ -36,10 +51,10 @@ BatchResult ToBatchResult(const LaunchRecord& record, const std::string& nonce) 
     return result;
   }
   result.state = BatchResult::State::kRan;
-  result.end = {record.exit_code, record.signal, record.timed_out, record.error};
+  result.end = {LaunchExitCode(record), record.signal, record.timed_out, record.error};
   // The sandbox's exit status is the host's own fact: complete frames followed by exit 1 or a
   // signal are not a clean run (the probe exits 0 after its done frame).
-  const bool clean_exit = record.exit_code == 0 && !record.signal;
+  const bool clean_exit = result.end.exit_code == 0 && !record.signal;
   // A sandbox command that anyone could have replaced (a writable directory, a stranger's file,
   // a bare name found outside the system paths) may print any frames it likes: what it says
   // decides nothing but the leaks it proves.
@@ -53,7 +68,7 @@ BatchResult ToBatchResult(const LaunchRecord& record, const std::string& nonce) 
     }
     if (frames.empty()) frames = "all frames complete, but the sandbox did not exit 0";
     std::string stderr_line = record.stderr_tail.substr(0, record.stderr_tail.find('\n'));
-    result.reason = fmt::format("{}; {}{}", DescribeEnd(record), frames,
+    result.reason = fmt::format("{}; {}{}", DescribeEnd(record, result.end), frames,
                                 stderr_line.empty() ? "" : "; stderr: " + stderr_line.substr(0, 200));
   }
   return result;

@@ -103,6 +103,17 @@ class FrameParser {
   // `line` has its line ending removed; `has_newline` is false only for an unterminated tail.
   void Line(std::string_view line, int number, bool has_newline) {
     line_ = number;
+    if (exit_line_ > 0) {
+      AddError(fmt::format("line {}: a line after the exit status line (line {})", number, exit_line_));
+      result_.exit_status.reset();  // the status is only believed from the last line
+      exit_line_ = -1;              // reported once
+    }
+    if (line.starts_with(kExitLinePrefix)) {
+      if (Status status = ExitLine(line, has_newline, number); !status.ok()) {
+        AddError(fmt::format("line {}: {}", number, status.message()));
+      }
+      return;
+    }
     if (!line.starts_with(kFrameMarker)) {
       ++result_.noise_lines;
       return;
@@ -144,6 +155,27 @@ class FrameParser {
     if (!payload.ok()) return payload.status();
     if (payload->contains("done")) return Done(*payload);
     return Fact(std::move(payload).value());
+  }
+
+  // `@@sandprobe-exit N`: a decimal 0..255, once, terminated; whether it is last is checked
+  // when another line follows (Line).
+  Status ExitLine(std::string_view line, bool has_newline, int number) {
+    if (!has_newline) return Status::Error("truncated exit status line (no newline)");
+    if (exit_line_ != 0) return Status::Error("a second exit status line");
+    exit_line_ = number;
+    std::string_view digits = line.substr(kExitLinePrefix.size());
+    int value = 0;
+    bool valid = !digits.empty() && digits.size() <= 3;
+    for (char c : digits) {
+      valid = valid && c >= '0' && c <= '9';
+      if (valid) value = value * 10 + (c - '0');
+    }
+    if (!valid || value > 255) {
+      return Status::Error(fmt::format("malformed exit status line: \"{}\" is not 0..255",
+                                       PrintableAscii(digits)));
+    }
+    result_.exit_status = value;
+    return Status::Ok();
   }
 
   Status Done(const nlohmann::json& payload) {
@@ -206,6 +238,7 @@ class FrameParser {
   bool fact_limit_reported_ = false;
   std::size_t unlisted_errors_ = 0;
   int line_ = 0;  // the 1-based number of the line being parsed
+  int exit_line_ = 0;  // line of the exit status line; -1 once a line after it was reported
   std::unordered_map<std::string, int> identities_;  // FactIdentity -> its first line
 };
 

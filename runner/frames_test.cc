@@ -333,3 +333,50 @@ TEST(FactIdentity, KeyedLookupsFindExactlyTheKeyedFact) {
 
 }  // namespace
 }  // namespace sandprobe
+
+namespace sandprobe {
+namespace {
+
+// A VM's init reports the probe's status on the stream's last line; a tty may end it in CRLF.
+TEST(ParseFramesExitLine, TheLastLineCarriesTheStatus) {
+  ProbeFrames got = ParseFrames(kFactA + kDone + "@@sandprobe-exit 0\n", kNonce, false);
+  EXPECT_TRUE(FramesComplete(got)) << DescribeFrameProblems(got);
+  EXPECT_EQ(got.exit_status, 0);
+
+  got = ParseFrames("noise\r\n" + kFactA + kDone + "@@sandprobe-exit 137\r\n", kNonce, false);
+  EXPECT_TRUE(FramesComplete(got)) << DescribeFrameProblems(got);
+  EXPECT_EQ(got.exit_status, 137);
+  EXPECT_EQ(got.facts.size(), 1u);
+
+  got = ParseFrames(kFactA + kDone, kNonce, false);
+  EXPECT_EQ(got.exit_status, std::nullopt);
+}
+
+// A probe (or anything in the sandbox) that prints an exit line early is followed by the real
+// one: the stream then has a protocol error and no status, never the forged one.
+TEST(ParseFramesExitLine, AnEarlyOrRepeatedExitLineIsAnErrorAndNoStatus) {
+  ProbeFrames got = ParseFrames("@@sandprobe-exit 0\n" + kFactA + kDone + "@@sandprobe-exit 1\n",
+                                kNonce, false);
+  EXPECT_FALSE(FramesComplete(got));
+  EXPECT_EQ(got.exit_status, std::nullopt);
+  EXPECT_THAT(got.protocol_errors,
+              ::testing::Contains(HasSubstr("line 2: a line after the exit status line (line 1)")));
+
+  got = ParseFrames(kFactA + kDone + "@@sandprobe-exit 0\n@@sandprobe-exit 0\n", kNonce, false);
+  EXPECT_FALSE(FramesComplete(got));
+  EXPECT_EQ(got.exit_status, std::nullopt);
+}
+
+TEST(ParseFramesExitLine, MalformedExitLinesAreErrors) {
+  for (std::string bad : {"@@sandprobe-exit \n", "@@sandprobe-exit 256\n", "@@sandprobe-exit -1\n",
+                          "@@sandprobe-exit 0x1\n", "@@sandprobe-exit 0 \n", "@@sandprobe-exit 0",
+                          "@@sandprobe-exit 0000\n"}) {
+    SCOPED_TRACE(bad);
+    ProbeFrames got = ParseFrames(kDone + bad, kNonce, false);
+    EXPECT_FALSE(FramesComplete(got));
+    EXPECT_EQ(got.exit_status, std::nullopt);
+  }
+}
+
+}  // namespace
+}  // namespace sandprobe

@@ -18,6 +18,10 @@ struct ProbeFrames {
   bool done = false;                         // exactly one well-formed {"done":true} was last
   std::vector<std::string> protocol_errors;  // "line 3: frame JSON: unexpected end of input"
   int noise_lines = 0;                       // lines that were not frames (kept as evidence)
+  // The probe's exit status as the sandbox reported it on a final `@@sandprobe-exit N` line
+  // (see kExitLinePrefix): for sandboxes whose own process status says nothing about the
+  // probe, such as a VM monitor that exits 0 on a guest panic as on a clean poweroff.
+  std::optional<int> exit_status;
 };
 
 struct LaunchRecord {

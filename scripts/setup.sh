@@ -15,6 +15,7 @@ PACKAGES=(
   docker.io bubblewrap busybox-static firejail runsc
   libxml2-utils python3 python3-jsonschema procps iproute2
   clang libclang-rt-14-dev
+  qemu-system-x86 linux-image-amd64 cpio kmod file
 )
 
 install_packages() {
@@ -129,6 +130,20 @@ install_agent_sandboxes() {
     || install -m 0644 sandboxes/srt/settings.json "$AGENT_PREFIX/srt-settings.json"
 }
 
+# The microVM guest of sandboxes/microvm*.json: Debian's generic kernel (the cloud kernel has no
+# 9p for the workspace share) and a busybox initramfs, built once into a directory of its own;
+# rebuilt when the guest's sources or the kernel changed.
+MICROVM_DIR=/var/lib/sandprobe-microvm
+build_microvm_guest() {
+  local stamp
+  stamp=$(cat scripts/microvm/init scripts/microvm/launch scripts/microvm/build-initramfs.sh \
+            /bin/busybox <(ls /boot) | sha256sum | cut -d' ' -f1)
+  [ "$(cat "$MICROVM_DIR/stamp" 2>/dev/null)" = "$stamp" ] && return 0
+  log "building the microVM guest in $MICROVM_DIR"
+  scripts/microvm/build-initramfs.sh "$MICROVM_DIR"
+  echo "$stamp" > "$MICROVM_DIR/stamp"
+}
+
 build() {
   cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   cmake --build build -j"$(nproc)"
@@ -140,5 +155,6 @@ install_agent_sandboxes
 register_runsc
 start_dockerd
 build
+build_microvm_guest
 docker/build-images.sh build/probe/sandprobe-probe
 log "ready"

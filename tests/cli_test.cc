@@ -28,7 +28,7 @@ std::string WriteTemp(const std::string& name, const std::string& content) {
 
 TEST(CliTest, ValidateAcceptsEveryShippedFile) {
   std::vector<std::string> args = {"validate"};
-  for (const char* dir : {"policies", "sandboxes", "suites", "tests/data"}) {
+  for (const char* dir : {"policies", "sandboxes", "sandboxes/examples", "suites", "tests/data"}) {
     for (const auto& entry : fs::directory_iterator(SourcePath(dir))) {
       if (entry.path().extension() == ".json") args.push_back(entry.path().string());
     }
