@@ -11,7 +11,7 @@ namespace {
 Status ExpandEnvSecret(const ExpandInput& in, BatchBuilder& batch) {
   Check check;
   check.family = "env.secret";
-  bool hidden = in.policy.host.env_secrets == "hidden";
+  bool hidden = in.policy.host.env_secrets == Visibility::kHidden;
   check.expect = hidden ? Expectation::kDenied : Expectation::kAllowed;
   check.id = hidden ? "env.secret.hidden" : "env.secret.visible";
   check.severity = hidden ? Severity::kHigh : Severity::kLow;

@@ -24,8 +24,8 @@ bool Listed(const Policy& policy, const std::string& endpoint) {
 // See family_net.h for what each site stands for.
 bool EgressAllowed(const Policy& policy, const std::string& site, const std::string& endpoint) {
   if (Listed(policy, endpoint)) return true;
-  if (site == "loopback") return policy.host.network_namespace == "shared";
-  return policy.network.egress == "allow";
+  if (site == "loopback") return policy.host.network_namespace == NamespaceSharing::kShared;
+  return policy.network.egress == Permission::kAllow;
 }
 
 std::string EgressReference(const Policy& policy, const std::string& endpoint) {
@@ -85,7 +85,7 @@ Status ExpandTcp(const ExpandInput& in, BatchBuilder& batch) { return ExpandEgre
 Status ExpandUdp(const ExpandInput& in, BatchBuilder& batch) { return ExpandEgress(in, batch, "udp"); }
 
 Status ExpandDns(const ExpandInput& in, BatchBuilder& batch) {
-  const bool allowed = in.policy.network.dns == "allow";
+  const bool allowed = in.policy.network.dns == Permission::kAllow;
   Check check;
   check.family = "net.dns";
   check.expect = allowed ? Expectation::kAllowed : Expectation::kDenied;

@@ -32,7 +32,7 @@ bool PresentOnHost(const ExpandInput& in, const std::string& path) {
 }
 
 Status ExpandUnix(const ExpandInput& in, BatchBuilder& batch) {
-  const bool visible = in.policy.host.runtime_sockets == "visible";
+  const bool visible = in.policy.host.runtime_sockets == Visibility::kVisible;
   for (const std::string& path : RuntimeSocketPaths()) {
     // "visible" is checked only for sockets the host has: an absent runtime cannot be exposed.
     if (visible && !PresentOnHost(in, path)) continue;
@@ -46,7 +46,7 @@ Status ExpandUnix(const ExpandInput& in, BatchBuilder& batch) {
     batch.AddArg("net.unix", path);
     if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
   }
-  const bool allowed = in.policy.network.unix_sockets == "allow";
+  const bool allowed = in.policy.network.unix_sockets == Permission::kAllow;
   for (const std::string& path : in.entry.variants) {
     Check check;
     check.family = "net.unix";
@@ -95,7 +95,7 @@ Verdict JudgeUnix(const JudgeInput& in) {
 
 Status ExpandIfaces(const ExpandInput& in, BatchBuilder& batch) {
   const NetworkPolicy& net = in.policy.network;
-  bool any_allowed = net.egress == "allow" || in.policy.host.network_namespace == "shared";
+  bool any_allowed = net.egress == Permission::kAllow || in.policy.host.network_namespace == NamespaceSharing::kShared;
   for (const std::string& entry : net.allow) any_allowed = any_allowed || !entry.empty();
   batch.Invocation("net.ifaces");
   if (!any_allowed) {
@@ -104,7 +104,7 @@ Status ExpandIfaces(const ExpandInput& in, BatchBuilder& batch) {
                 .reference = in.policy.source_path + " /network"};
     if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
   }
-  if (in.policy.host.network_namespace != "isolated") return Status::Ok();
+  if (in.policy.host.network_namespace != NamespaceSharing::kIsolated) return Status::Ok();
   Check check{.id = "net.ifaces.host-netns-hidden", .family = "net.ifaces",
               .severity = Severity::kCritical, .expect = Expectation::kDenied,
               .target = "the host's network interfaces",

@@ -96,7 +96,7 @@ TEST(FamilyNetTest, AnAllowedCanaryNotReachedIsTooRestrictive) {
 
 TEST(FamilyNetTest, EgressAllowCoversTheBridgeButNotTheHostLoopback) {
   Policy policy = TierLowPolicy();
-  policy.network.egress = "allow";
+  policy.network.egress = Permission::kAllow;
   const json ours = {{"endpoint", "bridge-tcp"}, {"peer", "172.17.0.2:3"}, {"nonce", kNonce}};
   auto v = JudgeNet(policy, true, {TcpFact("loopback", false), TcpFact("bridge", true)}, Witness({ours}));
   EXPECT_EQ(v["net.tcp.allowed:bridge"].outcome, Outcome::kPass);

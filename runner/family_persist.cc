@@ -57,10 +57,13 @@ StatusOr<std::vector<Location>> Locations(const ExpandInput& in) {
   return out;
 }
 
-Scope BackgroundScope(const std::string& declared) {
-  return declared == "survive" ? Scope::kSessions
-         : declared == "survive_turns" ? Scope::kTurns
-                                       : Scope::kNone;
+Scope BackgroundScope(BackgroundProcesses declared) {
+  switch (declared) {
+    case BackgroundProcesses::kSurvive: return Scope::kSessions;
+    case BackgroundProcesses::kSurviveTurns: return Scope::kTurns;
+    case BackgroundProcesses::kDie: return Scope::kNone;
+  }
+  return Scope::kNone;
 }
 
 // A check of one location (or the background process) in the turn or session launch.

@@ -21,7 +21,7 @@ Policy SessionPolicy() {
   Policy policy = TierLowPolicy();
   policy.persistence.survives = testing::Paths({"{workspace}"}, "survives");
   policy.persistence.survives_turns = testing::Paths({"/tmp"}, "survives_turns");
-  policy.persistence.background_processes = "survive_turns";
+  policy.persistence.background_processes = BackgroundProcesses::kSurviveTurns;
   return policy;
 }
 

@@ -163,7 +163,7 @@ Verdict JudgeCaps(const JudgeInput& in) {
 Status ExpandSeccomp(const ExpandInput& in, BatchBuilder& batch) {
   const PrivilegesPolicy& p = in.policy.privileges;
   batch.Invocation("priv.seccomp");
-  const bool required = p.seccomp == "required";
+  const bool required = p.seccomp == SeccompRequirement::kRequired;
   if (Status s = batch.AddCheck(PrivCheck(in, "priv.seccomp", "priv.seccomp",
                                           required ? Severity::kHigh : Severity::kInfo,
                                           Expectation::kDenied, "/privileges/seccomp"));
@@ -235,7 +235,7 @@ Verdict JudgeSeccomp(const JudgeInput& in) {
 // ---- priv.userns ----
 
 Status ExpandUserns(const ExpandInput& in, BatchBuilder& batch) {
-  const bool allowed = in.policy.privileges.user_namespaces == "allow";
+  const bool allowed = in.policy.privileges.user_namespaces == Permission::kAllow;
   batch.Invocation("priv.userns");
   return batch.AddCheck(PrivCheck(in, "priv.userns", "priv.userns",
                                   allowed ? Severity::kInfo : Severity::kHigh,

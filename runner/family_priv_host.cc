@@ -36,10 +36,10 @@ Status ExpandNamespaces(const ExpandInput& in, BatchBuilder& batch) {
     bool shared_ok = false;
     if (ns == "pid") {
       pointer = "/host/pid_namespace";
-      shared_ok = in.policy.host.pid_namespace == "shared";
+      shared_ok = in.policy.host.pid_namespace == NamespaceSharing::kShared;
     } else if (ns == "net") {
       pointer = "/host/network_namespace";
-      shared_ok = in.policy.host.network_namespace == "shared";
+      shared_ok = in.policy.host.network_namespace == NamespaceSharing::kShared;
     }
     // mnt, ipc, uts, cgroup, user: no policy field; isolation is hardening, judged at its
     // exposure (a shared mount namespace is the host's filesystem tree).
@@ -86,6 +86,18 @@ Verdict JudgeNamespaces(const JudgeInput& in) {
   }
   const std::string link = f->value("link", "");
   v.evidence.witness_facts.push_back("harness " + ns + " namespace " + host);
+  // Every kernel numbers its initial namespaces alike: equal links mean "shared" only when the
+  // probe ran on the harness's kernel.
+  const std::string boot_id = f->value("boot_id", "");
+  const std::string host_boot_id = w.value("host_boot_id", "");
+  if (!boot_id.empty() && !host_boot_id.empty() && boot_id != host_boot_id) {
+    v.evidence.witness_facts.push_back("harness kernel boot_id " + host_boot_id);
+    v.observed = fmt::format("{} in another kernel (boot_id {}, the harness's {}): not the host's "
+                             "namespace whatever its number",
+                             link, boot_id, host_boot_id);
+    JudgeFinding(v, false);
+    return v;
+  }
   v.observed = link == host ? fmt::format("{}: the same as the harness's", link)
                             : fmt::format("{} (the harness's is {})", link, host);
   JudgeFinding(v, link == host);
@@ -99,7 +111,7 @@ Status ExpandHostPid(const ExpandInput& in, BatchBuilder& batch) {
   if (it == in.context.values.end()) {
     return Status::Error(in.entry.pointer + ": priv.host_pid: the priv witness offered no canary process");
   }
-  const bool shared_ok = in.policy.host.pid_namespace == "shared";
+  const bool shared_ok = in.policy.host.pid_namespace == NamespaceSharing::kShared;
   batch.AddArg("priv.host_pid", it->second);
   return batch.AddCheck(PrivCheck(in, "priv.host_pid", "host.pid_namespace",
                                   shared_ok ? Severity::kInfo : Severity::kCritical,
@@ -157,7 +169,7 @@ const std::vector<std::string>& RuntimeSocketPaths() {
 }
 
 Status ExpandRuntimeSockets(const ExpandInput& in, BatchBuilder& batch) {
-  const bool visible_ok = in.policy.host.runtime_sockets == "visible";
+  const bool visible_ok = in.policy.host.runtime_sockets == Visibility::kVisible;
   for (const std::string& path : RuntimeSocketPaths()) batch.AddArg("priv.runtime_sockets", path);
   return batch.AddCheck(PrivCheck(in, "priv.runtime_sockets", "priv.runtime_sockets",
                                   visible_ok ? Severity::kInfo : Severity::kCritical,

@@ -84,7 +84,7 @@ VariantRule SyscallVariants() {
 }
 
 Status ExpandSyscalls(const ExpandInput& in, BatchBuilder& batch) {
-  const bool required = in.policy.privileges.seccomp == "required";
+  const bool required = in.policy.privileges.seccomp == SeccompRequirement::kRequired;
   for (const SyscallSpec& s : SyscallSpecs()) {
     const auto& wanted = in.entry.variants;
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), s.name) == wanted.end()) continue;

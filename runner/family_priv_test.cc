@@ -153,7 +153,7 @@ TEST(FamilyPrivTest, SeccompRequiredIsHighOptionalIsInfo) {
   EXPECT_NE(v.remediation.find("seccomp"), std::string::npos);
 
   Policy optional = testing::TierLowPolicy();
-  optional.privileges.seccomp = "optional";
+  optional.privileges.seccomp = SeccompRequirement::kOptional;
   for (const Verdict& o : Evaluate(PrivPlan(optional), {Ran(facts)}, Witness())) {
     if (o.check.id == "priv.seccomp") {
       EXPECT_EQ(o.check.severity, Severity::kInfo);
@@ -220,12 +220,29 @@ TEST(FamilyPrivTest, SharedNamespaceFailsAtItsSeverityUnlessThePolicySharesIt) {
   EXPECT_EQ(v.outcome, Outcome::kFail);
   EXPECT_EQ(v.check.severity, Severity::kCritical);
   Policy shared = testing::TierLowPolicy();
-  shared.host.pid_namespace = "shared";
+  shared.host.pid_namespace = NamespaceSharing::kShared;
   for (const Verdict& s : Evaluate(PrivPlan(shared), {Ran(facts)}, Witness())) {
     if (s.check.id == "priv.namespace:pid") {
       EXPECT_EQ(s.outcome, Outcome::kPass);
     }
   }
+}
+
+// A VM's guest kernel numbers its initial namespaces as the host's does: equal links in
+// another kernel (another boot id) are not the host's namespaces.
+TEST(FamilyPrivTest, EqualNamespaceNumbersInAnotherKernelAreNotShared) {
+  auto facts = HardenedFacts();
+  FactOf(facts, "priv.namespaces", "pid")["link"] = "pid:[1]";
+  FactOf(facts, "priv.namespaces", "pid")["boot_id"] = "guest-boot";
+  WitnessFacts w = Witness();
+  w.observed["priv"]["host_boot_id"] = "host-boot";
+  Verdict other = Judged(facts, "priv.namespace:pid", w);
+  EXPECT_EQ(other.outcome, Outcome::kPass) << other.observed;
+  EXPECT_NE(other.observed.find("in another kernel"), std::string::npos) << other.observed;
+  w.observed["priv"]["host_boot_id"] = "guest-boot";  // the same kernel: the numbers decide
+  EXPECT_EQ(Judged(facts, "priv.namespace:pid", w).outcome, Outcome::kFail);
+  w.observed["priv"].erase("host_boot_id");  // unknown on the host side: the numbers decide
+  EXPECT_EQ(Judged(facts, "priv.namespace:pid", w).outcome, Outcome::kFail);
 }
 
 TEST(FamilyPrivTest, RootBehindAUserNamespaceMapIsRoot) {

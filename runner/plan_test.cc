@@ -114,7 +114,7 @@ TEST(PlanTest, EnvSecretFollowsThePolicy) {
   ASSERT_TRUE(hidden.ok());
   EXPECT_EQ(hidden->checks[0].id, "env.secret.hidden");
   EXPECT_EQ(hidden->checks[0].expect, Expectation::kDenied);
-  policy.host.env_secrets = "visible";
+  policy.host.env_secrets = Visibility::kVisible;
   auto visible = ExpandChecks(policy, SuiteOf({"env.secret"}), kContext);
   ASSERT_TRUE(visible.ok());
   EXPECT_EQ(visible->checks[0].id, "env.secret.visible");

@@ -10,6 +10,23 @@
 namespace sandprobe {
 namespace {
 
+// An optional member whose value is one of the enum's JSON names; `out` keeps its default when
+// the member is absent (or wrong: the reader then holds the error, naming every allowed value).
+template <typename E>
+void ReadEnum(ObjectReader& r, const char* key, E& out) {
+  std::optional<std::string> name = r.String(key, Presence::kOptional);
+  if (!name) return;
+  std::vector<std::string> allowed;
+  for (const NamedValue<E>& named : NamesOf(out)) {
+    if (named.name == *name) {
+      out = named.value;
+      return;
+    }
+    allowed.emplace_back(named.name);
+  }
+  r.FailAt(r.PointerTo(key), fmt::format("expected one of {}, got \"{}\"", QuotedList(allowed), *name));
+}
+
 using Paths = std::vector<PolicyPath>;
 
 // CAP_[A-Z_]+
@@ -92,14 +109,13 @@ void ReadNetwork(ObjectReader& parent, NetworkPolicy& net) {
   if (!parent.Has("network")) return;
   ObjectReader r(parent.doc(), parent.PointerTo("network"),
                  {"egress", "allow", "dns", "unix_sockets"});
-  net.egress = r.Enum("egress", Presence::kOptional, {"deny", "allow"}).value_or(net.egress);
+  ReadEnum(r, "egress", net.egress);
   net.allow = r.StringList("allow", Presence::kOptional).value_or(net.allow);
   for (std::size_t i = 0; i < net.allow.size(); ++i) {
     if (net.allow[i].empty()) r.FailAt(r.PointerTo("allow") / i, "must not be empty");
   }
-  net.dns = r.Enum("dns", Presence::kOptional, {"deny", "allow"}).value_or(net.dns);
-  net.unix_sockets =
-      r.Enum("unix_sockets", Presence::kOptional, {"deny", "allow"}).value_or(net.unix_sockets);
+  ReadEnum(r, "dns", net.dns);
+  ReadEnum(r, "unix_sockets", net.unix_sockets);
   parent.Fail(r.status());
 }
 
@@ -149,9 +165,7 @@ void ReadPersistence(ObjectReader& parent, PersistencePolicy& persistence) {
   CheckNoOverlap(r, persistence.survives, persistence.ephemeral);
   CheckNoOverlap(r, persistence.survives, persistence.survives_turns);
   CheckNoOverlap(r, persistence.survives_turns, persistence.ephemeral);
-  persistence.background_processes =
-      r.Enum("background_processes", Presence::kOptional, {"die", "survive_turns", "survive"})
-          .value_or(persistence.background_processes);
+  ReadEnum(r, "background_processes", persistence.background_processes);
   parent.Fail(r.status());
 }
 
@@ -174,10 +188,8 @@ void ReadPrivileges(ObjectReader& parent, PrivilegesPolicy& priv) {
     }
   }
   priv.no_new_privs = r.Bool("no_new_privs", Presence::kOptional).value_or(priv.no_new_privs);
-  priv.seccomp =
-      r.Enum("seccomp", Presence::kOptional, {"required", "optional"}).value_or(priv.seccomp);
-  priv.user_namespaces = r.Enum("user_namespaces", Presence::kOptional, {"deny", "allow"})
-                             .value_or(priv.user_namespaces);
+  ReadEnum(r, "seccomp", priv.seccomp);
+  ReadEnum(r, "user_namespaces", priv.user_namespaces);
   parent.Fail(r.status());
 }
 
@@ -185,13 +197,10 @@ void ReadHost(ObjectReader& parent, HostPolicy& host) {
   if (!parent.Has("host")) return;
   ObjectReader r(parent.doc(), parent.PointerTo("host"),
                  {"pid_namespace", "network_namespace", "env_secrets", "runtime_sockets"});
-  auto read = [&](const char* key, std::string_view a, std::string_view b, std::string& out) {
-    out = r.Enum(key, Presence::kOptional, {a, b}).value_or(out);
-  };
-  read("pid_namespace", "isolated", "shared", host.pid_namespace);
-  read("network_namespace", "isolated", "shared", host.network_namespace);
-  read("env_secrets", "hidden", "visible", host.env_secrets);
-  read("runtime_sockets", "hidden", "visible", host.runtime_sockets);
+  ReadEnum(r, "pid_namespace", host.pid_namespace);
+  ReadEnum(r, "network_namespace", host.network_namespace);
+  ReadEnum(r, "env_secrets", host.env_secrets);
+  ReadEnum(r, "runtime_sockets", host.runtime_sockets);
   parent.Fail(r.status());
 }
 

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/json_source.h"
+#include "runner/policy_enums.h"
 #include "runner/status.h"
 
 namespace sandprobe {
@@ -36,10 +37,10 @@ struct FilesystemPolicy {
 };
 
 struct NetworkPolicy {
-  std::string egress = "deny";        // "deny" | "allow": outbound connections in general
+  Permission egress = Permission::kDeny;        // outbound connections in general
   std::vector<std::string> allow;     // destinations reachable even when egress is "deny"
-  std::string dns = "deny";           // "deny" | "allow": name resolution
-  std::string unix_sockets = "deny";  // "deny" | "allow": host unix sockets reachable
+  Permission dns = Permission::kDeny;           // name resolution
+  Permission unix_sockets = Permission::kDeny;  // host unix sockets reachable
 };
 
 // The largest value of each limit the machine can mean; a bigger one (or NaN, infinity) is a
@@ -90,22 +91,22 @@ struct PersistencePolicy {
   std::vector<PolicyPath> ephemeral;       // gone at the next launch, even in the same session
   // A background process started by a launch: "die" (gone when the launch ends),
   // "survive_turns" (alive in the next turn, gone in a new session), "survive".
-  std::string background_processes = "die";
+  BackgroundProcesses background_processes = BackgroundProcesses::kDie;
 };
 
 struct PrivilegesPolicy {
   bool root = false;                      // uid 0 inside allowed
   std::vector<std::string> capabilities;  // effective caps allowed ("CAP_NET_BIND_SERVICE")
   bool no_new_privs = true;               // PR_SET_NO_NEW_PRIVS must be set
-  std::string seccomp = "required";       // "required" | "optional": a seccomp filter
-  std::string user_namespaces = "deny";   // "deny" | "allow": creating user namespaces
+  SeccompRequirement seccomp = SeccompRequirement::kRequired;  // a seccomp filter
+  Permission user_namespaces = Permission::kDeny;  // creating user namespaces
 };
 
 struct HostPolicy {
-  std::string pid_namespace = "isolated";      // "isolated" | "shared": host processes seen
-  std::string network_namespace = "isolated";  // "isolated" | "shared": host interfaces
-  std::string env_secrets = "hidden";          // "hidden" | "visible": launcher env leaks
-  std::string runtime_sockets = "hidden";      // "hidden" | "visible": docker.sock & co.
+  NamespaceSharing pid_namespace = NamespaceSharing::kIsolated;      // host processes seen
+  NamespaceSharing network_namespace = NamespaceSharing::kIsolated;  // host interfaces
+  Visibility env_secrets = Visibility::kHidden;      // launcher env leaks
+  Visibility runtime_sockets = Visibility::kHidden;  // docker.sock & co.
 };
 
 struct Policy {

@@ -28,10 +28,10 @@ TEST(PolicyTest, LoadsEveryField) {
   EXPECT_EQ(Paths(p->filesystem.unwritable), (V{"/", "/etc", "/usr"}));
   EXPECT_EQ(p->filesystem.unreadable[2].pointer, "/filesystem/unreadable/2");
   EXPECT_EQ(p->filesystem.unreadable[2].where, kDir + "policy_full.json:7:44");
-  EXPECT_EQ(p->network.egress, "allow");
+  EXPECT_EQ(NameOf(p->network.egress), "allow");
   EXPECT_EQ(p->network.allow, (V{"127.0.0.1:8080"}));
-  EXPECT_EQ(p->network.dns, "allow");
-  EXPECT_EQ(p->network.unix_sockets, "deny");
+  EXPECT_EQ(NameOf(p->network.dns), "allow");
+  EXPECT_EQ(NameOf(p->network.unix_sockets), "deny");
   EXPECT_EQ(p->limits.pids, 50);
   EXPECT_EQ(p->limits.memory_mib, 512);
   EXPECT_EQ(p->limits.cpus, 1.5);
@@ -40,16 +40,16 @@ TEST(PolicyTest, LoadsEveryField) {
   EXPECT_EQ(p->limits.open_files, 1024);
   EXPECT_EQ(Paths(p->persistence.survives), (V{"/workspace"}));
   EXPECT_EQ(Paths(p->persistence.ephemeral), (V{"/tmp", "/root"}));
-  EXPECT_EQ(p->persistence.background_processes, "survive");
+  EXPECT_EQ(NameOf(p->persistence.background_processes), "survive");
   EXPECT_TRUE(p->privileges.root);
   EXPECT_EQ(p->privileges.capabilities, (V{"CAP_NET_BIND_SERVICE"}));
   EXPECT_FALSE(p->privileges.no_new_privs);
-  EXPECT_EQ(p->privileges.seccomp, "optional");
-  EXPECT_EQ(p->privileges.user_namespaces, "allow");
-  EXPECT_EQ(p->host.pid_namespace, "shared");
-  EXPECT_EQ(p->host.network_namespace, "shared");
-  EXPECT_EQ(p->host.env_secrets, "visible");
-  EXPECT_EQ(p->host.runtime_sockets, "visible");
+  EXPECT_EQ(NameOf(p->privileges.seccomp), "optional");
+  EXPECT_EQ(NameOf(p->privileges.user_namespaces), "allow");
+  EXPECT_EQ(NameOf(p->host.pid_namespace), "shared");
+  EXPECT_EQ(NameOf(p->host.network_namespace), "shared");
+  EXPECT_EQ(NameOf(p->host.env_secrets), "visible");
+  EXPECT_EQ(NameOf(p->host.runtime_sockets), "visible");
   EXPECT_EQ(p->raw["limits"]["pids"], 50);
 }
 
@@ -59,17 +59,17 @@ TEST(PolicyTest, AbsentSectionsKeepStrictDefaults) {
   StatusOr<Policy> p = ParsePolicy(*doc);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_TRUE(p->filesystem.readable.empty());
-  EXPECT_EQ(p->network.egress, "deny");
-  EXPECT_EQ(p->network.dns, "deny");
+  EXPECT_EQ(NameOf(p->network.egress), "deny");
+  EXPECT_EQ(NameOf(p->network.dns), "deny");
   EXPECT_FALSE(p->limits.pids.has_value());
   EXPECT_FALSE(p->limits.cpus.has_value());
-  EXPECT_EQ(p->persistence.background_processes, "die");
+  EXPECT_EQ(NameOf(p->persistence.background_processes), "die");
   EXPECT_FALSE(p->privileges.root);
   EXPECT_TRUE(p->privileges.no_new_privs);
-  EXPECT_EQ(p->privileges.seccomp, "required");
-  EXPECT_EQ(p->privileges.user_namespaces, "deny");
-  EXPECT_EQ(p->host.pid_namespace, "isolated");
-  EXPECT_EQ(p->host.runtime_sockets, "hidden");
+  EXPECT_EQ(NameOf(p->privileges.seccomp), "required");
+  EXPECT_EQ(NameOf(p->privileges.user_namespaces), "deny");
+  EXPECT_EQ(NameOf(p->host.pid_namespace), "isolated");
+  EXPECT_EQ(NameOf(p->host.runtime_sockets), "hidden");
 }
 
 TEST(PolicyTest, WrongTypeInAFileOnALaterLine) {

@@ -1,0 +1,58 @@
+// The closed choices of a policy, as types: a misspelt value no longer compiles into a check
+// that silently takes the other branch ("allowed" == "allow" is false). Each enum has one
+// table of its JSON names; the loader reads through it (runner/policy.cc) and messages name
+// values with NameOf.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+namespace sandprobe {
+
+template <typename E>
+struct NamedValue {
+  std::string_view name;
+  E value;
+};
+
+// network.egress, network.dns, network.unix_sockets, privileges.user_namespaces
+enum class Permission { kDeny, kAllow };
+// host.pid_namespace, host.network_namespace
+enum class NamespaceSharing { kIsolated, kShared };
+// host.env_secrets, host.runtime_sockets
+enum class Visibility { kHidden, kVisible };
+// privileges.seccomp: a seccomp filter is required, or optional
+enum class SeccompRequirement { kRequired, kOptional };
+// persistence.background_processes: gone when the launch ends, alive in the next turn only,
+// alive in a new session too
+enum class BackgroundProcesses { kDie, kSurviveTurns, kSurvive };
+
+inline constexpr NamedValue<Permission> kPermissionNames[] = {{"deny", Permission::kDeny},
+                                                              {"allow", Permission::kAllow}};
+inline constexpr NamedValue<NamespaceSharing> kNamespaceSharingNames[] = {
+    {"isolated", NamespaceSharing::kIsolated}, {"shared", NamespaceSharing::kShared}};
+inline constexpr NamedValue<Visibility> kVisibilityNames[] = {{"hidden", Visibility::kHidden},
+                                                              {"visible", Visibility::kVisible}};
+inline constexpr NamedValue<SeccompRequirement> kSeccompRequirementNames[] = {
+    {"required", SeccompRequirement::kRequired}, {"optional", SeccompRequirement::kOptional}};
+inline constexpr NamedValue<BackgroundProcesses> kBackgroundProcessesNames[] = {
+    {"die", BackgroundProcesses::kDie},
+    {"survive_turns", BackgroundProcesses::kSurviveTurns},
+    {"survive", BackgroundProcesses::kSurvive}};
+
+inline constexpr std::span<const NamedValue<Permission>> NamesOf(Permission) { return kPermissionNames; }
+inline constexpr std::span<const NamedValue<NamespaceSharing>> NamesOf(NamespaceSharing) { return kNamespaceSharingNames; }
+inline constexpr std::span<const NamedValue<Visibility>> NamesOf(Visibility) { return kVisibilityNames; }
+inline constexpr std::span<const NamedValue<SeccompRequirement>> NamesOf(SeccompRequirement) { return kSeccompRequirementNames; }
+inline constexpr std::span<const NamedValue<BackgroundProcesses>> NamesOf(BackgroundProcesses) { return kBackgroundProcessesNames; }
+
+// The JSON name of a value ("deny").
+template <typename E>
+constexpr std::string_view NameOf(E value) {
+  for (const NamedValue<E>& named : NamesOf(value)) {
+    if (named.value == value) return named.name;
+  }
+  return "?";
+}
+
+}  // namespace sandprobe
