@@ -27,6 +27,7 @@
 #include "reports/report_format.h"
 #include "runner/cli_command.h"
 #include "runner/data_dir.h"
+#include "runner/data_lint.h"
 #include "runner/evaluate.h"
 #include "runner/gate.h"
 #include "runner/json_source.h"
@@ -253,7 +254,7 @@ int Diff(const DiffFlags& flags) {
   return DiffExitCode(*diff, flags.fail_on_change);
 }
 
-int Validate(const std::vector<std::string>& files) {
+int Validate(const std::vector<std::string>& files, const std::string& data_dir) {
   int failures = 0;
   for (const std::string& file : files) {
     StatusOr<std::string> kind = ValidateFile(file, KnownFamilies());
@@ -261,6 +262,7 @@ int Validate(const std::vector<std::string>& files) {
       std::cout << file << ": ok (" << *kind << ")\n";
     } else {
       std::cerr << kind.status().message() << "\n";
+      for (const std::string& more : MoreErrors(kind.status().message(), file, data_dir)) std::cerr << more << "\n";
       ++failures;
     }
   }
@@ -344,7 +346,7 @@ CliHandler SetupRun(CLI::App& run, const CliGlobals& globals) {
 CliHandler SetupValidate(CLI::App& validate, const CliGlobals& globals) {
   auto files = std::make_shared<std::vector<std::string>>();
   validate.add_option("files", *files, "JSON files, or names of built-in sandboxes, policies, suites")->required();
-  return [files, &globals] { return Validate(ResolveValidateArgs(*files, globals.data_dir)); };
+  return [files, &globals] { return Validate(ResolveValidateArgs(*files, globals.data_dir), globals.data_dir); };
 }
 
 CliHandler SetupList(CLI::App&, const CliGlobals& globals) {

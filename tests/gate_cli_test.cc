@@ -76,6 +76,19 @@ TEST(GateCliTest, ValidateTakesNames) {
   EXPECT_NE(run.out.find("suites/network.json: ok (suite network)"), std::string::npos) << run.out;
 }
 
+TEST(GateCliTest, ValidateReportsEveryErrorWithDidYouMean) {
+  std::string path = WriteFile(TempDir(), "p.json", "{\"name\": \"p\", \"description\": \"d\",\n"
+                                                    " \"network\": {\"egres\": \"deny\", \"dns\": \"alow\"},\n"
+                                                    " \"limits\": {\"pid\": 1}}\n");
+  CliRun run = RunCli({"validate", path});
+  EXPECT_EQ(run.exit_code, 2);
+  for (const std::string& expected : {path + ":2:14: /network/egres: unknown key (did you mean \"egress\"?)",
+                                      path + ":2:38: /network/dns: \"alow\" is not one of deny, allow (did you mean \"allow\"?)",
+                                      path + ":3:13: /limits/pid: unknown key (did you mean \"pids\"?)"}) {
+    EXPECT_NE(run.err.find(expected), std::string::npos) << expected << "\n" << run.err;
+  }
+}
+
 TEST(GateCliTest, ASuiteWithNoCheckForThePolicyIsAUsageErrorNamingTheSection) {
   std::string policy = WriteFile(TempDir(), "nolimits.json", R"({"name": "nolimits", "description": "no limits section"})");
   CliRun run = RunWithReport({"--sandbox", "host", "--policy", policy, "--suite", "resources"});
