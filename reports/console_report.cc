@@ -63,6 +63,11 @@ std::string CheckLine(const Verdict& v, bool color) {
   line += fmt::format(": expected {}, observed {}", ForTerminal(v.expected),
                       ForTerminal(v.observed));
   if (!v.remediation.empty()) line += fmt::format("; fix: {}", ForTerminal(v.remediation));
+  if (v.waiver) {
+    line += v.waiver->expired
+                ? fmt::format(" [waiver EXPIRED on {}: {}]", ForTerminal(v.waiver->expires), ForTerminal(v.waiver->reason))
+                : fmt::format(" [WAIVED until {}: {}]", ForTerminal(v.waiver->expires), ForTerminal(v.waiver->reason));
+  }
   return line + "\n";
 }
 
@@ -116,6 +121,10 @@ std::string RenderConsole(const RunReport& report, bool color) {
     out += fmt::format("{}{:>6}\n", Label(o, color && n > 0, 12), n);
   }
   out += fmt::format("{:<12}{:>6}\n", "TOTAL", counts.at("total").get<int>());
+  if (report.waivers) {
+    for (const std::string& expired : report.waivers->expired) out += "waiver expired: " + ForTerminal(expired) + "\n";
+    for (const std::string& unused : report.waivers->unused) out += "waiver unused: " + ForTerminal(unused) + "\n";
+  }
   return out;
 }
 

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "reports/sanitize.h"
+
 namespace sandprobe {
 namespace {
 
@@ -61,7 +63,8 @@ StatusOr<std::vector<std::pair<std::string, CheckState>>> States(const json& rep
     if (!check.is_object() || Str(check, "id").empty()) {
       return Status::Error(fmt::format("{}: a check without an id", which));
     }
-    CheckState state{true, Str(check, "verdict"), Str(check, "direction"), "", {}, "", {}};
+    CheckState state{true, Str(check, "verdict"), Str(check, "direction"), "", Str(check, "severity"),
+                     Str(check, "observed"), {}, "", {}};
     ParseMeasured(Str(check, "observed"), state);
     state.allowed_drift = AllowedDrift(check);
     out.push_back({Str(check, "id"), std::move(state)});
@@ -80,6 +83,45 @@ bool WithinTolerance(const CheckState& a, const CheckState& b) {
   return std::fabs(*a.value - *b.value) <= *drift + 1e-9;
 }
 
+// What a report says about one of its inputs: its name, and for a loaded file its content.
+struct Input {
+  std::string name;
+  json config;
+};
+
+Input InputOf(const json& report, const char* key) {
+  auto it = report.find(key);
+  if (it == report.end()) return {};
+  if (it->is_string()) return {it->get<std::string>(), nullptr};
+  if (!it->is_object()) return {};
+  auto config = it->find("config");
+  return {Str(*it, "name"), config == it->end() ? json(nullptr) : *config};
+}
+
+// Warnings for runs whose suite or policy differ: most of such a diff is the inputs' doing.
+std::vector<std::string> InputWarnings(const json& before, const json& after) {
+  std::vector<std::string> warnings;
+  for (auto [key, plural] : {std::pair{"suite", "suites"}, std::pair{"policy", "policies"}}) {
+    Input a = InputOf(before, key), b = InputOf(after, key);
+    if (a.name != b.name) {
+      warnings.push_back(fmt::format("{} {} -> {}: the runs used different {}", key,
+                                     a.name.empty() ? "?" : a.name, b.name.empty() ? "?" : b.name, plural));
+    } else if (!a.config.is_null() && !b.config.is_null() && a.config != b.config) {
+      warnings.push_back(fmt::format("{} {}: its content differs between the runs", key, a.name));
+    }
+  }
+  return warnings;
+}
+
+// One line for a terminal: control characters (newlines in an observation) become spaces.
+std::string OneLine(const std::string& text) {
+  std::string out = SanitizeForXml(text, 400);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  }
+  return out;
+}
+
 std::string Label(const json& report) {
   std::string profile = "?";
   if (report.contains("profile") && report["profile"].is_object()) profile = Str(report["profile"], "name");
@@ -95,7 +137,9 @@ json StateJson(const CheckState& s) {
   if (!s.present) return nullptr;
   return {{"verdict", s.verdict},
           {"direction", s.direction.empty() ? json(nullptr) : json(s.direction)},
-          {"measured", s.measured.empty() ? json(nullptr) : json(s.measured)}};
+          {"measured", s.measured.empty() ? json(nullptr) : json(s.measured)},
+          {"severity", s.severity.empty() ? json(nullptr) : json(s.severity)},
+          {"observed", s.observed}};
 }
 
 }  // namespace
@@ -105,14 +149,15 @@ StatusOr<ReportDiff> DiffReports(const json& before, const json& after) {
   if (!old_states.ok()) return old_states.status();
   auto new_states = States(after, "NEW");
   if (!new_states.ok()) return new_states.status();
-  ReportDiff diff{Label(before), Label(after), {}, 0, 0};
+  ReportDiff diff{Label(before), Label(after), {}, InputWarnings(before, after), 0, 0};
   std::map<std::string, CheckState> old_by_id(old_states->begin(), old_states->end());
   auto add = [&](const std::string& id, const CheckState& a, const CheckState& b) {
     bool same = a.present == b.present && a.verdict == b.verdict && a.direction == b.direction &&
                 a.measured == b.measured;
     if (same) return;
     CheckChange change{id, a, b, false, WithinTolerance(a, b)};
-    change.regressed = b.present && Badness(b.verdict) > (a.present ? Badness(a.verdict) : 0);
+    change.regressed = b.present ? Badness(b.verdict) > (a.present ? Badness(a.verdict) : 0)
+                                 : a.present;
     diff.regressions += change.regressed ? 1 : 0;
     diff.within_tolerance += change.within_tolerance ? 1 : 0;
     diff.changes.push_back(std::move(change));
@@ -130,10 +175,13 @@ StatusOr<ReportDiff> DiffReports(const json& before, const json& after) {
 
 std::string RenderDiffText(const ReportDiff& diff) {
   std::string out = fmt::format("sandprobe diff: {} -> {}\n", diff.old_label, diff.new_label);
+  for (const std::string& warning : diff.warnings) out += "warning: " + warning + "\n";
   for (const CheckChange& c : diff.changes) {
+    const CheckState& known = c.after.present ? c.after : c.before;
+    std::string severity = known.severity.empty() ? "" : fmt::format("[{}] ", known.severity);
     std::string line = c.within_tolerance
-                           ? fmt::format("{}: {} (unchanged)", c.id, Describe(c.after))
-                           : fmt::format("{}: {} -> {}", c.id, Describe(c.before), Describe(c.after));
+                           ? fmt::format("{}{}: {} (unchanged)", severity, c.id, Describe(c.after))
+                           : fmt::format("{}{}: {} -> {}", severity, c.id, Describe(c.before), Describe(c.after));
     if (c.before.measured != c.after.measured) {
       line += fmt::format("; measured {} -> {}", c.before.measured.empty() ? "-" : c.before.measured,
                           c.after.measured.empty() ? "-" : c.after.measured);
@@ -142,8 +190,9 @@ std::string RenderDiffText(const ReportDiff& diff) {
       double drift = c.after.allowed_drift ? *c.after.allowed_drift : *c.before.allowed_drift;
       line += fmt::format("  [within tolerance: ±{:.4g} {}]", drift, c.after.unit);
     }
-    if (c.regressed) line += "  [regressed]";
+    if (c.regressed) line += c.after.present ? "  [regressed]" : "  [regressed: no longer checked]";
     out += line + "\n";
+    if (c.after.present && !c.after.observed.empty()) out += "    now: " + OneLine(c.after.observed) + "\n";
   }
   out += fmt::format("{} changed ({} within tolerance), {} regressed\n", diff.changes.size(),
                      diff.within_tolerance, diff.regressions);
@@ -160,7 +209,7 @@ json DiffToJson(const ReportDiff& diff) {
                        {"within_tolerance", c.within_tolerance}});
   }
   return {{"schema", "sandprobe-diff/1"}, {"old", diff.old_label}, {"new", diff.new_label},
-          {"changes", changes}, {"regressions", diff.regressions},
+          {"changes", changes}, {"warnings", diff.warnings}, {"regressions", diff.regressions},
           {"within_tolerance", diff.within_tolerance}};
 }
 

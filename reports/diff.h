@@ -2,8 +2,10 @@
 //
 // Checks are matched by id. A change is a different verdict, direction or measured value
 // (the "measured N unit" of a resource check's observation), or a check only one report has.
-// A regression is a verdict that got worse (pass/skip -> inconclusive/error -> fail) or a new
-// check that fails: CI gates on those.
+// A regression is a verdict that got worse (pass/skip -> inconclusive/error -> fail), a new
+// check that fails, or a check that disappeared (what is no longer checked is no longer
+// guarded): CI gates on those. Reports of different suites or policies are still compared,
+// with a warning: their differences are then mostly the inputs', not the sandbox's.
 //
 // Measurements jitter (CPU time over a 2 s window: 1.001 cores, then 0.998). A measured value
 // that moved by no more than the check's tolerance (the report's checks[].tolerance: high -
@@ -24,6 +26,8 @@ namespace sandprobe {
 struct CheckState {
   bool present = false;
   std::string verdict, direction, measured;  // measured: "512 MiB", "" when none
+  std::string severity;                      // "high", "" in reports that lack it
+  std::string observed;                      // the check's observation as the report has it
   std::optional<double> value;               // measured's number: 512
   std::string unit;                          // measured's unit: "MiB"
   // How far the measured value may move and still be the same result (tolerance.high -
@@ -42,6 +46,9 @@ struct CheckChange {
 struct ReportDiff {
   std::string old_label, new_label;  // "docker-hardened (run 567d9c095cd9)"
   std::vector<CheckChange> changes;   // in the new report's check order, then removed ones
+  // The two runs differ in their inputs: "suite default -> network", "policy tier-low ->
+  // tier-medium", "policy tier-low: its content differs between the runs".
+  std::vector<std::string> warnings;
   int regressions = 0;
   int within_tolerance = 0;  // changes that are only a measurement within tolerance
   // The changes that count for --fail-on-change.
@@ -51,7 +58,9 @@ struct ReportDiff {
 // Both arguments are parsed JSON reports; an error names what is missing ("OLD: no checks[]").
 StatusOr<ReportDiff> DiffReports(const nlohmann::json& before, const nlohmann::json& after);
 
-// "limits.memory_mib:512: pass -> fail (too-restrictive); measured 510 MiB -> 255 MiB  [regressed]"
+// Warnings first, then per change:
+// "[high] limits.memory_mib:512: pass -> fail (too-restrictive); measured 510 MiB -> 255 MiB  [regressed]"
+// "    now: measured 255 MiB vs declared 512"   (the new observation; "gone" for a removed check)
 std::string RenderDiffText(const ReportDiff& diff);
 nlohmann::json DiffToJson(const ReportDiff& diff);
 

@@ -129,10 +129,61 @@ TEST(DiffTest, AddedFailingAndRemovedChecksAreListed) {
   StatusOr<ReportDiff> diff = DiffReports(a, b);
   ASSERT_TRUE(diff.ok());
   ASSERT_EQ(diff->changes.size(), 2u);
-  EXPECT_EQ(diff->regressions, 1);
+  // Both: a new fail, and a check no longer run (what is not checked is not guarded).
+  EXPECT_EQ(diff->regressions, 2);
+  EXPECT_TRUE(diff->changes[1].regressed);
+  EXPECT_EQ(DiffExitCode(*diff, false), 1);
   std::string text = RenderDiffText(*diff);
-  EXPECT_NE(text.find("new: absent -> fail"), std::string::npos) << text;
-  EXPECT_NE(text.find("gone: pass -> absent"), std::string::npos) << text;
+  EXPECT_NE(text.find("new: absent -> fail  [regressed]"), std::string::npos) << text;
+  EXPECT_NE(text.find("gone: pass -> absent  [regressed: no longer checked]"), std::string::npos) << text;
+}
+
+TEST(DiffTest, ADisappearedCheckAloneFailsTheDiff) {
+  json a = Report("a", {Check("fs.read.denied:/etc/shadow", "pass"), Check("x", "skip")});
+  json b = Report("a", {Check("x", "skip")});
+  StatusOr<ReportDiff> diff = DiffReports(a, b);
+  ASSERT_TRUE(diff.ok());
+  EXPECT_EQ(diff->regressions, 1);
+  EXPECT_EQ(DiffExitCode(*diff, false), 1);
+}
+
+TEST(DiffTest, TextShowsSeverityAndTheNewObservation) {
+  json before = Check("fs.read.denied:/etc/shadow", "pass", "read denied: EACCES");
+  json after = Check("fs.read.denied:/etc/shadow", "fail", "read ok:\n33 bytes", "too-permissive");
+  before["severity"] = after["severity"] = "high";
+  StatusOr<ReportDiff> diff = DiffReports(Report("a", {before}), Report("a", {after}));
+  ASSERT_TRUE(diff.ok());
+  std::string text = RenderDiffText(*diff);
+  EXPECT_NE(text.find("[high] fs.read.denied:/etc/shadow: pass -> fail (too-permissive)  [regressed]\n"
+                      "    now: read ok: 33 bytes\n"),
+            std::string::npos) << text;
+  json j = DiffToJson(*diff);
+  EXPECT_EQ(j["changes"][0]["new"]["severity"], "high");
+  EXPECT_EQ(j["changes"][0]["new"]["observed"], "read ok:\n33 bytes");
+}
+
+TEST(DiffTest, WarnsWhenSuitesOrPoliciesDiffer) {
+  json a = Report("a", {Check("x", "pass")});
+  json b = Report("a", {Check("x", "pass")});
+  a["suite"] = "default";
+  b["suite"] = "network";
+  a["policy"] = {{"name", "tier-low"}, {"config", {{"name", "tier-low"}}}};
+  b["policy"] = {{"name", "tier-low"}, {"config", {{"name", "tier-low"}, {"limits", {{"pids", 5}}}}}};
+  StatusOr<ReportDiff> diff = DiffReports(a, b);
+  ASSERT_TRUE(diff.ok());
+  EXPECT_EQ(diff->warnings, (std::vector<std::string>{
+                                "suite default -> network: the runs used different suites",
+                                "policy tier-low: its content differs between the runs"}));
+  std::string text = RenderDiffText(*diff);
+  EXPECT_NE(text.find("warning: suite default -> network"), std::string::npos) << text;
+  EXPECT_EQ(DiffToJson(*diff)["warnings"].size(), 2u);
+  b["policy"] = {{"name", "tier-high"}, {"config", {{"name", "tier-high"}}}};
+  b["suite"] = "default";
+  diff = DiffReports(a, b);
+  ASSERT_TRUE(diff.ok());
+  EXPECT_EQ(diff->warnings, (std::vector<std::string>{
+                                "policy tier-low -> tier-high: the runs used different policies"}));
+  EXPECT_TRUE(DiffReports(a, a)->warnings.empty());
 }
 
 TEST(DiffTest, IdenticalReportsHaveNoChangesAndBadInputIsAnError) {

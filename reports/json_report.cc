@@ -22,9 +22,16 @@ json ToleranceJson(const std::optional<Tolerance>& t) {
           {"low", t->Low()}, {"high", t->High()}};
 }
 
+// Only on a fail a waiver matched (--waivers): the fail stays a fail, marked waived unless the
+// waiver expired.
+json WaiverJson(const AppliedWaiver& w) {
+  return {{"check", w.pattern}, {"reason", w.reason}, {"expires", w.expires},
+          {"source", w.where}, {"expired", w.expired}};
+}
+
 json CheckToJson(const Verdict& v) {
   const Check& c = v.check;
-  return {
+  json check = {
       {"id", c.id},
       {"family", c.family},
       {"severity", SeverityName(c.severity)},
@@ -46,6 +53,11 @@ json CheckToJson(const Verdict& v) {
       {"remediation", v.remediation},
       {"duration_seconds", Finite(v.duration_seconds)},
   };
+  if (v.waiver) {
+    check["waived"] = v.waived();
+    check["waiver"] = WaiverJson(*v.waiver);
+  }
+  return check;
 }
 
 json LaunchToJson(const LaunchRecord& l) {
@@ -125,6 +137,11 @@ json ReportToJson(const RunReport& report) {
   // Only when the deadline cut something, or the run left its dir for a sweep.
   if (!report.cut_short.empty()) out["cut_short"] = report.cut_short;
   if (!report.left_for_sweep.empty()) out["left_for_sweep"] = report.left_for_sweep;
+  if (report.waivers) {
+    out["waivers"] = {{"source", report.waivers->source_path},
+                      {"expired", report.waivers->expired},
+                      {"unused", report.waivers->unused}};
+  }
   return out;
 }
 

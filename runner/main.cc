@@ -26,7 +26,10 @@
 #include "reports/diff.h"
 #include "reports/report_format.h"
 #include "runner/cli_command.h"
+#include "runner/data_dir.h"
+#include "runner/data_lint.h"
 #include "runner/evaluate.h"
+#include "runner/gate.h"
 #include "runner/json_source.h"
 #include "runner/launcher.h"
 #include "runner/plan.h"
@@ -35,6 +38,7 @@
 #include "runner/run.h"
 #include "runner/run_sweep.h"
 #include "runner/suite.h"
+#include "runner/waivers.h"
 
 namespace sandprobe {
 namespace {
@@ -69,6 +73,8 @@ struct RunFlags {
   bool require_backend = false, no_color = false, keep_run_dir = false, no_progress = false;
   int jobs = 1;
   int timeout_seconds = 0;
+  CheckSelection selection;  // --check, --skip
+  std::string waivers;       // --waivers FILE
 };
 
 // A live line on a terminal only: not in CI, not into a file or pipe, not with --no-progress.
@@ -117,11 +123,17 @@ bool UseColor(bool no_color, FILE* stream) {
 }
 
 int Run(const RunFlags& flags) {
-  std::optional<Severity> fail_on = ParseSeverity(flags.fail_on);
+  std::optional<FailOn> fail_on = ParseFailOn(flags.fail_on);
   if (!fail_on) {
     std::cerr << "sandprobe run: --fail-on " << flags.fail_on
-              << ": expected critical, high, medium, low or info\n";
+              << ": expected critical, high, medium, low, info or none\n";
     return kExitUsage;
+  }
+  std::optional<WaiverFile> waivers;
+  if (!flags.waivers.empty()) {
+    StatusOr<WaiverFile> loaded = LoadWaivers(flags.waivers);
+    if (!loaded.ok()) return std::cerr << "sandprobe run: " << loaded.status().message() << "\n", kExitUsage;
+    waivers = std::move(*loaded);
   }
   // Before a run of minutes, not after it: a report path that cannot be written is refused.
   if (Status s = CheckReportOutputs(NamedOutputs(flags.outputs)); !s.ok()) {
@@ -144,7 +156,8 @@ int Run(const RunFlags& flags) {
                      .tool_version = SANDPROBE_VERSION,
                      .cancel = &g_interrupted,
                      .jobs = flags.jobs,
-                     .run_timeout = std::chrono::seconds(flags.timeout_seconds)};
+                     .run_timeout = std::chrono::seconds(flags.timeout_seconds),
+                     .selection = flags.selection};
   options.on_stalled = [&flags](const std::string& why) { AbandonStalledRun(flags, why); };
   ProgressPrinter printer;
   if (ShowProgress(flags)) {
@@ -171,10 +184,13 @@ int Run(const RunFlags& flags) {
   // With `--json -` (or /dev/stdout, or any other format's "-") stdout carries the report
   // alone; the console summary goes to stderr.
   FILE* console = AnyOutputOnStdout(flags.outputs) ? stderr : stdout;
+  if (waivers) ApplyWaivers(*report, *waivers, UtcToday());
   std::string text = RenderConsole(*report, UseColor(flags.no_color, console));
   std::fputs(text.c_str(), console);
+  GateResult gate = Gate(*report, *fail_on);
+  std::fprintf(console, "%s\n", gate.why.c_str());
   std::fflush(console);
-  int exit_code = ExitCodeFor(report->verdicts, *fail_on);
+  int exit_code = gate.exit_code;
   for (const Status& s : WriteReports({*report}, flags.outputs)) {
     std::cerr << "sandprobe run: " << s.message() << "\n";
     exit_code = kExitHarness;
@@ -238,7 +254,7 @@ int Diff(const DiffFlags& flags) {
   return DiffExitCode(*diff, flags.fail_on_change);
 }
 
-int Validate(const std::vector<std::string>& files) {
+int Validate(const std::vector<std::string>& files, const std::string& data_dir) {
   int failures = 0;
   for (const std::string& file : files) {
     StatusOr<std::string> kind = ValidateFile(file, KnownFamilies());
@@ -246,6 +262,7 @@ int Validate(const std::vector<std::string>& files) {
       std::cout << file << ": ok (" << *kind << ")\n";
     } else {
       std::cerr << kind.status().message() << "\n";
+      for (const std::string& more : MoreErrors(kind.status().message(), file, data_dir)) std::cerr << more << "\n";
       ++failures;
     }
   }
@@ -291,15 +308,20 @@ int List(const std::string& data_dir) {
 CliHandler SetupRun(CLI::App& run, const CliGlobals& globals) {
   auto flags = std::make_shared<RunFlags>();
   flags->probe_dir = globals.probe_dir;
-  run.add_option("--sandbox", flags->sandbox, "sandbox profile (JSON)")->required();
-  run.add_option("--policy", flags->policy, "policy to judge against (default: the profile's)");
-  run.add_option("--suite", flags->suite, "suite of checks (default: <data-dir>/suites/default.json)");
+  run.add_option("--sandbox", flags->sandbox, "sandbox profile: a name (see list) or a JSON file")->required();
+  run.add_option("--policy", flags->policy, "policy to judge against: a name or a file (default: the profile's)");
+  run.add_option("--suite", flags->suite, "suite of checks: a name or a file (default: default)");
   const std::span<const ReportFormat> formats = ReportFormats();
   for (std::size_t i = 0; i < formats.size(); ++i) {
     run.add_option(std::string(formats[i].flag), flags->outputs[i], std::string(formats[i].help));
   }
-  run.add_option("--fail-on", flags->fail_on, "lowest severity whose fail gives exit 1")
+  run.add_option("--fail-on", flags->fail_on,
+                 "lowest severity whose fail gives exit 1 (none: report only, exit 0 unless a "
+                 "harness error)")
       ->capture_default_str();
+  run.add_option("--check", flags->selection.only, "run only checks whose id matches this glob (repeatable)");
+  run.add_option("--skip", flags->selection.skip, "leave out checks whose id matches this glob (repeatable)");
+  run.add_option("--waivers", flags->waivers, "JSON file of waived fails (check glob, reason, expires)");
   run.add_option("--probe-dir", flags->probe_dir, "host directory holding sandprobe-probe")
       ->capture_default_str();
   run.add_flag("--require-backend", flags->require_backend,
@@ -312,16 +334,19 @@ CliHandler SetupRun(CLI::App& run, const CliGlobals& globals) {
                  "limit for the whole run in seconds (0: none); unfinished checks are errors")
       ->check(CLI::Range(0, 86400));
   run.add_flag("--no-progress", flags->no_progress, "no live progress line on a terminal");
-  return [flags, &globals] {
+  return [flags, &globals]() -> int {
     if (flags->suite.empty()) flags->suite = (fs::path(globals.data_dir) / "suites/default.json").string();
+    if (Status s = ResolveRunInputs(globals.data_dir, flags->sandbox, flags->policy, flags->suite); !s.ok()) {
+      return std::cerr << "sandprobe run: " << s.message() << "\n", kExitUsage;
+    }
     return Run(*flags);
   };
 }
 
-CliHandler SetupValidate(CLI::App& validate, const CliGlobals&) {
+CliHandler SetupValidate(CLI::App& validate, const CliGlobals& globals) {
   auto files = std::make_shared<std::vector<std::string>>();
-  validate.add_option("files", *files, "JSON files")->required();
-  return [files] { return Validate(*files); };
+  validate.add_option("files", *files, "JSON files, or names of built-in sandboxes, policies, suites")->required();
+  return [files, &globals] { return Validate(ResolveValidateArgs(*files, globals.data_dir), globals.data_dir); };
 }
 
 CliHandler SetupList(CLI::App&, const CliGlobals& globals) {

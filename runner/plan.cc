@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "runner/family.h"
 
@@ -16,6 +17,41 @@ const FamilyCatalog& KnownFamilies() {
   }();
   return kFamilies;
 }
+
+namespace {
+
+// The policy section each family group expands its checks from (family.h: the groups' Expand
+// functions), for the error of a suite that expands to no check at all.
+struct SectionRow {
+  const char* group;    // the family name up to its first '.'
+  const char* section;  // the policy's top-level key
+};
+constexpr SectionRow kPolicySections[] = {
+    {"fs", "filesystem"}, {"env", "host"},      {"net", "network"},
+    {"priv", "privileges"}, {"res", "limits"}, {"persist", "persistence"},
+};
+
+// Invalid input naming the sections the suite's families read and whether the policy has them:
+// a gate over zero checks is green whatever the sandbox does.
+Status EmptyPlanError(const Policy& policy, const Suite& suite) {
+  std::vector<std::string> sections;
+  for (const SuiteEntry& entry : suite.entries) {
+    std::string group = entry.family.substr(0, entry.family.find('.'));
+    for (const SectionRow& row : kPolicySections) {
+      if (group != row.group) continue;
+      std::string named = policy.raw.contains(row.section)
+                              ? fmt::format("\"{}\" (present, but declares nothing these families check)", row.section)
+                              : fmt::format("\"{}\" (missing)", row.section);
+      if (std::find(sections.begin(), sections.end(), named) == sections.end()) sections.push_back(named);
+    }
+  }
+  return Status::Error(fmt::format(
+      "suite {} ({}) expands to no check against policy {} ({}): its families read the policy's "
+      "section {}; declare what the sandbox should enforce there, or run another suite",
+      suite.name, suite.source_path, policy.name, policy.source_path, fmt::join(sections, ", ")));
+}
+
+}  // namespace
 
 StatusOr<Plan> ExpandChecks(const Policy& policy, const Suite& suite, const PlanContext& context) {
   Plan plan;
@@ -42,6 +78,7 @@ StatusOr<Plan> ExpandChecks(const Policy& policy, const Suite& suite, const Plan
     if (Status s = row->expand(in, own); !s.ok()) return s;
   }
   std::erase_if(plan.batches, [](const LaunchBatch& b) { return b.check_indexes.empty(); });
+  if (plan.checks.empty()) return EmptyPlanError(policy, suite);
   ApplyLaunchTimeouts(plan);
   return plan;
 }

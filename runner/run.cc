@@ -161,6 +161,7 @@ class Run {
     }
     StatusOr<Plan> plan = ExpandChecks(*policy_, *suite_, context);
     if (!plan.ok()) return plan.status();
+    if (Status s = SelectChecks(*plan, options_.selection); !s.ok()) return s;
     plan_ = std::move(*plan);
     // The host's own copy of every denied path, before any launch (decoys vs the host's data).
     facts_.observed["host_paths"] = HostPathWitness(plan_);

@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 
+#include "runner/check_selection.h"
 #include "runner/launcher.h"
 #include "runner/run_environment.h"
 #include "runner/run_report.h"
@@ -36,6 +37,8 @@ struct RunOptions {
   // (start, inspect, cleanup, teardown, sweep, requires) shares the same deadline: each step
   // gets what is left, and the report names the steps it cut (RunReport::cut_short).
   std::chrono::seconds run_timeout{0};
+  // --check / --skip: which of the planned checks run (SelectChecks, after ExpandChecks).
+  CheckSelection selection;
   // The watchdog: no launch started or ended for this long stops the run (0: the longest
   // launch timeout + 3 min of housekeeping), and after `stall_grace` more calls on_stalled.
   std::chrono::seconds stall_after{0};

@@ -2,6 +2,7 @@
 // verdicts together. The report writers (reports/) turn it into JSON, JUnit and console text.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,13 @@
 namespace sandprobe {
 
 inline constexpr const char* kReportSchema = "sandprobe-report/1";
+
+// What --waivers did to a run beyond the checks it waived (Verdict::waiver).
+struct WaiverSummary {
+  std::string source_path;           // the waivers file
+  std::vector<std::string> expired;  // "waivers.json:3:5: fs.read.* expired 2026-01-31": fail the gate
+  std::vector<std::string> unused;   // waivers that matched no fail of this run
+};
 
 struct RunReport {
   std::string tool_version;
@@ -38,6 +46,7 @@ struct RunReport {
   // The run dir left in the registry because something the run made may still exist (its
   // cleanup and sweep failed or were cut): `sandprobe sweep` removes it. "" when none.
   std::string left_for_sweep;
+  std::optional<WaiverSummary> waivers;  // set only with --waivers
 };
 
 // The report of a run that produced no verdicts of its own: one error check, `check_id`, saying

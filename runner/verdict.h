@@ -1,6 +1,7 @@
 // Verdict: Evaluate()'s judgement of one Check against the observed facts.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,17 @@ struct Evidence {
   std::string expected_end;
 };
 
+// A waiver (--waivers FILE) that matched this check's fail. An active one keeps the fail out of
+// the gate: the check stays `fail` in every report, marked waived with the reason. An expired one
+// waives nothing (the fail counts) and fails the gate on its own (runner/waivers.h).
+struct AppliedWaiver {
+  std::string pattern;  // the waiver's "check": an id or a glob
+  std::string reason;
+  std::string expires;  // YYYY-MM-DD: waives through that day (UTC)
+  std::string where;    // "waivers.json:3:5", the waiver in its file
+  bool expired = false;
+};
+
 struct Verdict {
   Check check;
   Outcome outcome = Outcome::kError;
@@ -42,6 +54,9 @@ struct Verdict {
   std::string remediation;  // one line
   Evidence evidence;
   double duration_seconds = 0;
+  std::optional<AppliedWaiver> waiver;  // only on a fail a waiver matched
+  // The fail is waived (a waiver matched and has not expired): it does not fail the gate.
+  bool waived() const { return waiver.has_value() && !waiver->expired; }
 };
 
 }  // namespace sandprobe

@@ -1,0 +1,75 @@
+#include "runner/data_dir.h"
+
+#include <gtest/gtest.h>
+
+namespace sandprobe {
+namespace {
+
+const std::string kDataDir = SANDPROBE_SOURCE_DIR;
+
+TEST(DataDirTest, ResolvesBuiltinNamesInTheirOwnDirectory) {
+  StatusOr<std::string> sandbox = ResolveDataFile(DataKind::kSandbox, "docker-hardened", kDataDir);
+  ASSERT_TRUE(sandbox.ok()) << sandbox.status().message();
+  EXPECT_EQ(*sandbox, kDataDir + "/sandboxes/docker-hardened.json");
+  EXPECT_EQ(*ResolveDataFile(DataKind::kPolicy, "tier-low", kDataDir), kDataDir + "/policies/tier-low.json");
+  EXPECT_EQ(*ResolveDataFile(DataKind::kSuite, "network", kDataDir), kDataDir + "/suites/network.json");
+  // codex is a sandbox and a policy: the kind decides which.
+  EXPECT_EQ(*ResolveDataFile(DataKind::kPolicy, "codex", kDataDir), kDataDir + "/policies/codex.json");
+}
+
+TEST(DataDirTest, APathStaysAPathEvenWhenItDoesNotExist) {
+  EXPECT_EQ(*ResolveDataFile(DataKind::kSandbox, "sandboxes/host.json", kDataDir), "sandboxes/host.json");
+  EXPECT_EQ(*ResolveDataFile(DataKind::kPolicy, "/nonexistent/p.json", kDataDir), "/nonexistent/p.json");
+  EXPECT_EQ(*ResolveDataFile(DataKind::kSuite, "mine.json", kDataDir), "mine.json");
+}
+
+TEST(DataDirTest, AnUnknownNameListsTheNamesThereAndTheNearestOne) {
+  StatusOr<std::string> r = ResolveDataFile(DataKind::kSandbox, "docker-hardend", kDataDir);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  const std::string m = r.status().message();
+  EXPECT_NE(m.find("--sandbox docker-hardend"), std::string::npos) << m;
+  EXPECT_NE(m.find("did you mean docker-hardened?"), std::string::npos) << m;
+  EXPECT_NE(m.find("bwrap-strict, codex"), std::string::npos) << m;
+  StatusOr<std::string> policy = ResolveDataFile(DataKind::kPolicy, "tier-lowest-of-all", kDataDir);
+  ASSERT_FALSE(policy.ok());
+  EXPECT_EQ(policy.status().message().find("did you mean"), std::string::npos) << policy.status().message();
+  EXPECT_NE(policy.status().message().find("tier-high, tier-low, tier-medium"), std::string::npos);
+}
+
+TEST(DataDirTest, AnEmptyDataDirSaysSo) {
+  StatusOr<std::string> r = ResolveDataFile(DataKind::kSuite, "network", "/nonexistent-data-dir");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("holds no suite"), std::string::npos) << r.status().message();
+}
+
+TEST(DataDirTest, RunInputsResolveInPlaceAndLeaveEmptyOnesEmpty) {
+  std::string sandbox = "bwrap-strict", policy, suite = "privileges";
+  ASSERT_TRUE(ResolveRunInputs(kDataDir, sandbox, policy, suite).ok());
+  EXPECT_EQ(sandbox, kDataDir + "/sandboxes/bwrap-strict.json");
+  EXPECT_EQ(policy, "");
+  EXPECT_EQ(suite, kDataDir + "/suites/privileges.json");
+  std::string bad = "tier-nope";
+  Status s = ResolveRunInputs(kDataDir, sandbox, bad, suite);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("--policy tier-nope"), std::string::npos) << s.message();
+}
+
+TEST(DataDirTest, ValidateArgsExpandANameToEveryKindThatHasIt) {
+  EXPECT_EQ(ResolveValidateArgs({"codex", "network", "x/y.json", "nothing-here"}, kDataDir),
+            (std::vector<std::string>{kDataDir + "/sandboxes/codex.json",
+                                      kDataDir + "/policies/codex.json",
+                                      kDataDir + "/suites/network.json", "x/y.json",
+                                      "nothing-here"}));
+}
+
+TEST(DataDirTest, NearestNameNeedsToBeClose) {
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+  EXPECT_EQ(EditDistance("", "abc"), 3u);
+  EXPECT_EQ(NearestName("tier-lw", {"tier-high", "tier-low"}), "tier-low");
+  EXPECT_EQ(NearestName("gvisr", {"gvisor", "host"}), "gvisor");
+  EXPECT_EQ(NearestName("zzz", {"gvisor", "host"}), "");
+}
+
+}  // namespace
+}  // namespace sandprobe
