@@ -18,6 +18,11 @@ Usage: bench/e2e.py [--runs N] [--no-naive] [PROFILE...]   (default: bwrap-stric
 launch costs seconds, e.g. the microVM under TCG:
   bench/e2e.py --runs 3 --no-naive sandboxes/bwrap-strict.json sandboxes/docker-hardened.json \
       sandboxes/microvm.json
+
+--suites: every suite (suites/*.json) and the full audit (the five suites summed, per run), per
+profile, interleaved with the raw launches (bench/e2e_suites.py says how the floor is computed).
+--verdicts FILE (with --suites): also write {profile: {suite: {check id: [verdicts seen]}}};
+bench/compare_verdicts.py compares two such files.
 """
 import argparse
 import json
@@ -29,7 +34,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CLI = os.path.join(ROOT, "build", "sandprobe")
+# SANDPROBE_BENCH_CLI: another build of the CLI (e.g. a copy kept from before a change).
+CLI = os.environ.get("SANDPROBE_BENCH_CLI", os.path.join(ROOT, "build", "sandprobe"))
 
 
 def timed(argv, **kwargs):
@@ -134,9 +140,16 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--no-naive", action="store_true", help="skip the one-launch-per-check baseline")
+    parser.add_argument("--suites", action="store_true",
+                        help="time every suite and the full audit against its launch floor")
+    parser.add_argument("--verdicts", help="with --suites: write the verdicts seen to this file")
     parser.add_argument("profiles", nargs="*",
                         default=["sandboxes/bwrap-strict.json", "sandboxes/docker-hardened.json"])
     args = parser.parse_args()
+    if args.suites:
+        import e2e_suites
+        e2e_suites.main(CLI, ROOT, args.runs, args.profiles, args.verdicts)
+        return
     print(f"{'profile':<18} {'checks':>6} {'probe':>5} {'all':>4} {'suite s':>8} {'raw s':>7} "
           f"{'suite/(probe x raw)':>20} {'raw+cleanup s':>13} {'ratio':>6} "
           f"{'naive s':>8} {'naive n':>7} {'naive/suite':>11}")

@@ -104,18 +104,21 @@ Status ExpandCpu(const ExpandInput& in, BatchBuilder& batch) {
                        "--min-periods", std::to_string(kCpuWindowPeriods)});
 }
 
-// Only limits of at most kMaxMeasuredWallSeconds are measured; for a longer one a 1 s probe
-// runs so the check has a launch, and the judge skips it.
+// Only limits of at most kMaxMeasuredWallSeconds are measured; the judge skips a longer one
+// whatever the launch shows (JudgeResWall), so the plan already knows that verdict: when the
+// runner judges launchless batches, the check gets no launch at all; otherwise a 1 s probe
+// runs so the check has a launch.
 
 Status ExpandWall(const ExpandInput& in, BatchBuilder& batch) {
   if (!in.policy.limits.wall_seconds) return Status::Ok();
   std::int64_t declared = *in.policy.limits.wall_seconds;
   bool measured = declared <= kMaxMeasuredWallSeconds;
+  Check check = LimitCheck(in, "res.wall", "wall_seconds", static_cast<double>(declared),
+                           Severity::kMedium);
+  if (!measured && in.context.launchless_checks) return batch.AddCheck(std::move(check));
   std::int64_t sleep = measured ? declared + 5 : 1;
-  return AddExclusive(batch,
-                      LimitCheck(in, "res.wall", "wall_seconds", static_cast<double>(declared),
-                                 Severity::kMedium),
-                      "res.wall", {"--ceiling-seconds", std::to_string(sleep)});
+  return AddExclusive(batch, std::move(check), "res.wall",
+                      {"--ceiling-seconds", std::to_string(sleep)});
 }
 
 // /tmp when the policy lets the sandbox write there, else its first writable path.

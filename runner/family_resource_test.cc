@@ -99,6 +99,60 @@ TEST(FamilyResourceTest, EveryLimitCarriesThePolicysTolerance) {
   EXPECT_EQ(by_id.at("limits.open_files:1024").Absolute(), 3);
 }
 
+// A wall limit above the measured range: the judge skips it whatever the launch shows, so with
+// a runner that judges launchless batches the plan gives it no launch, and the verdict is the
+// one the 1 s probe launch got (same outcome, reason, expectation, remediation).
+TEST(FamilyResourceTest, UnmeasurableWallIsDecidedWithoutALaunchAndTheSameVerdict) {
+  Policy policy = testing::TierLowPolicy();
+  policy.limits.wall_seconds = 60;
+  PlanContext launched{"/c", "/w", {}};
+  PlanContext launchless = launched;
+  launchless.launchless_checks = true;
+  auto old_plan = ExpandChecks(policy, testing::SuiteOf({"res.wall"}), launched);
+  auto new_plan = ExpandChecks(policy, testing::SuiteOf({"res.wall"}), launchless);
+  ASSERT_TRUE(old_plan.ok() && new_plan.ok());
+  ASSERT_EQ(old_plan->batches.size(), 1u);
+  EXPECT_EQ(old_plan->batches[0].invocations.at(0).args,
+            (std::vector<std::string>{"--ceiling-seconds", "1"}));
+  ASSERT_EQ(new_plan->batches.size(), 1u);
+  EXPECT_TRUE(new_plan->batches[0].invocations.empty());
+  EXPECT_FALSE(new_plan->batches[0].host_readings) << "no launch to inspect";
+  EXPECT_EQ(new_plan->batches[0].check_indexes, (std::vector<std::size_t>{0}));
+  EXPECT_EQ(new_plan->checks.at(0).id, old_plan->checks.at(0).id);
+
+  BatchResult slept;  // what the 1 s probe launch reported
+  slept.state = BatchResult::State::kRan;
+  slept.launch_id = "L1";
+  slept.complete = true;
+  slept.frames.done = true;
+  slept.frames.facts = {{{"family", "res.wall"}, {"kind", "result"}, {"ok", true},
+                         {"elapsed_ms", 1000}, {"ceiling_seconds", 1}}};
+  BatchResult none;  // what the runner hands a launchless batch
+  none.state = BatchResult::State::kRan;
+  none.complete = true;
+  Verdict before = Evaluate(*old_plan, {slept}, WitnessFacts{}).at(0);
+  Verdict after = Evaluate(*new_plan, {none}, WitnessFacts{}).at(0);
+  EXPECT_EQ(before.outcome, Outcome::kSkip);
+  EXPECT_EQ(after.outcome, before.outcome);
+  EXPECT_EQ(after.observed, before.observed);
+  EXPECT_EQ(after.expected, before.expected);
+  EXPECT_EQ(after.remediation, before.remediation);
+  EXPECT_EQ(after.evidence.launch_id, "") << "no launch was involved";
+}
+
+TEST(FamilyResourceTest, MeasurableWallStillSleepsPastTheLimit) {
+  Policy policy = testing::TierLowPolicy();
+  policy.limits.wall_seconds = 5;
+  PlanContext launchless{"/c", "/w", {}};
+  launchless.launchless_checks = true;
+  auto plan = ExpandChecks(policy, testing::SuiteOf({"res.wall"}), launchless);
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(plan->batches.size(), 1u);
+  EXPECT_EQ(plan->batches[0].invocations.at(0).args,
+            (std::vector<std::string>{"--ceiling-seconds", "10"}));
+  EXPECT_TRUE(plan->batches[0].host_readings);
+}
+
 TEST(FamilyResourceTest, OomKillAtHalfTheDeclaredValueIsTooRestrictive) {
   Verdict v = JudgeMemory({{"family", "res.memory"}, {"kind", "result"}, {"ok", true},
                            {"reached_mib", 255}, {"ceiling_mib", 1024}, {"stopped_by", "SIGKILL"}});

@@ -2,6 +2,8 @@
 
 #include <signal.h>
 #include <string.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -74,6 +76,7 @@ class LaunchSession {
   void WatchExit();
   void ArmTimeout();
   void PollCancel();
+  void WatchCancelFd();
   void BeginKill();
   void SignalTree(int sig);
   static std::vector<LeftoverProcess> ListTree(int root);
@@ -87,6 +90,7 @@ class LaunchSession {
   Capture out_{ios_}, err_{ios_};
   std::optional<bp::async_pipe> stdin_;
   std::optional<asio::posix::stream_descriptor> pidfd_;
+  std::optional<asio::posix::stream_descriptor> cancel_fd_;  // a dup of spec_.cancel_fd
   std::thread waiter_;  // only when pidfd_open is unavailable
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> waiter_work_;
   asio::steady_timer timeout_timer_{ios_}, grace_timer_{ios_}, cancel_timer_{ios_},
@@ -113,9 +117,13 @@ Status LaunchSession::Spawn() {
   for (const auto& [name, value] : spec_.extra_env) env[name] = value;
   env[kLaunchMarkerEnv] = registration_.marker();
   // Resolved here, as execvp would with the child's PATH, and exec'd by that absolute path:
-  // what the report records is what ran (runner/launch_executable.h).
+  // what the report records is what ran (runner/launch_executable.h). An empty environment
+  // resolves with the harness's PATH, as `env -i CMD` finds CMD in the caller's.
   std::optional<std::string> path_env;
   if (auto path = env.find("PATH"); path != env.end()) path_env = path->to_string();
+  // Without the marker too: orphan attribution then falls back to start times, exactly as for
+  // a child of `env -i` (launch_leftovers.h).
+  if (spec_.empty_environment) env.clear();
   StatusOr<ResolvedExecutable> resolved =
       ResolveExecutable(spec_.argv[0], path_env, spec_.working_dir);
   if (!resolved.ok()) return resolved.status();
@@ -238,6 +246,19 @@ void LaunchSession::PollCancel() {
   });
 }
 
+void LaunchSession::WatchCancelFd() {
+  if (spec_.cancel_fd < 0) return;
+  int fd = ::fcntl(spec_.cancel_fd, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) return PollCancel();  // unlikely (EMFILE): `cancel`, if any, still works
+  cancel_fd_.emplace(ios_, fd);
+  cancel_fd_->async_wait(asio::posix::stream_descriptor::wait_read,
+                         [this](boost::system::error_code ec) {
+                           if (ec || exited_ || killing_) return;
+                           result_.cancelled = true;
+                           BeginKill();
+                         });
+}
+
 // The launch's process tree (the direct child and its descendants) with argv, as it is now.
 std::vector<LeftoverProcess> LaunchSession::ListTree(int root) {
   std::vector<LeftoverProcess> tree;
@@ -280,6 +301,7 @@ void LaunchSession::OnExit() {
   timeout_timer_.cancel();
   grace_timer_.cancel();
   cancel_timer_.cancel();
+  if (cancel_fd_) cancel_fd_->cancel();  // else its pending wait keeps ios_.run() going
   // A process that left the group may still hold the pipes: drain for at most `grace`.
   drain_timer_.expires_after(spec_.grace);
   drain_timer_.async_wait([this](boost::system::error_code ec) {
@@ -304,12 +326,15 @@ void LaunchSession::MaybeFinish() {
   boost::system::error_code ignored;
   if (stdin_) stdin_->close(ignored);
   if (pidfd_) pidfd_->close(ignored);
+  if (cancel_fd_) cancel_fd_->close(ignored);
 }
 
 StatusOr<LaunchResult> LaunchSession::Run() {
   auto start = Clock::now();
   result_.timeout = spec_.timeout;
-  if (spec_.cancel && spec_.cancel->load()) {
+  pollfd cancel_event{.fd = spec_.cancel_fd, .events = POLLIN, .revents = 0};
+  if ((spec_.cancel && spec_.cancel->load()) ||
+      (spec_.cancel_fd >= 0 && ::poll(&cancel_event, 1, 0) == 1)) {
     result_.cancelled = true;  // never started
     return std::move(result_);
   }
@@ -320,12 +345,14 @@ StatusOr<LaunchResult> LaunchSession::Run() {
   }
   if (Status s = Spawn(); !s.ok()) return s;
   result_.pid = pid_;
+  if (spec_.on_started) spec_.on_started(pid_);
   Read(out_);
   Read(err_);
   WriteStdin();
   WatchExit();
   ArmTimeout();
   PollCancel();
+  WatchCancelFd();
   ios_.run();
   if (waiter_.joinable()) waiter_.join();
 

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -55,6 +56,17 @@ struct LaunchSpec {
   std::chrono::milliseconds grace{2000};
   std::size_t output_cap = 1 << 20;        // per stream: the first `output_cap` bytes are kept, the rest drained and counted
   const std::atomic<bool>* cancel = nullptr;  // when it turns true: kill as on timeout, result.cancelled = true
+  // The same as `cancel`, as an event: when this fd turns readable (an eventfd or a pipe's read
+  // end the caller writes to), the launch is killed at once, where `cancel` is only looked at
+  // every 50 ms. The launcher never reads or closes it; -1: none.
+  int cancel_fd = -1;
+  // Called on the launching thread right after the child has exec'd (Boost.Process returns from
+  // the spawn only then), before Launch() waits for it: a caller that needs the process running
+  // (a canary) waits for this instead of polling /proc.
+  std::function<void(int pid)> on_started;
+  // true: the child gets an empty environment (not even extra_env or the launch marker), as
+  // under `env -i`; its argv[0] is still resolved with the harness's PATH.
+  bool empty_environment = false;
   LaunchEnvelope envelope;  // empty: the child inherits the harness's limits
 };
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -519,6 +520,86 @@ TEST(Launcher, AlreadyCancelledStartsNothing) {
   LaunchResult r = MustLaunch(spec);
   EXPECT_TRUE(r.cancelled);
   EXPECT_EQ(r.pid, 0);
+}
+
+// The cancel event: a write to the fd ends the launch at once, as `cancel` does at its tick.
+TEST(Launcher, CancelFdKillsLikeATimeout) {
+  int event = ::eventfd(0, EFD_CLOEXEC);
+  ASSERT_GE(event, 0);
+  LaunchSpec spec = Child({"sleep"});
+  spec.cancel_fd = event;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(milliseconds(200));
+    std::uint64_t one = 1;
+    ASSERT_EQ(::write(event, &one, sizeof one), static_cast<ssize_t>(sizeof one));
+  });
+  LaunchResult r = MustLaunch(spec);
+  canceller.join();
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.signal, SIGTERM);
+  EXPECT_EQ(DescribeExit(r), "cancelled");
+  ::close(event);
+}
+
+// A launch that ends by itself leaves the (unsignalled) cancel fd alone and returns.
+TEST(Launcher, CancelFdNeverWrittenDoesNotHoldTheLaunch) {
+  int event = ::eventfd(0, EFD_CLOEXEC);
+  ASSERT_GE(event, 0);
+  LaunchSpec spec = Child({"exit", "3"});
+  spec.cancel_fd = event;
+  LaunchResult r = MustLaunch(spec);
+  EXPECT_FALSE(r.cancelled);
+  EXPECT_EQ(r.exit_code, 3);
+  ::close(event);
+}
+
+TEST(Launcher, CancelFdAlreadyReadableStartsNothing) {
+  int event = ::eventfd(1, EFD_CLOEXEC);
+  ASSERT_GE(event, 0);
+  LaunchSpec spec = Child({"exit", "0"});
+  spec.cancel_fd = event;
+  LaunchResult r = MustLaunch(spec);
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_EQ(r.pid, 0);
+  ::close(event);
+}
+
+// on_started runs once the child has exec'd: its /proc cmdline is already the new program's.
+TEST(Launcher, OnStartedSeesTheExecdChild) {
+  int event = ::eventfd(0, EFD_CLOEXEC);
+  ASSERT_GE(event, 0);
+  LaunchSpec spec = Child({"sleep"});
+  spec.cancel_fd = event;
+  int started_pid = 0;
+  std::string cmdline;
+  spec.on_started = [&](int pid) {
+    started_pid = pid;
+    cmdline = ReadProcFile(pid, "cmdline");
+    std::uint64_t one = 1;
+    EXPECT_EQ(::write(event, &one, sizeof one), static_cast<ssize_t>(sizeof one));
+  };
+  LaunchResult r = MustLaunch(spec);
+  EXPECT_EQ(started_pid, r.pid);
+  EXPECT_THAT(cmdline, HasSubstr(std::string("sleep") + '\0'));
+  EXPECT_TRUE(r.cancelled);
+  ::close(event);
+}
+
+// empty_environment: nothing of the harness's environment, extra_env, nor the launch marker,
+// as under `env -i`; the program is still found through the harness's PATH.
+TEST(Launcher, EmptyEnvironmentPassesNothing) {
+  setenv("SANDPROBE_LAUNCHER_TEST_OLD", "inherited", 1);
+  LaunchSpec spec = Command({"env"});
+  spec.extra_env = {{"SANDPROBE_CANARY_TEST", "secret"}};
+  spec.empty_environment = true;
+  LaunchResult r = MustLaunch(spec);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.executable, HasSubstr("/env"));
+  spec.empty_environment = false;
+  EXPECT_THAT(MustLaunch(spec).out, HasSubstr("SANDPROBE_CANARY_TEST=secret"));
+  unsetenv("SANDPROBE_LAUNCHER_TEST_OLD");
 }
 
 // Two threads launching at once: each result holds its own child's output, nothing leaks

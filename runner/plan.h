@@ -32,6 +32,8 @@ struct LaunchBatch {
   std::vector<std::size_t> check_indexes;  // into Plan::checks
   // Resource probes run alone (never beside another launch).
   bool exclusive = false;
+  // Checks and no invocations: decided at plan time, nothing to launch (planned only when
+  // PlanContext::launchless_checks says the runner judges it without a launch).
   // Per-launch timeout for this batch; 0: the profile's timeout_seconds.
   int timeout_seconds = 0;
   // Run in a fresh sandbox instance: a session profile stops its instance and starts a new one
@@ -57,6 +59,11 @@ struct PlanContext {
   // The profile keeps one sandbox instance across launches (lifecycle "session"), so "the next
   // launch" and "a fresh instance" differ; in a one-shot profile every launch is fresh.
   bool session = false;
+  // The runner judges a batch with checks and no invocations without launching anything (an
+  // empty, complete result): a family whose judge decides from the policy alone (res.wall above
+  // kMaxMeasuredWallSeconds: always skipped) then plans no launch. Off: such checks get a
+  // launch as before (a runner that would start an empty probe must not get such a batch).
+  bool launchless_checks = false;
 };
 
 // Families the planner knows how to expand (what a suite may name), with the variants each

@@ -271,7 +271,7 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
                  {"name", "description", "backend", "policy", "requires", "preflight", "install_hint",
                   "lifecycle", "probe_path", "workspace_path", "injection", "run", "start", "exec",
                   "stop", "cleanup", "teardown", "sweep", "vars", "timeout_seconds", "inspect",
-                  "envelope", "version", "canaries_in"});
+                  "envelope", "version", "canaries_in", "environment"});
   Profile p;
   p.source_path = doc.file_name();
   p.raw = doc.root();
@@ -292,6 +292,10 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
   if (r.Enum("preflight", Presence::kOptional, {"before", "on_failure"}).value_or("before") ==
       "on_failure") {
     p.preflight = PreflightWhen::kOnFailure;
+  }
+  if (r.Enum("environment", Presence::kOptional, {"inherit", "empty"}).value_or("inherit") ==
+      "empty") {
+    p.environment = ProbeEnvironment::kEmpty;
   }
   p.lifecycle = ParseLifecycle(
       r.Enum("lifecycle", Presence::kRequired, {"oneshot", "session"}).value_or(""));

@@ -61,6 +61,15 @@ struct CanaryDir {
   std::string where;   // "profile.json:12:5 /canaries_in/0", for errors at plant time
 };
 
+// JSON "environment": what the probe launches (run, or a session's exec) start with.
+//   kInherit ("inherit", the default): the harness's environment plus the run's canary env
+//     secret, which env.secret then looks for inside the sandbox.
+//   kEmpty ("empty"): nothing at all, as under `env -i` (LaunchSpec::empty_environment), so no
+//     process of the launch gets the secret. bwrap needs it, not only --clearenv: with
+//     --unshare-pid bwrap is pid 1 inside and keeps the environment it was started with,
+//     readable in /proc/1/environ. A profile saying so needs no `env -i` in its argv.
+enum class ProbeEnvironment { kInherit, kEmpty };
+
 // When a profile's `requires` runs.
 //   kBefore ("before"): once, before the first launch; a failure means no launch at all.
 //   kOnFailure ("on_failure"): only after a probe launch that did not complete, to tell a
@@ -92,6 +101,7 @@ struct Profile {
   // object records it. Taken literally: no placeholders ("{{...}}" is docker's own template).
   std::vector<std::string> version;
   Lifecycle lifecycle = Lifecycle::kOneShot;  // JSON "lifecycle": "oneshot" | "session"
+  ProbeEnvironment environment = ProbeEnvironment::kInherit;  // JSON "environment"; see above
   // JSON "probe_path": in-sandbox path of the probe binary; may use {probe_dir}; required.
   std::string probe_path;
   // JSON "workspace_path": where the run's {workspace} appears inside; default "/workspace".

@@ -89,6 +89,24 @@ TEST(ProfileTest, SweepMayBeAListAndTeardownIsChecked) {
 
 TEST(ProfileTest, MinimalProfileIsValid) { EXPECT_EQ(ProfileError(""), "ok"); }
 
+TEST(ProfileTest, EnvironmentIsInheritOrEmpty) {
+  EXPECT_EQ(ProfileError(R"(, "environment": "empty")"), "ok");
+  EXPECT_EQ(ProfileError(R"(, "environment": "inherit")"), "ok");
+  EXPECT_EQ(ProfileError(R"(, "environment": "clear")"),
+            R"(p.json:3:18: /environment: expected one of "inherit", "empty", got "clear")");
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(
+      R"({"name": "p", "description": "d", "backend": "bwrap", "injection": "copy", "lifecycle": "oneshot",
+"probe_path": "/p", "run": ["{probe}", "{probe_args...}"], "environment": "empty"})", "p.json");
+  ASSERT_TRUE(doc.ok());
+  StatusOr<Profile> empty = ParseProfile(*doc);
+  ASSERT_TRUE(empty.ok()) << empty.status().message();
+  EXPECT_EQ(empty->environment, ProbeEnvironment::kEmpty);
+  doc = JsonDocument::Parse(R"({"name": "p", "description": "d", "backend": "bwrap", "injection": "copy",
+"lifecycle": "oneshot", "probe_path": "/p", "run": ["{probe}", "{probe_args...}"]})", "p.json");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(ParseProfile(*doc)->environment, ProbeEnvironment::kInherit);
+}
+
 TEST(ProfileTest, UnknownPlaceholderIsReportedAtTheElement) {
   EXPECT_EQ(ProfileError("", R"(["x", "--name={instanse}", "{probe}", "{probe_args...}"])"),
             "p.json:2:73: /run/1: unknown placeholder {instanse}");
@@ -152,7 +170,7 @@ TEST(ProfileTest, FieldErrors) {
             "p.json:3:3: /lifecyle: unknown key (known: name, description, backend, policy, "
             "requires, preflight, install_hint, lifecycle, probe_path, workspace_path, injection, run, start, "
             "exec, stop, cleanup, teardown, sweep, vars, timeout_seconds, inspect, envelope, version, "
-            "canaries_in)");
+            "canaries_in, environment)");
   EXPECT_EQ(ProfileError(R"(, "vars": {"9lives": "/x"})"),
             "p.json:3:12: /vars/9lives: variable name must match [A-Za-z_][A-Za-z0-9_]*");
   EXPECT_EQ(ProfileError(R"(, "vars": {"_Image2": "x"})"), "ok");

@@ -81,6 +81,10 @@ class CanaryListeners {
   std::vector<CanaryReceipt> receipts_;
 };
 
+// Whether the bridge canary's address must come from docker (`docker network inspect bridge`)
+// for a profile of this backend: only for sandboxes docker runs (witness_net.cc says why).
+bool BridgeNeedsDockersAnswer(const std::string& backend);
+
 // "sandprobe NONCE FAMILY NAME": the nonce (only [A-Za-z0-9_-], 1-128 chars) and
 // "FAMILY NAME"; false when `payload` is not a canary payload.
 bool ParseCanaryPayload(const std::string& payload, std::string& nonce, std::string& detail);

@@ -2,6 +2,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -10,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "runner/fake_launcher.h"
+#include "runner/witness.h"
 #include "runner/witness_net.h"
 
 namespace sandprobe {
@@ -116,6 +120,59 @@ TEST(WitnessNetTest, AnAddressThisMachineDoesNotOwnIsAnError) {
   auto started = CanaryListeners::Start({{"bridge", "203.0.113.254"}});  // TEST-NET-3: bind only, nothing sent
   ASSERT_FALSE(started.ok());
   EXPECT_NE(started.status().message().find("bridge"), std::string::npos);
+}
+
+TEST(NetWitnessTest, OnlyDockersSandboxesNeedDockersBridgeAnswer) {
+  for (const char* backend : {"docker", "gvisor"}) EXPECT_TRUE(BridgeNeedsDockersAnswer(backend)) << backend;
+  for (const char* backend : {"host", "bwrap", "firejail", "podman", "other"}) {
+    EXPECT_FALSE(BridgeNeedsDockersAnswer(backend)) << backend;
+  }
+}
+
+bool HostHasDocker0Ipv4() {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return false;
+  bool found = false;
+  for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && std::string(i->ifa_name) == "docker0") found = true;
+  }
+  ::freeifaddrs(list);
+  return found;
+}
+
+const WitnessRow& NetRow() {
+  for (const WitnessRow& row : WitnessTable()) {
+    if (std::string(row.name) == "net") return row;
+  }
+  ADD_FAILURE() << "no net witness";
+  return WitnessTable().front();
+}
+
+// A bwrap sandbox reaches no docker network: its bridge canary takes docker0's address from
+// the host's interface table, and docker is not asked. A docker sandbox asks docker.
+TEST(NetWitnessTest, BridgeAddressFromTheHostUnlessDockerRunsTheSandbox) {
+  if (!HostHasDocker0Ipv4()) GTEST_SKIP() << "no docker0 with an IPv4 address on this host";
+  Profile bwrap;
+  bwrap.backend = "bwrap";
+  testing::FakeLauncher launcher;
+  {
+    auto witness = NetRow().start(WitnessSetup{"r", "/nonexistent", bwrap, launcher, "token"});
+    ASSERT_TRUE(witness.ok()) << witness.status().message();
+    EXPECT_TRUE(launcher.specs.empty()) << "asked: " << launcher.specs.front().argv[0];
+    EXPECT_EQ((*witness)->PlanValues().count("bridge-tcp"), 1u);
+    nlohmann::json seen = (*witness)->Collect();
+    EXPECT_EQ(seen.value("bridge_source", "").rfind("host interface docker0 (", 0), 0u)
+        << seen.dump();
+  }
+  Profile docker;
+  docker.backend = "docker";
+  testing::FakeLauncher docker_launcher;
+  docker_launcher.replies.push_back(testing::Exit(1, "", "no daemon"));  // docker says nothing
+  auto witness = NetRow().start(WitnessSetup{"r", "/nonexistent", docker, docker_launcher, "token"});
+  ASSERT_TRUE(witness.ok()) << witness.status().message();
+  ASSERT_EQ(docker_launcher.specs.size(), 1u);
+  EXPECT_EQ(docker_launcher.specs[0].argv[0], "docker");
+  EXPECT_EQ((*witness)->PlanValues().count("bridge-tcp"), 0u) << "docker's sandbox never gets docker0 unasked";
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 //    "writable as the host's root".
 //  - The harness's own terminals (fds 0-2 that are ttys: devpts instance and pty; its
 //    controlling terminal), so priv.tiocsti counts only a terminal that comes from outside.
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -27,7 +28,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -118,28 +121,47 @@ class PrivWitness final : public RunWitness {
       if (n > 0) host_ns_[ns] = std::string(link, static_cast<std::size_t>(n));
     }
     RecordProcessToken(setup.run_dir, canary_arg_);
+    stop_fd_ = ::eventfd(0, EFD_CLOEXEC);
     LaunchSpec spec;
     spec.argv = {"sh", "-c", "while sleep 1; do :; done", canary_arg_};
     spec.timeout = std::chrono::hours(1);
     spec.grace = std::chrono::milliseconds(500);
+    // The witness's end wakes the launch at once (an eventfd); the atomic stays as the fallback
+    // when no eventfd could be made, looked at every 50 ms.
     spec.cancel = &stop_;
+    spec.cancel_fd = stop_fd_;
+    spec.on_started = [this](int pid) {
+      std::lock_guard lock(mu_);
+      started_pid_ = pid;
+      changed_.notify_all();
+    };
     Launcher* launcher = &setup.launcher;
     thread_ = std::thread([this, launcher, spec] {
       StatusOr<LaunchResult> r = launcher->Launch(spec);
+      std::lock_guard lock(mu_);
       if (!r.ok()) start_error_ = r.status().message();
       ended_ = true;
+      changed_.notify_all();
     });
-    // Wait until the canary is visible on the host, so no probe launch races its start.
-    for (int i = 0; i < 100 && pid_ == 0 && !ended_; ++i) {
-      std::vector<HostProcess> found = FindProcessesWithArg(canary_arg_);
-      if (!found.empty()) pid_ = found.front().pid;
-      if (pid_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // Wait until the canary has exec'd (the launcher says so) or its launch ended, so no probe
+    // launch races its start; then see it on the host ourselves.
+    int started = 0;
+    {
+      std::unique_lock lock(mu_);
+      changed_.wait_for(lock, kCanaryStartBound, [this] { return started_pid_ != 0 || ended_; });
+      started = started_pid_;
     }
+    pid_ = started != 0 ? SeeCanary(started) : 0;
   }
 
   ~PrivWitness() override {
     stop_ = true;
+    if (stop_fd_ >= 0) {
+      std::uint64_t one = 1;
+      [[maybe_unused]] ssize_t n = ::write(stop_fd_, &one, sizeof one);
+    }
     if (thread_.joinable()) thread_.join();
+    if (stop_fd_ >= 0) ::close(stop_fd_);
   }
 
   std::string name() const override { return "priv"; }
@@ -170,7 +192,28 @@ class PrivWitness final : public RunWitness {
   std::string canary_arg_;
   nlohmann::json harness_;  // HarnessFacts() + BackendVersion(), taken once at the start
   std::map<std::string, std::string> host_ns_;
+  // The canary's pid once the harness itself sees the token in its /proc cmdline, else 0. The
+  // kernel sets a new program's argument area a moment after the exec that ends Boost's spawn
+  // wait, so a first miss is retried, bounded (kSeeRetries x 1 ms); it normally hits at once.
+  long SeeCanary(int pid) const {
+    for (int i = 0; i < kSeeRetries; ++i) {
+      // A whole argv element, as FindProcessesWithArg matches (never argv[0] here).
+      const std::string element = std::string(1, '\0') + canary_arg_ + '\0';
+      if (ReadProcFile(pid, "cmdline").find(element) != std::string::npos) return pid;
+      if (ended_) return 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return 0;
+  }
+
+  static constexpr std::chrono::seconds kCanaryStartBound{2};  // as the old 100 x 20 ms scans
+  static constexpr int kSeeRetries = 100;
+
   std::atomic<bool> stop_{false};
+  int stop_fd_ = -1;  // eventfd: written once by the destructor, wakes the canary's launch
+  std::mutex mu_;
+  std::condition_variable changed_;  // started_pid_ or ended_ changed
+  int started_pid_ = 0;              // from the launcher's on_started, under mu_
   std::atomic<bool> ended_{false};
   std::string start_error_;  // written by the thread before ended_, read after
   long pid_ = 0;

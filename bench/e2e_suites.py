@@ -1,0 +1,137 @@
+"""bench/e2e.py --suites: every suite, and the full audit, against its launch floor.
+
+For each profile and each of N runs, for each suite in SUITES order (interleaved):
+  wall:       `sandprobe run --sandbox PROFILE --suite suites/SUITE.json --json R` wall time.
+  launches:   the sum of launches[].wall_ms of that run's report (every launch the run made:
+              probe, inspect, cleanup, sweep, requires, ...).
+  floor:      the same launches run again directly, one after the other in the report's order,
+              each with exactly the argv the run recorded, timed by this script (the probe's
+              workspace is recreated at the recorded path first). A probe's measurement window
+              (res.cpu's busy window, res.wall's sleep, the memory/pids/disk/fds climbs) runs
+              inside its raw launch, so the floor includes exactly the windows the run asked
+              for. Nothing of the harness runs: no witnesses, no planning, no report.
+  need floor: the floor without the launches no check needed: a probe launch whose every check
+              was skipped by its judge without citing a frame (res.wall above the measured
+              range), and that instance's inspect and cleanup. Before plan-time decisions this
+              is the floor the run could reach; after, it equals the floor.
+  ratio:      wall / floor and wall / need floor.
+The full audit is, per run, the sum over the five suites of each column; then medians.
+Checks' verdicts are collected across all runs (a set per check id).
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+SUITES = ["default", "network", "persistence", "privileges", "resources"]
+
+
+def timed(argv, **kwargs):
+    start = time.perf_counter()
+    done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+    return time.perf_counter() - start, done
+
+
+def unneeded_launches(report):
+    """Ids of probe launches whose every check was skipped without a frame, plus the inspect
+    and cleanup launches of those launches' instances."""
+    by_launch = {}
+    for check in report["checks"]:
+        by_launch.setdefault(check["evidence"]["launch_id"], []).append(check)
+    ids, instances = set(), set()
+    for launch in report["launches"]:
+        if launch["purpose"] != "probe":
+            continue
+        checks = by_launch.get(launch["id"], [])
+        if checks and all(c["verdict"] == "skip" and not c["evidence"]["frame_indexes"]
+                          for c in checks):
+            ids.add(launch["id"])
+            instances.add(launch["instance"])
+    for launch in report["launches"]:
+        if launch["purpose"] in ("inspect", "cleanup") and launch["instance"] in instances:
+            ids.add(launch["id"])
+    return ids
+
+
+def replay(report):
+    """Runs every launch of the report again, directly; returns (floor s, need floor s)."""
+    workspace = report["witnesses"]["workspace"]
+    os.makedirs(workspace, mode=0o777, exist_ok=True)
+    os.chmod(workspace, 0o777)
+    unneeded = unneeded_launches(report)
+    floor = need = 0.0
+    try:
+        for launch in report["launches"]:
+            seconds, _ = timed(launch["argv"])
+            floor += seconds
+            if launch["id"] not in unneeded:
+                need += seconds
+    finally:
+        subprocess.run(["rm", "-rf", os.path.dirname(workspace)])
+    return floor, need
+
+
+def one_suite(cli, root, profile, suite, out):
+    seconds, done = timed([cli, "run", "--sandbox", profile, "--suite",
+                           os.path.join(root, "suites", suite + ".json"), "--json", out,
+                           "--no-color"])
+    if done.returncode not in (0, 1, 3):
+        sys.exit(f"{profile} {suite}: sandprobe exit {done.returncode}: "
+                 f"{done.stderr.decode()[-500:]}")
+    with open(out) as f:
+        report = json.load(f)
+    in_launches = sum(l["wall_ms"] for l in report["launches"]) / 1000.0
+    floor, need = replay(report)
+    verdicts = {c["id"]: c["verdict"] for c in report["checks"]}
+    return {"wall": seconds, "launches": in_launches, "floor": floor, "need": need,
+            "n": len(report["launches"]), "checks": len(report["checks"]),
+            "name": report["profile"]["name"]}, verdicts
+
+
+def row(label, checks, n, samples):
+    med = {k: statistics.median(s[k] for s in samples)
+           for k in ("wall", "launches", "floor", "need")}
+    # Ratios are medians of each run's ratio, not ratios of medians.
+    r_floor = statistics.median(s["wall"] / s["floor"] for s in samples)
+    r_need = statistics.median(s["wall"] / s["need"] for s in samples)
+    r_launch = statistics.median(s["wall"] / s["launches"] for s in samples if s["launches"] > 0)
+    print(f"  {label:<12} {checks:>6} {n:>4} {med['wall']:>8.3f} {med['launches']:>8.3f} "
+          f"{med['floor']:>8.3f} {med['need']:>8.3f} {r_launch:>8.2f} {r_floor:>8.2f} "
+          f"{r_need:>8.2f}")
+
+
+def main(cli, root, runs, profiles, verdicts_out):
+    seen = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "r.json")
+        for profile in profiles:
+            path = profile if os.path.isabs(profile) else os.path.join(root, profile)
+            samples = {s: [] for s in SUITES}
+            name = os.path.basename(path)
+            for _ in range(runs):
+                for suite in SUITES:
+                    sample, verdicts = one_suite(cli, root, path, suite, out)
+                    samples[suite].append(sample)
+                    name = sample["name"]
+                    for check, verdict in verdicts.items():
+                        seen.setdefault(name, {}).setdefault(suite, {}).setdefault(
+                            check, set()).add(verdict)
+            print(f"{name}: medians of {runs} interleaved runs (s)")
+            print(f"  {'suite':<12} {'checks':>6} {'n':>4} {'wall':>8} {'Σlaunch':>8} "
+                  f"{'floor':>8} {'needflr':>8} {'w/Σl':>8} {'w/floor':>8} {'w/need':>8}")
+            for suite in SUITES:
+                s = samples[suite]
+                row(suite, s[-1]["checks"], s[-1]["n"], s)
+            audit = [{k: sum(samples[suite][i][k] for suite in SUITES)
+                      for k in ("wall", "launches", "floor", "need")} for i in range(runs)]
+            row("full audit", sum(samples[s][-1]["checks"] for s in SUITES),
+                sum(samples[s][-1]["n"] for s in SUITES), audit)
+            sys.stdout.flush()
+    if verdicts_out:
+        with open(verdicts_out, "w") as f:
+            json.dump({p: {s: {c: sorted(v) for c, v in sorted(checks.items())}
+                           for s, checks in suites.items()} for p, suites in seen.items()},
+                      f, indent=1, sort_keys=True)

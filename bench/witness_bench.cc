@@ -1,0 +1,60 @@
+// The fixed costs a witness adds to every run of its suite, with the real launcher:
+//  - priv: start the canary process and wait until the harness sees it, then end it. It used
+//    to poll /proc every 20 ms for the start and the launcher's cancel every 50 ms for the
+//    end; it now waits on the launcher's on_started event and ends through a cancel eventfd.
+//  - net (a bwrap profile): find the bridge canary's address and bind the listeners. It used
+//    to ask `docker network inspect bridge`; a sandbox docker does not run now reads docker0
+//    from the host's interface table (skipped without one).
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+#include "runner/launcher.h"
+#include "runner/profile.h"
+#include "runner/run_registry.h"
+#include "runner/witness.h"
+
+namespace sandprobe {
+namespace {
+
+const WitnessRow& Row(const std::string& name) {
+  for (const WitnessRow& row : WitnessTable()) {
+    if (row.name == name) return row;
+  }
+  std::abort();
+}
+
+std::string ClaimedRunDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "sandprobe-wbench-XXXXXX").string();
+  std::string dir = ::mkdtemp(tmpl.data());
+  if (!ClaimRunDir(dir, "/bench/profile.json").ok()) std::abort();
+  return dir;
+}
+
+void BM_WitnessStartStop(benchmark::State& state, const char* witness, const char* backend) {
+  std::string run_dir = ClaimedRunDir();
+  Profile profile;
+  profile.name = "bench";
+  profile.backend = backend;  // no `version`: the priv witness runs no version command
+  ProcessLauncher launcher;
+  for (auto _ : state) {
+    auto started = Row(witness).start(WitnessSetup{"r", run_dir, profile, launcher, "benchtoken"});
+    if (!started.ok()) {
+      state.SkipWithError(started.status().message().c_str());
+      break;
+    }
+    benchmark::DoNotOptimize((*started)->PlanValues());
+    benchmark::DoNotOptimize((*started)->Collect());
+  }  // destroyed here: the canary process ended, the listeners closed
+  std::filesystem::remove_all(run_dir);
+}
+BENCHMARK_CAPTURE(BM_WitnessStartStop, priv, "priv", "bwrap")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WitnessStartStop, net_bwrap, "net", "bwrap")->Unit(benchmark::kMillisecond);
+// The same witness for a sandbox docker runs: it still asks docker (the old cost for every one).
+BENCHMARK_CAPTURE(BM_WitnessStartStop, net_docker, "net", "docker")->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace sandprobe
