@@ -159,6 +159,7 @@ class Run {
     for (const auto& witness : witnesses_) {
       for (const auto& [key, value] : witness->PlanValues()) context.values[witness->name() + "." + key] = value;
     }
+    context.launchless_checks = true;  // the launch phase judges a batch without invocations unlaunched
     StatusOr<Plan> plan = ExpandChecks(*policy_, *suite_, context);
     if (!plan.ok()) return plan.status();
     if (Status s = SelectChecks(*plan, options_.selection); !s.ok()) return s;

@@ -41,6 +41,14 @@ class Launches {
   void RunBatch(std::size_t b) {
     const LaunchBatch& batch = phase_.plan.batches[b];
     BatchResult& result = out_.results[b];
+    if (batch.invocations.empty()) {  // decided at plan time (PlanContext::launchless_checks)
+      result.state = BatchResult::State::kRan;
+      result.complete = true;
+      std::lock_guard lock(between_);
+      checks_done_ += batch.check_indexes.size();
+      Progress();
+      return;
+    }
     if (std::optional<std::string> why = phase_.preflight.BeforeLaunch()) {
       return MarkUnavailable(result, *why);
     }

@@ -119,6 +119,7 @@ LaunchRecord Sandbox::LaunchTemplate(const TemplateLaunch& launch, LaunchResult*
   // (one fact per path and alias). The frame parser bounds its own work per line and per fact.
   if (launch.purpose == "probe") spec.output_cap = kProbeOutputCap;
   if (launch.enveloped && profile_.envelope) spec.envelope = ToLaunchEnvelope(*profile_.envelope);
+  spec.empty_environment = launch.enveloped && profile_.environment == ProbeEnvironment::kEmpty;
   StatusOr<LaunchResult> result = launcher_.Launch(spec);
   if (!result.ok()) {
     record.error = result.status().message();

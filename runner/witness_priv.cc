@@ -64,6 +64,9 @@ nlohmann::json HarnessFacts() {
   if (::uname(&uts) == 0) facts["host_kernel"] = uts.release;
   struct statfs fs {};
   if (::statfs("/sys/fs/cgroup", &fs) == 0) facts["host_cgroup"] = fs.f_type == kCgroup2Magic ? "v2" : "v1";
+  // Which kernel: a probe in another (a VM's guest) sees namespace numbers equal to ours.
+  std::string boot_id = ReadText("/proc/sys/kernel/random/boot_id");
+  if (!boot_id.empty()) facts["host_boot_id"] = boot_id.substr(0, boot_id.find('\n'));
   std::istringstream map(ReadText("/proc/self/uid_map"));
   long inside = -1, outside = -1, count = -1;
   map >> inside >> outside >> count;
