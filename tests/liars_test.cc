@@ -25,10 +25,13 @@ using nlohmann::json;
 
 // bwrap-strict's command line without its trailing {probe} {probe_args...}: honest, every
 // check of the default suite passes through it.
-std::vector<std::string> BwrapStrictCommand() {
+json BwrapStrictProfile() {
   std::ifstream in(SourcePath("sandboxes/bwrap-strict.json"));
-  json profile = json::parse(in, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
-  std::vector<std::string> run = profile.value("run", std::vector<std::string>{});
+  return json::parse(in, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
+}
+
+std::vector<std::string> BwrapStrictCommand() {
+  std::vector<std::string> run = BwrapStrictProfile().value("run", std::vector<std::string>{});
   if (run.size() >= 2) run.resize(run.size() - 2);
   return run;
 }
@@ -92,6 +95,8 @@ std::string WriteProfile(const std::string& dir, const std::string& mode, Base b
                   {"workspace_path", base == Base::kBwrap ? "/workspace" : "{workspace}"},
                   {"run", run},
                   {"timeout_seconds", 30}};
+  // The wrapper runs bwrap-strict's command as bwrap-strict runs it (an empty environment).
+  if (base == Base::kBwrap) profile["environment"] = BwrapStrictProfile().value("environment", "inherit");
   if (preflight_fails) {
     profile["requires"] = json::array({json::array({"false"})});
     profile["preflight"] = "on_failure";
@@ -144,15 +149,18 @@ TEST(LiarsTest, NoLieYieldsAPass) {
   }
 }
 
-// The forged program: an `env` earlier in PATH in front of bwrap-strict (whose command starts
-// with a bare `env`). It runs the real one, so the frames are perfect: only the harness's own
-// record of which program ran tells, and such a run passes nothing.
+// The forged program: a copy of bwrap-strict's first program (a bare name: `setpriv`) earlier in
+// PATH. It runs the real one, so the frames are perfect: only the harness's own record of which
+// program ran tells, and such a run passes nothing.
 TEST(LiarsTest, AProgramShadowedInPathPassesNothing) {
   if (!BackendAvailable("bwrap", kBwrapUp)) return;
   const std::string dir = TempDir();
   ::chmod(dir.c_str(), 0755);
-  std::ofstream(dir + "/env") << "#!/bin/sh\nexec /usr/bin/env \"$@\"\n";
-  ::chmod((dir + "/env").c_str(), 0755);
+  const std::string program = BwrapStrictCommand().at(0);
+  ASSERT_EQ(program.find('/'), std::string::npos) << "bwrap-strict names its first program by a bare name";
+  const std::string forged = dir + "/" + program;
+  std::ofstream(forged) << "#!/bin/sh\nexec /usr/bin/" << program << " \"$@\"\n";
+  ::chmod(forged.c_str(), 0755);
   CliRun run = RunCommand({"/usr/bin/env", "PATH=" + dir + ":" + std::getenv("PATH"), SANDPROBE_CLI, "run",
                            "--sandbox", SourcePath("sandboxes/bwrap-strict.json"), "--no-color",
                            "--json", dir + "/r.json"});
@@ -161,7 +169,7 @@ TEST(LiarsTest, AProgramShadowedInPathPassesNothing) {
   ASSERT_TRUE(report.contains("checks")) << run.err;
   for (const json& check : report["checks"]) {
     EXPECT_NE(check.value("verdict", ""), "pass") << check.value("id", "");
-    EXPECT_NE(check.value("observed", "").find(dir + "/env"), std::string::npos) << check.value("observed", "");
+    EXPECT_NE(check.value("observed", "").find(forged), std::string::npos) << check.value("observed", "");
   }
   EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
   std::error_code ec;
