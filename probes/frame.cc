@@ -5,12 +5,13 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "contract/protocol.h"
 #include "probes/errno_name.h"
 
 namespace sandprobe {
 
 std::string FormatFrame(std::string_view nonce, const nlohmann::json& fact) {
-  std::string line = "@@sandprobe ";
+  std::string line(kFramePrefix);
   line += nonce;
   line += ' ';
   line += fact.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "contract/protocol.h"
 #include "probes/errno_name.h"
 #include "probes/net_probes.h"
 
@@ -95,7 +96,7 @@ json Ask(const ProbeContext& ctx, const NetEndpoint& ep) {
 }  // namespace
 
 std::string CanaryQueryName(const std::string& nonce) {
-  return nonce.substr(0, 63) + ".sandprobe.test";
+  return nonce.substr(0, 63) + "." + std::string(kDnsZone);
 }
 
 std::string BuildDnsQuery(unsigned short id, const std::string& name) {

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "contract/protocol.h"
 #include "probes/errno_name.h"
 #include "probes/net_probes.h"
 
@@ -75,11 +76,7 @@ json TrySocket(const std::string& path) {
 }  // namespace
 
 const std::vector<std::string>& DefaultRuntimeSockets() {
-  static const std::vector<std::string> kPaths = {
-      "/var/run/docker.sock",           "/run/docker.sock",
-      "/run/containerd/containerd.sock", "/var/run/containerd/containerd.sock",
-      "/run/podman/podman.sock",        "/run/crio/crio.sock",
-  };
+  static const std::vector<std::string> kPaths(kRuntimeSocketPaths.begin(), kRuntimeSocketPaths.end());
   return kPaths;
 }
 

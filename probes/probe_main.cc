@@ -1,6 +1,7 @@
 // sandprobe-probe: the static binary the runner starts inside a sandbox.
 //
 //   sandprobe-probe --nonce NONCE [--deadline-ms MS] FAMILY ARGS... [--next FAMILY ARGS...]...
+//   sandprobe-probe --families
 //
 // Writes a hello fact, one fact per thing tried, and a final {"done":true} frame on stdout
 // (see frame.h); errors go to stderr. Every argument is checked before the first frame, so a
@@ -148,6 +149,12 @@ nlohmann::json HelloFact() {
 }
 
 int Main(int argc, char** argv) {
+  // `--families`: the family names this probe knows, one per line (the contract test compares
+  // them with what the runner's suites expand to); no nonce, no frames.
+  if (argc == 2 && std::string(argv[1]) == "--families") {
+    for (const ProbeFamilyRow& row : ProbeFamilyTable()) std::printf("%s\n", row.name);
+    return kExitPass;
+  }
   Invocation inv;
   const std::string error = ParseInvocation(argc, argv, inv);
   if (!error.empty()) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "runner/family_net.h"
 #include "runner/family_priv.h"
 #include "runner/runtime_socket_judgement.h"
 
@@ -157,16 +158,6 @@ Verdict JudgeHostPid(const JudgeInput& in) {
 }
 
 // ---- priv.runtime_sockets ----
-
-const std::vector<std::string>& RuntimeSocketPaths() {
-  static const std::vector<std::string> kPaths = {
-      "/var/run/docker.sock",          "/run/docker.sock",
-      "/run/containerd/containerd.sock", "/var/run/containerd/containerd.sock",
-      "/run/podman/podman.sock",       "/var/run/podman/podman.sock",
-      "/run/crio/crio.sock",           "/var/run/crio/crio.sock",
-  };
-  return kPaths;
-}
 
 Status ExpandRuntimeSockets(const ExpandInput& in, BatchBuilder& batch) {
   const bool visible_ok = in.policy.host.runtime_sockets == Visibility::kVisible;

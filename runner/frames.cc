@@ -13,9 +13,9 @@
 namespace sandprobe {
 namespace {
 
-// Anything starting with this is meant to look like a frame, so if it is not a well-formed
-// one it is an error rather than noise: a probe never prints it any other way.
-constexpr std::string_view kFrameMarker = "@@sandprobe";
+// Anything starting with kFrameMarker (contract/protocol.h) is meant to look like a frame, so
+// if it is not a well-formed one it is an error rather than noise: a probe never prints it any
+// other way.
 // Longest piece of parser text quoted in an error; nlohmann echoes the bytes it read.
 constexpr std::size_t kMaxQuotedBytes = 160;
 constexpr std::size_t kErrorsInDescription = 3;

@@ -16,19 +16,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "contract/protocol.h"
 #include "runner/launch_record.h"
 
 namespace sandprobe {
 
-// The prefix that makes a line a frame candidate; it must start at column 0.
-inline constexpr std::string_view kFramePrefix = "@@sandprobe ";
+// kFramePrefix (contract/protocol.h) makes a line a frame candidate; it must start at
+// column 0.
 // A line `@@sandprobe-exit N` (N in 0..255), the last line of the stream, reports the probe's
 // exit status from inside the sandbox: a VM's init writes it after the probe ended, because the
 // VM monitor's own exit status says nothing about the guest. It carries no nonce (the sandbox's
 // init, not the probe, writes it) and must be the very last line, so a probe that prints one
 // early is followed by the real one and makes a protocol error rather than a status. It does
 // not replace the done frame; ToBatchResult takes it as the launch's status (batch_result.h).
-inline constexpr std::string_view kExitLinePrefix = "@@sandprobe-exit ";
+// Its prefix is kExitLinePrefix (contract/protocol.h).
 // A frame line longer than this (without its line ending) is an error and is not parsed:
 // a probe's own frames are small, and the cap bounds the JSON parser's work per line.
 inline constexpr std::size_t kMaxFrameLineBytes = 64 * 1024;

@@ -29,18 +29,15 @@
 
 #include <fmt/format.h>
 
+#include "contract/protocol.h"
 #include "runner/witness.h"
 #include "runner/witness_net.h"
 
 namespace sandprobe {
 
-// The runtime sockets the probe tries by default (probes/net_unix.cc keeps the same list).
+// The runtime sockets the probe tries by default (contract/protocol.h, one list for both sides).
 const std::vector<std::string>& RuntimeSocketPaths() {
-  static const std::vector<std::string> kPaths = {
-      "/var/run/docker.sock",           "/run/docker.sock",
-      "/run/containerd/containerd.sock", "/var/run/containerd/containerd.sock",
-      "/run/podman/podman.sock",        "/run/crio/crio.sock",
-  };
+  static const std::vector<std::string> kPaths(kRuntimeSocketPaths.begin(), kRuntimeSocketPaths.end());
   return kPaths;
 }
 

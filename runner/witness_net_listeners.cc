@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "contract/protocol.h"
 #include "runner/witness_net.h"
 
 namespace sandprobe {
@@ -105,7 +106,7 @@ std::string AnswerDnsQuery(const std::string& q, std::string& qname) {
   if (at + 5 > q.size()) return "";
   const std::string question = q.substr(12, at + 5 - 12);
   const bool type_a = q[at + 1] == 0 && q[at + 2] == 1;
-  static const std::string kZone = ".sandprobe.test";
+  static const std::string kZone = "." + std::string(kDnsZone);
   const bool ours = qname.size() > kZone.size() &&
                     qname.compare(qname.size() - kZone.size(), kZone.size(), kZone) == 0;
   std::string r = q.substr(0, 2);
