@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/check.h"
-#include "runner/evaluate.h"
-#include "runner/plan.h"
+#include "runner/evaluate_types.h"
+#include "runner/plan_types.h"
 #include "runner/policy.h"
 #include "runner/status.h"
 #include "runner/suite.h"

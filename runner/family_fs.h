@@ -12,6 +12,9 @@
 
 namespace sandprobe {
 
+// Alias variants fs.alias tries when the suite names none.
+const std::vector<std::string>& DefaultAliasVariants();
+
 // What one successful read of a denied path showed, decided against the host's witness.
 struct ReadWeight {
   bool leak = false;  // the host's data (or the host's object) was seen

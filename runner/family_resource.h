@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "runner/plan.h"
+#include "runner/plan_types.h"
 
 namespace sandprobe {
 

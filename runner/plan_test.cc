@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "runner/family.h"
+#include "runner/family_fs.h"
 #include "runner/test_policies.h"
 
 namespace sandprobe {
