@@ -77,7 +77,12 @@ std::string Failures(const RunReport& r) {
     for (const Verdict& v : r.verdicts) {
       if (v.outcome != Outcome::kFail || v.check.severity != severity) continue;
       ++count;
-      rows += fmt::format("| {} | {} | {} | {} |\n", Code(v.check.id), MarkdownCell(v.expected),
+      // A waived fail stays a fail, marked with its waiver: it is why the gate did not fail.
+      const std::string waived =
+          v.waived() ? fmt::format(" (waived until {}: {})", MarkdownCell(v.waiver->expires, 40),
+                                   MarkdownCell(v.waiver->reason, 200))
+                     : "";
+      rows += fmt::format("| {}{} | {} | {} | {} |\n", Code(v.check.id), waived, MarkdownCell(v.expected),
                           MarkdownCell(v.observed),
                           v.remediation.empty() ? "(none recorded)" : MarkdownCell(v.remediation));
     }

@@ -74,6 +74,22 @@ TEST(MarkdownSummaryHousekeepingTest, NamesWhatTheDeadlineCutAndALeftoverRunDir)
                             "finish; run `sandprobe sweep`)\n"));
 }
 
+TEST(MarkdownSummaryWaiverTest, AWaivedFailIsMarkedWithItsWaiver) {
+  std::vector<RunReport> reports = BothReports();
+  for (Verdict& v : reports[0].verdicts) {
+    if (v.check.id == "fs.read.denied:{host_canary}") {
+      v.waiver = AppliedWaiver{"fs.read.*", "tracked in SEC-12", "2027-01-31", "w.json:3:5", false};
+    }
+  }
+  EXPECT_THAT(RenderMarkdownSummary(reports),
+              HasSubstr("| `fs.read.denied:{host_canary}` (waived until 2027-01-31: tracked in SEC-12) |"));
+  reports[0].verdicts[0].waiver.reset();
+  for (Verdict& v : reports[0].verdicts) {
+    if (v.waiver) v.waiver->expired = true;
+  }
+  EXPECT_THAT(RenderMarkdownSummary(reports), Not(HasSubstr("waived until")));
+}
+
 TEST(MarkdownCellTest, EscapesAndCaps) {
   EXPECT_EQ(MarkdownCell("a|b <script>&\nnext"), "a\\|b &lt;script&gt;&amp; next");
   EXPECT_THAT(MarkdownCell(std::string(1000, 'x'), 100), HasSubstr("bytes truncated]"));

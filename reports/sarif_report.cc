@@ -178,6 +178,16 @@ json Result(const RunReport& r, const Verdict& v, std::size_t rule_index,
   if (json location = Location(r, c, locate); !location.is_null()) {
     result["locations"] = json::array({std::move(location)});
   }
+  // A waived fail (--waivers) is a result suppressed outside the source, with the waiver's
+  // reason: code scanning then shows it as dismissed, not as an open alert. An expired waiver
+  // suppresses nothing.
+  if (v.waived()) {
+    result["suppressions"] = json::array(
+        {{{"kind", "external"},
+          {"status", "accepted"},
+          {"justification", Clean(fmt::format("{} (waiver {}, until {})", v.waiver->reason,
+                                               v.waiver->where, v.waiver->expires))}}});
+  }
   return result;
 }
 

@@ -191,6 +191,40 @@ std::string Multitool() {
   return SANDPROBE_SARIF_MULTITOOL;
 }
 
+// The first run's canary leak, waived (--waivers) until `expires`.
+std::vector<RunReport> WithWaivedLeak(bool expired) {
+  std::vector<RunReport> reports = BothReports();
+  for (Verdict& v : reports[0].verdicts) {
+    if (v.check.id == "fs.read.denied:{host_canary}") {
+      v.waiver = AppliedWaiver{"fs.read.denied:*", "tracked in SEC-12", "2027-01-31", "waivers.json:3:5", expired};
+    }
+  }
+  return reports;
+}
+
+const json* ResultOf(const json& doc, const std::string& check) {
+  for (const json& result : doc["runs"][0]["results"]) {
+    if (result["properties"]["check"] == check) return &result;
+  }
+  return nullptr;
+}
+
+TEST(SarifWaiverTest, AWaivedFailIsAnAcceptedExternalSuppression) {
+  json doc = SarifDocument(WithWaivedLeak(false), FakeLocator);
+  const json* leak = ResultOf(doc, "fs.read.denied:{host_canary}");
+  ASSERT_NE(leak, nullptr);
+  ASSERT_TRUE(leak->contains("suppressions"));
+  const json& suppression = (*leak)["suppressions"][0];
+  EXPECT_EQ(suppression["kind"], "external");
+  EXPECT_EQ(suppression["status"], "accepted");
+  EXPECT_EQ(suppression["justification"], "tracked in SEC-12 (waiver waivers.json:3:5, until 2027-01-31)");
+  EXPECT_FALSE(ResultOf(doc, "fs.write.allowed:/tmp")->contains("suppressions")) << "not waived";
+
+  json expired = SarifDocument(WithWaivedLeak(true), FakeLocator);
+  EXPECT_FALSE(ResultOf(expired, "fs.read.denied:{host_canary}")->contains("suppressions"))
+      << "an expired waiver suppresses nothing";
+}
+
 TEST_F(SarifReportTest, MicrosoftsMultitoolFindsNoErrorOrWarning) {
   const std::string tool = Multitool();
   if (::access(tool.c_str(), X_OK) != 0) {
@@ -199,7 +233,7 @@ TEST_F(SarifReportTest, MicrosoftsMultitoolFindsNoErrorOrWarning) {
     GTEST_SKIP() << why;
   }
   const std::string good = dir_ + "/good.sarif", bad = dir_ + "/bad.sarif", out = dir_ + "/out.sarif";
-  ASSERT_TRUE(WriteSarifReport(BothReports(), good).ok());
+  ASSERT_TRUE(WriteSarifReport(WithWaivedLeak(false), good).ok());  // a suppression included
   json broken = SarifDocument(BothReports(), FakeLocator);
   broken["runs"][0]["tool"]["driver"].erase("name");
   broken["runs"][1]["results"][0]["level"] = 3;
