@@ -282,11 +282,13 @@ bool Sandbox::may_have_left_objects() const {
   // (and a profile without one makes none that outlive their launch: bwrap, firejail).
   if (profile_.sweeps.empty()) return false;
   std::lock_guard lock(records_mutex_);
-  int instances = instances_.load();
-  if (instances == 0 && !housekeeping_incomplete_) return false;
-  bool housekeeping_removed_all = !housekeeping_incomplete_ && !profile_.cleanup.empty() &&
-                                  instances_cleaned_.size() == static_cast<std::size_t>(instances);
-  return !housekeeping_removed_all && !sweep_complete_;
+  if (instances_.load() == 0 && !housekeeping_incomplete_) return false;
+  return !HousekeepingRemovedAll() && !sweep_complete_;
+}
+
+bool Sandbox::HousekeepingRemovedAll() const {
+  return !profile_.cleanup.empty() && !housekeeping_incomplete_ &&
+         instances_cleaned_.size() == static_cast<std::size_t>(instances_.load());
 }
 
 std::vector<Sandbox::SweepListing> Sandbox::Sweep(bool interrupted_run) {
@@ -297,8 +299,7 @@ std::vector<Sandbox::SweepListing> Sandbox::Sweep(bool interrupted_run) {
     // No instance: this Sandbox knows nothing of what was made (`sandprobe sweep` of a dead
     // run), so it sweeps. An interrupted run (SIGINT, --timeout, the watchdog) always sweeps.
     bool interrupted = interrupted_run || (context_.cancel != nullptr && context_.cancel->load());
-    if (instances > 0 && !interrupted && !profile_.cleanup.empty() && !housekeeping_incomplete_ &&
-        instances_cleaned_.size() == static_cast<std::size_t>(instances)) {
+    if (instances > 0 && !interrupted && HousekeepingRemovedAll()) {
       sweep_summary_ = fmt::format(
           "skipped: the cleanup of every instance ({}) exited 0 and no launch was cut short",
           instances);

@@ -124,6 +124,9 @@ class Sandbox {
                               std::size_t* index_out = nullptr);
   void StoreRecord(std::size_t index, const LaunchRecord& record);
   void Cleanup(const std::string& instance);
+  // Every instance's cleanup exited 0 and no launch or teardown was cut short; the caller holds
+  // records_mutex_. Then the sweep is skipped, and nothing is left for a later one.
+  bool HousekeepingRemovedAll() const;
   void Inspect(const std::string& instance, const std::string& probe_launch_id);
 
   const Profile& profile_;

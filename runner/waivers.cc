@@ -3,6 +3,7 @@
 #include <chrono>
 #include <ctime>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include "runner/check_selection.h"
@@ -71,14 +72,7 @@ StatusOr<WaiverFile> LoadWaivers(const std::string& path) {
   return ParseWaivers(*doc);
 }
 
-std::string UtcToday() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buffer[16];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%d", &tm);
-  return buffer;
-}
+std::string UtcToday() { return fmt::format("{:%Y-%m-%d}", fmt::gmtime(std::time(nullptr))); }
 
 void ApplyWaivers(RunReport& report, const WaiverFile& waivers, std::string_view today) {
   WaiverSummary summary{waivers.source_path, {}, {}};
