@@ -38,7 +38,7 @@ void BM_WitnessStartStop(benchmark::State& state, const char* witness, const cha
   std::string run_dir = ClaimedRunDir();
   Profile profile;
   profile.name = "bench";
-  profile.backend = backend;  // no `version`: the priv witness runs no version command
+  profile.backend = ValueOf<Backend>(backend).value_or(Backend::kOther);  // no `version`: the priv witness runs no version command
   ProcessLauncher launcher;
   for (auto _ : state) {
     auto started = Row(witness).start(WitnessSetup{"r", run_dir, profile, launcher, "benchtoken"});

@@ -12,7 +12,6 @@
 #include <pugixml.hpp>
 
 #include "reports/atomic_file.h"
-#include "reports/junit_timestamp.h"
 #include "reports/sanitize.h"
 
 namespace sandprobe {
@@ -67,7 +66,7 @@ std::string FailureBody(const Verdict& v) {
     if (c.resolved_target != c.target) body += fmt::format(" ({})", field(c.resolved_target));
     body += "\n";
   }
-  if (!c.reference.empty()) body += fmt::format("reference: {}\n", field(c.reference));
+  if (!c.reference.empty()) body += fmt::format("reference: {}\n", field(c.reference.Text()));
   if (!v.evidence.launch_id.empty()) {
     body += fmt::format("evidence: launch {}, frames [{}]\n", field(v.evidence.launch_id),
                         fmt::join(v.evidence.frame_indexes, ", "));
@@ -235,9 +234,7 @@ Counts AddSuite(pugi::xml_node root, const RunReport& r, const std::string& fami
     }
   }
   SetCountAttrs(suite, counts, /*with_skipped=*/true);
-  if (const std::string ts = JunitTimestamp(r.started_at); !ts.empty()) {
-    suite.append_attribute("timestamp").set_value(ts.c_str());
-  }
+  if (r.started_at) suite.append_attribute("timestamp").set_value(Rfc3339NoZone(*r.started_at).c_str());
   SetAttr(suite, "hostname", Hostname(r), kJunitMessageCap);
   return counts;
 }

@@ -132,7 +132,7 @@ TEST_F(JunitReportTest, FailuresCarryDirectionExpectedObservedAndRemediation) {
   EXPECT_THAT(body, HasSubstr("expected: read denied\n"));
   EXPECT_THAT(body, HasSubstr("observed: read ok: 33 bytes"));
   EXPECT_THAT(body, HasSubstr("remediation: mount the host canary directory out of the sandbox\n"));
-  EXPECT_THAT(body, HasSubstr("reference: tier-low.json: /filesystem/unreadable/2\n"));
+  EXPECT_THAT(body, HasSubstr("reference: tier-low.json /filesystem/unreadable/2\n"));
   EXPECT_THAT(body, HasSubstr("evidence: launch L1, frames [1, 2]\n"));
   EXPECT_THAT(body, HasSubstr("witness: canary sha256 matched\n"));
   EXPECT_FALSE(leak.node().child("system-out"));  // a fail is explained by its facts

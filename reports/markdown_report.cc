@@ -148,7 +148,7 @@ std::string Housekeeping(const RunReport& r) {
 std::string Footer(const RunReport& r) {
   return fmt::format("<sub>sandprobe {} · run {} · started {} · policy file {}</sub>\n\n",
                      MarkdownCell(r.tool_version, 40), MarkdownCell(r.run_id, 80),
-                     MarkdownCell(r.started_at, 40), MarkdownCell(r.policy_path, 200));
+                     MarkdownCell(r.started_at ? Rfc3339(*r.started_at) : "", 40), MarkdownCell(r.policy_path, 200));
 }
 
 }  // namespace

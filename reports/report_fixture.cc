@@ -51,8 +51,8 @@ RunReport HardenedReport() {
   RunReport r;
   r.tool_version = "0.1.0";
   r.run_id = "r-20261120-0001";
-  r.started_at = "2026-11-20T10:00:00Z";
-  r.finished_at = "2026-11-20T10:00:42Z";
+  r.started_at = ParseRfc3339("2026-11-20T10:00:00Z");
+  r.finished_at = ParseRfc3339("2026-11-20T10:00:42Z");
   r.duration_seconds = 42.5;
   r.host = {{"hostname", "ci-runner-7"}, {"kernel", "6.1.0-18-amd64"},
             {"backends", {{"docker", "24.0.7"}}}};
@@ -77,7 +77,7 @@ RunReport HardenedReport() {
                              "read ok: 33 bytes, sha256 = canary token; stdout: " + HostileBytes());
   leak.check.target = "{host_canary}";
   leak.check.resolved_target = "/host/sp-canary-1f2e";
-  leak.check.reference = "tier-low.json: /filesystem/unreadable/2";
+  leak.check.reference = {.file = "tier-low.json", .pointer = "/filesystem/unreadable/2"};
   leak.remediation = "mount the host canary directory out of the sandbox";
   leak.evidence = {"L1", {1, 2}, {"canary sha256 matched"}};
 
@@ -164,8 +164,8 @@ RunReport BwrapReport() {
   RunReport r;
   r.tool_version = "0.1.0";
   r.run_id = "r-20261120-0001";
-  r.started_at = "2026-11-20T12:00:01.250+02:00";
-  r.finished_at = "2026-11-20T12:00:09.750+02:00";
+  r.started_at = ParseRfc3339("2026-11-20T12:00:01.250+02:00");
+  r.finished_at = ParseRfc3339("2026-11-20T12:00:09.750+02:00");
   r.duration_seconds = 8.5;
   r.host = {{"kernel", "6.1.0-18-amd64"}};
   r.profile_name = "bwrap-basic";

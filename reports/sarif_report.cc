@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <regex>
 #include <set>
 
 #include <fmt/format.h>
@@ -11,7 +10,7 @@
 #include "reports/atomic_file.h"
 #include "reports/json_report.h"
 #include "reports/sanitize.h"
-#include "runner/json_source.h"
+#include "runner/json_document.h"
 
 namespace sandprobe {
 namespace {
@@ -48,13 +47,6 @@ std::string Sentence(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   if (!text.empty() && text.back() != '.') text += '.';
   return text;
-}
-
-std::optional<SourcePosition> ParseWhere(const std::string& where) {
-  static const std::regex kLineCol(R"(:([0-9]+):([0-9]+)$)");
-  std::smatch m;
-  if (!std::regex_search(where, m, kLineCol)) return std::nullopt;
-  return SourcePosition{std::stoi(m[1]), std::stoi(m[2])};
 }
 
 // A name part of a run: the name, else its file's stem (a harness failure has no loaded names),
@@ -128,21 +120,22 @@ class Rules {
 };
 
 json Location(const RunReport& r, const Check& check, const SourceLocator& locate) {
-  std::optional<ParsedReference> ref = ParseReference(check.reference);
-  std::string file = ref ? ref->file : (!r.policy_path.empty() ? r.policy_path : r.profile_path);
+  const PolicyRef& ref = check.reference;
+  const bool in_file = !ref.file.empty();
+  std::string file = in_file ? ref.file : (!r.policy_path.empty() ? r.policy_path : r.profile_path);
   if (file.empty()) return nullptr;
   json physical = {{"artifactLocation", {{"uri", PathToUri(file)}}}};
   std::optional<SourcePosition> pos;
-  if (ref) pos = ref->position ? ref->position : locate(ref->file, ref->pointer);
+  if (in_file) pos = ref.position.known() ? ref.position : locate(ref.file, ref.pointer);
   // Without a position (a reference in words, a file that cannot be read now) the promise is
   // the file's as a whole: its first line (code scanning wants a region to show).
-  if (!pos || pos->line <= 0) pos = SourcePosition{1, 0};
+  if (!pos || !pos->known()) pos = SourcePosition{1, 0};
   physical["region"] = {{"startLine", pos->line}};
   if (pos->column > 0) physical["region"]["startColumn"] = pos->column;
   json location = {{"physicalLocation", std::move(physical)}};
-  if (ref && !ref->pointer.empty()) {
+  if (in_file && !ref.pointer.empty()) {
     location["logicalLocations"] = json::array(
-        {{{"fullyQualifiedName", Clean(ref->pointer)}, {"kind", "member"}}});
+        {{{"fullyQualifiedName", Clean(ref.pointer)}, {"kind", "member"}}});
   }
   return location;
 }
@@ -173,7 +166,7 @@ json Result(const RunReport& r, const Verdict& v, std::size_t rule_index,
         {"expected", Clean(v.expected)},
         {"observed", Clean(v.observed)},
         {"target", Clean(c.target)},
-        {"reference", Clean(c.reference)}}},
+        {"reference", Clean(c.reference.Text())}}},
   };
   if (json location = Location(r, c, locate); !location.is_null()) {
     result["locations"] = json::array({std::move(location)});
@@ -222,8 +215,8 @@ json Run(const RunReport& r, const SourceLocator& locate) {
     }
   }
   json invocation = {{"executionSuccessful", !harness_failed}};
-  if (!r.started_at.empty()) invocation["startTimeUtc"] = r.started_at;
-  if (!r.finished_at.empty()) invocation["endTimeUtc"] = r.finished_at;
+  if (r.started_at) invocation["startTimeUtc"] = Rfc3339(*r.started_at);
+  if (r.finished_at) invocation["endTimeUtc"] = Rfc3339(*r.finished_at);
   if (!notifications.empty()) invocation["toolExecutionNotifications"] = std::move(notifications);
   json driver = {{"name", "sandprobe"}, {"rules", rules.ToJson()}};
   if (!r.tool_version.empty()) {
@@ -257,23 +250,6 @@ std::string CheckTemplate(const std::string& check_id) {
   return check_id.substr(0, check_id.find(':'));
 }
 
-std::optional<ParsedReference> ParseReference(const std::string& reference) {
-  // The pointer is the last word (policy keys and indexes hold no spaces); the file before it.
-  const std::size_t space = reference.rfind(" /");
-  if (space == std::string::npos || space == 0) return std::nullopt;
-  ParsedReference ref;
-  ref.pointer = reference.substr(space + 1);
-  std::string file = reference.substr(0, space);
-  if (!file.empty() && file.back() == ':') file.pop_back();  // "tier-low.json: /limits/pids"
-  if (std::optional<SourcePosition> pos = ParseWhere(file)) {
-    ref.position = pos;
-    file.erase(file.rfind(':', file.rfind(':') - 1));
-  }
-  if (file.empty()) return std::nullopt;
-  ref.file = std::move(file);
-  return ref;
-}
-
 std::string PathToUri(const std::string& path) {
   std::string uri = path.starts_with('/') ? "file://" : "";
   for (unsigned char ch : path) {
@@ -295,7 +271,7 @@ SourceLocator FileSourceLocator() {
     }
     if (!it->second) return std::nullopt;
     try {
-      return ParseWhere(it->second->Where(JsonPointer(pointer)));
+      return it->second->PositionOf(JsonPointer(pointer));
     } catch (const nlohmann::json::exception&) {
       return std::nullopt;  // not a JSON pointer after all
     }

@@ -28,13 +28,6 @@
 
 namespace sandprobe {
 
-// A position in a source file: 1-based line, and column in Unicode code points (the SARIF run
-// says columnKind "unicodeCodePoints").
-struct SourcePosition {
-  int line = 0;
-  int column = 0;
-};
-
 // Where the value at JSON `pointer` starts in `file`, or nullopt when unknown.
 using SourceLocator =
     std::function<std::optional<SourcePosition>(const std::string& file, const std::string& pointer)>;
@@ -43,15 +36,6 @@ using SourceLocator =
 // an unreadable file or a missing pointer gives nullopt (the result is then located at the
 // file's first line).
 SourceLocator FileSourceLocator();
-
-// A Check::reference taken apart: "policies/tier-low.json:7:44 /filesystem/unreadable/2" or
-// "policies/tier-low.json /limits/pids". Free text ("the suite's fs.mounts entry") gives nullopt.
-struct ParsedReference {
-  std::string file;
-  std::string pointer;
-  std::optional<SourcePosition> position;  // when the reference carries line:col itself
-};
-std::optional<ParsedReference> ParseReference(const std::string& reference);
 
 // "fs.read.denied" for "fs.read.denied:/etc/shadow"; the id itself when it has no ':'.
 std::string CheckTemplate(const std::string& check_id);

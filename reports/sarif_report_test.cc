@@ -20,7 +20,7 @@ using ::testing::Not;
 using nlohmann::json;
 using report_fixture::BothReports;
 
-// The fixture's one reference, "tier-low.json: /filesystem/unreadable/2", is at 7:44.
+// The fixture's one reference, tier-low.json /filesystem/unreadable/2 (no position), is at 7:44.
 std::optional<SourcePosition> FakeLocator(const std::string& file, const std::string& pointer) {
   if (file == "tier-low.json" && pointer == "/filesystem/unreadable/2") return SourcePosition{7, 44};
   return std::nullopt;
@@ -144,25 +144,6 @@ TEST(SarifHarnessFailureTest, IsANotificationNamedByItsProfileFile) {
   EXPECT_EQ(run["invocations"][0]["executionSuccessful"], false);
   EXPECT_EQ(run["invocations"][0]["toolExecutionNotifications"][0]["message"]["text"],
             "error sandprobe.harness in sandbox bwrap-strict: no probe.");
-}
-
-TEST(SarifReferenceTest, ParsesFileLineColumnAndPointer) {
-  std::optional<ParsedReference> ref = ParseReference("policies/tier-low.json:7:44 /filesystem/unreadable/2");
-  ASSERT_TRUE(ref);
-  EXPECT_EQ(ref->file, "policies/tier-low.json");
-  EXPECT_EQ(ref->pointer, "/filesystem/unreadable/2");
-  ASSERT_TRUE(ref->position);
-  EXPECT_EQ(ref->position->line, 7);
-  EXPECT_EQ(ref->position->column, 44);
-
-  ref = ParseReference("/a b/p.json /limits/pids");
-  ASSERT_TRUE(ref);
-  EXPECT_EQ(ref->file, "/a b/p.json");
-  EXPECT_EQ(ref->pointer, "/limits/pids");
-  EXPECT_FALSE(ref->position);
-
-  EXPECT_FALSE(ParseReference("the suite's fs.mounts entry"));
-  EXPECT_FALSE(ParseReference(""));
 }
 
 TEST(SarifReferenceTest, TemplatesAndUris) {

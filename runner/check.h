@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "runner/policy_ref.h"
+
 namespace sandprobe {
 
 // Ordered from most to least severe; `--fail-on` compares with this order.
@@ -51,8 +53,8 @@ struct Check {
   std::string resolved_target;
   // Sub-kind where a family tries several ways (fs.alias: "symlink", "dotdot", "proc_root").
   std::string variant;
-  // Where the promise comes from: "tier-low.json: /filesystem/unreadable/2".
-  std::string reference;
+  // Where the promise comes from: tier-low.json:7:44 /filesystem/unreadable/2.
+  PolicyRef reference;
   // Set only for measured limits (res.*): the band the measurement must fall in.
   std::optional<Tolerance> tolerance;
 };

@@ -11,7 +11,7 @@ namespace sandprobe {
 
 Status BatchBuilder::AddCheck(Check check) {
   if (!check_ids_.insert(check.id).second) {
-    return Status::Error(fmt::format("{}: duplicate check {}", check.reference, check.id));
+    return Status::Error(fmt::format("{}: duplicate check {}", check.reference.Text(), check.id));
   }
   current().check_indexes.push_back(plan_.checks.size());
   plan_.checks.push_back(std::move(check));
@@ -91,12 +91,8 @@ void ApplyLaunchTimeouts(Plan& plan) {
 
 StatusOr<std::string> ResolvePolicyPath(const PolicyPath& path, const ExpandInput& in) {
   StatusOr<std::string> resolved = ExpandString(path.path, in.path_values);
-  if (!resolved.ok()) return resolved.status().WithContext(path.where + ": " + path.pointer);
+  if (!resolved.ok()) return resolved.status().WithContext(path.ref.Text());
   return resolved;
-}
-
-std::string PolicyReference(const PolicyPath& path) {
-  return fmt::format("{} {}", path.where, path.pointer);
 }
 
 Verdict StartVerdict(const JudgeInput& in) {

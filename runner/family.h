@@ -139,9 +139,6 @@ const FamilyRow* FindFamily(const std::string& name);
 
 // Expands placeholders in a policy path; errors name the policy position.
 StatusOr<std::string> ResolvePolicyPath(const PolicyPath& path, const ExpandInput& in);
-// "tier-low.json:12:5 /filesystem/unreadable/2"
-std::string PolicyReference(const PolicyPath& path);
-
 // A verdict for `check` with the launch as evidence; outcome still to be set.
 Verdict StartVerdict(const JudgeInput& in);
 // pass when `as_promised`, else fail in direction `if_not`.

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "runner/family.h"
-#include "runner/witnesses.h"
+#include "runner/canary_env.h"
 
 namespace sandprobe {
 namespace {
@@ -17,7 +17,7 @@ Status ExpandEnvSecret(const ExpandInput& in, BatchBuilder& batch) {
   check.severity = hidden ? Severity::kHigh : Severity::kLow;
   check.target = std::string(kCanaryEnvPrefix) + "*";
   check.resolved_target = check.target;
-  check.reference = in.policy.source_path + " /host/env_secrets";
+  check.reference = in.policy.Ref("/host/env_secrets");
   batch.AddArg("env.secret", std::string(kCanaryEnvPrefix));
   return batch.AddCheck(std::move(check));
 }

@@ -25,7 +25,7 @@ Status ExpandAccess(const ExpandInput& in, BatchBuilder& batch, const std::strin
     check.severity = expect == Expectation::kDenied ? Severity::kHigh : Severity::kMedium;
     check.target = path.path;
     check.resolved_target = *resolved;
-    check.reference = PolicyReference(path);
+    check.reference = path.ref;
     batch.AddArg(family, *resolved);
     return batch.AddCheck(std::move(check));
   };
@@ -53,7 +53,7 @@ Status ExpandMountedCanaries(const ExpandInput& in, BatchBuilder& batch) {
     check.id = "fs.read.denied:" + check.target;
     check.severity = Severity::kHigh;
     check.resolved_target = values.at(fmt::format("mounted_canaries.{}.inside", i));
-    check.reference = "the profile's canaries_in";
+    check.reference = PolicyRef::InWords("the profile's canaries_in");
     batch.AddArg("fs.read", check.resolved_target);
     if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
   }
@@ -100,7 +100,7 @@ Status ExpandFsAlias(const ExpandInput& in, BatchBuilder& batch) {
       check.target = path.path;
       check.resolved_target = *resolved;
       check.variant = variant;
-      check.reference = PolicyReference(path);
+      check.reference = path.ref;
       if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
     }
     if (first) {

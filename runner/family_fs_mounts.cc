@@ -73,7 +73,7 @@ Status ExpandOne(BatchBuilder& batch, const char* what, Severity severity) {
   check.severity = severity;
   check.target = what;
   check.variant = what;
-  check.reference = "the suite's fs.mounts entry";
+  check.reference = PolicyRef::InWords("the suite's fs.mounts entry");
   return batch.AddCheck(std::move(check));
 }
 

@@ -28,13 +28,11 @@ bool EgressAllowed(const Policy& policy, const std::string& site, const std::str
   return policy.network.egress == Permission::kAllow;
 }
 
-std::string EgressReference(const Policy& policy, const std::string& endpoint) {
+PolicyRef EgressReference(const Policy& policy, const std::string& endpoint) {
   const auto& allow = policy.network.allow;
   auto it = std::find(allow.begin(), allow.end(), endpoint);
-  if (it != allow.end()) {
-    return fmt::format("{} /network/allow/{}", policy.source_path, it - allow.begin());
-  }
-  return policy.source_path + " /network/egress";
+  if (it != allow.end()) return policy.Ref(fmt::format("/network/allow/{}", it - allow.begin()));
+  return policy.Ref("/network/egress");
 }
 
 bool IsCanaryEndpoint(const std::string& name) {
@@ -75,7 +73,7 @@ Status ExpandEgress(const ExpandInput& in, BatchBuilder& batch, const std::strin
     check.severity = Severity::kInfo;
     check.target = allow[i];
     check.variant = "untested";
-    check.reference = fmt::format("{} /network/allow/{}", in.policy.source_path, i);
+    check.reference = in.policy.Ref(fmt::format("/network/allow/{}", i));
     if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
   }
   return Status::Ok();
@@ -92,7 +90,7 @@ Status ExpandDns(const ExpandInput& in, BatchBuilder& batch) {
   check.id = allowed ? "net.dns.allowed" : "net.dns.denied";
   check.severity = allowed ? Severity::kMedium : Severity::kHigh;
   check.target = "canary DNS responders";
-  check.reference = in.policy.source_path + " /network/dns";
+  check.reference = in.policy.Ref("/network/dns");
   for (const char* site : kSites) {
     auto addr = in.context.values.find(fmt::format("net.{}-dns", site));
     if (addr != in.context.values.end()) batch.AddArg("net.dns", fmt::format("{}={}", site, addr->second));

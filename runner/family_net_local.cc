@@ -42,7 +42,7 @@ Status ExpandUnix(const ExpandInput& in, BatchBuilder& batch) {
     check.id = fmt::format("net.unix.{}:{}", visible ? "visible" : "hidden", path);
     check.severity = visible ? Severity::kLow : Severity::kCritical;
     check.target = check.resolved_target = path;
-    check.reference = in.policy.source_path + " /host/runtime_sockets";
+    check.reference = in.policy.Ref("/host/runtime_sockets");
     batch.AddArg("net.unix", path);
     if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
   }
@@ -54,7 +54,7 @@ Status ExpandUnix(const ExpandInput& in, BatchBuilder& batch) {
     check.id = fmt::format("net.unix.{}:{}", ExpectationName(check.expect), path);
     check.severity = allowed ? Severity::kMedium : Severity::kHigh;
     check.target = check.resolved_target = path;
-    check.reference = in.policy.source_path + " /network/unix_sockets";
+    check.reference = in.policy.Ref("/network/unix_sockets");
     if (path.empty() || path.front() != '/') {
       return Status::Error(fmt::format("{}: net.unix variant is not an absolute path: {}",
                                        in.entry.pointer, path));
@@ -101,21 +101,21 @@ Status ExpandIfaces(const ExpandInput& in, BatchBuilder& batch) {
   if (!any_allowed) {
     Check check{.id = "net.ifaces.loopback-only", .family = "net.ifaces", .severity = Severity::kLow,
                 .expect = Expectation::kDenied, .target = "interfaces other than lo",
-                .reference = in.policy.source_path + " /network"};
+                .reference = in.policy.Ref("/network")};
     if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
   }
   if (in.policy.host.network_namespace != NamespaceSharing::kIsolated) return Status::Ok();
   Check check{.id = "net.ifaces.host-netns-hidden", .family = "net.ifaces",
               .severity = Severity::kCritical, .expect = Expectation::kDenied,
               .target = "the host's network interfaces",
-              .reference = in.policy.source_path + " /host/network_namespace"};
+              .reference = in.policy.Ref("/host/network_namespace")};
   if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
   // The host's sysfs seen from an isolated namespace: the host's interface names and MACs
   // (and the rest of its sysfs) leak, read-only. Not the namespace itself: low.
   Check sysfs{.id = "net.ifaces.host-sysfs-hidden", .family = "net.ifaces",
               .severity = Severity::kLow, .expect = Expectation::kDenied,
               .target = "the host's interfaces in /sys/class/net",
-              .reference = in.policy.source_path + " /host/network_namespace"};
+              .reference = in.policy.Ref("/host/network_namespace")};
   return batch.AddCheck(std::move(sysfs));
 }
 

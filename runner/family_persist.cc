@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "runner/family.h"
+#include "runner/policy_enums.h"
 
 namespace sandprobe {
 namespace {
@@ -31,7 +32,7 @@ struct Location {
   std::string arg;     // what the probe gets: a path or @home/@cwd
   std::string target;  // the policy's text, placeholders kept
   Scope survives = Scope::kNone;
-  std::string reference;
+  PolicyRef reference;
 };
 
 StatusOr<std::vector<Location>> Locations(const ExpandInput& in) {
@@ -43,15 +44,16 @@ StatusOr<std::vector<Location>> Locations(const ExpandInput& in) {
     for (const PolicyPath& path : *list) {
       StatusOr<std::string> resolved = ResolvePolicyPath(path, in);
       if (!resolved.ok()) return resolved.status();
-      out.push_back({NormalizedPath(*resolved), path.path, scope, PolicyReference(path)});
+      out.push_back({NormalizedPath(*resolved), path.path, scope, path.ref});
     }
   }
   for (const char* standard : kStandardLocations) {
     bool listed = false;
     for (const Location& l : out) listed = listed || l.arg == standard;
     if (!listed) {
-      out.push_back({standard, standard, Scope::kNone,
-                     in.policy.source_path + " /persistence: not listed (ephemeral)"});
+      PolicyRef not_listed = in.policy.Ref("/persistence");
+      not_listed.words = "not listed (ephemeral)";
+      out.push_back({standard, standard, Scope::kNone, std::move(not_listed)});
     }
   }
   return out;
@@ -100,7 +102,7 @@ Status ExpandPersist(const ExpandInput& in, BatchBuilder& batch) {
   if (!locations.ok()) return locations.status();
   Location background{kBackground, kBackground,
                       BackgroundScope(in.policy.persistence.background_processes),
-                      in.policy.source_path + " /persistence/background_processes"};
+                      in.policy.Ref("/persistence/background_processes")};
 
   AddCheckArgs(batch, "persist.plant", token->second, *locations, false);
   Check host;
@@ -110,7 +112,7 @@ Status ExpandPersist(const ExpandInput& in, BatchBuilder& batch) {
   host.expect = Expectation::kDenied;
   host.target = kBackground;
   host.resolved_target = kBackground;
-  host.reference = "a background process must stay inside the sandbox";
+  host.reference = PolicyRef::InWords("a background process must stay inside the sandbox");
   host.severity = Severity::kHigh;
   if (Status s = batch.AddCheck(std::move(host)); !s.ok()) return s;
 
@@ -157,19 +159,19 @@ bool IsPlantedProcess(const std::string& argv, const std::string& token) {
 // The fix for a background process that outlives the sandbox, per backend label (the profile's
 // `backend`, recorded by the persist witness); a backend not listed gets the generic text.
 struct BackgroundFix {
-  const char* backend;
+  Backend backend;
   const char* fix;
 };
 constexpr BackgroundFix kBackgroundFixes[] = {
-    {"bwrap", "bwrap --unshare-pid --die-with-parent: the sandbox's own pid namespace, whose processes "
+    {Backend::kBwrap, "bwrap --unshare-pid --die-with-parent: the sandbox's own pid namespace, whose processes "
               "the kernel ends with its init"},
-    {"docker", "keep the container's own pid namespace (no --pid host), so docker ends every process "
+    {Backend::kDocker, "keep the container's own pid namespace (no --pid host), so docker ends every process "
                "with the container"},
-    {"podman", "keep the container's own pid namespace (no --pid host), so podman ends every process "
+    {Backend::kPodman, "keep the container's own pid namespace (no --pid host), so podman ends every process "
                "with the container"},
-    {"gvisor", "keep the container's own pid namespace (no --pid host), so the sandbox's processes end "
+    {Backend::kGvisor, "keep the container's own pid namespace (no --pid host), so the sandbox's processes end "
                "with it"},
-    {"firejail", "firejail --deterministic-shutdown: end the sandbox's orphans when its first child exits "
+    {Backend::kFirejail, "firejail --deterministic-shutdown: end the sandbox's orphans when its first child exits "
                  "(without it, firejail waits for every process inside)"},
 };
 constexpr const char* kGenericBackgroundFix =
@@ -178,7 +180,8 @@ constexpr const char* kGenericBackgroundFix =
 
 std::string BackgroundRemedy(const JudgeInput& in) {
   auto it = in.witnesses.observed.find("persist");
-  const std::string backend = it != in.witnesses.observed.end() ? it->second.value("backend", "") : "";
+  const std::optional<Backend> backend =
+      ValueOf<Backend>(it != in.witnesses.observed.end() ? it->second.value("backend", "") : "");
   for (const BackgroundFix& f : kBackgroundFixes) {
     if (backend == f.backend) return f.fix;
   }

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/family.h"
+#include "runner/policy_enums.h"
 
 namespace sandprobe {
 
@@ -40,6 +41,8 @@ const nlohmann::json* PrivFactAt(const JudgeInput& in, Verdict& v, const std::st
                                  const std::string& path, const std::string& variant = "");
 // The "priv" witness's observation (null json when the witness did not run).
 const nlohmann::json& PrivWitnessFacts(const JudgeInput& in);
+// The profile's backend as the priv witness recorded it (kOther when it recorded none).
+Backend WitnessedBackend(const JudgeInput& in);
 
 // Sets an inconclusive outcome with `why` as observed.
 void Inconclusive(Verdict& v, const std::string& why);

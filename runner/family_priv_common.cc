@@ -15,7 +15,7 @@ Check PrivCheck(const ExpandInput& in, const std::string& family, const std::str
   check.expect = expect;
   check.target = target;
   check.resolved_target = target;
-  check.reference = in.policy.source_path + " " + pointer;
+  check.reference = in.policy.Ref(pointer);
   return check;
 }
 
@@ -25,11 +25,24 @@ const nlohmann::json& PrivWitnessFacts(const JudgeInput& in) {
   return it == in.witnesses.observed.end() ? kNull : it->second;
 }
 
-std::string RemedyFor(const JudgeInput& in, const Remedy& remedy) {
+Backend WitnessedBackend(const JudgeInput& in) {
   const nlohmann::json& w = PrivWitnessFacts(in);
-  const std::string backend = w.is_object() ? w.value("backend", "") : "";
-  if (backend == "docker" || backend == "podman") return remedy.docker;
-  if (backend == "bwrap") return remedy.bwrap;
+  return ValueOf<Backend>(w.is_object() ? w.value("backend", "") : "").value_or(Backend::kOther);
+}
+
+std::string RemedyFor(const JudgeInput& in, const Remedy& remedy) {
+  switch (WitnessedBackend(in)) {
+    case Backend::kDocker:
+    case Backend::kPodman:
+      return remedy.docker;
+    case Backend::kBwrap:
+      return remedy.bwrap;
+    case Backend::kHost:
+    case Backend::kFirejail:
+    case Backend::kGvisor:
+    case Backend::kOther:
+      return remedy.other;
+  }
   return remedy.other;
 }
 

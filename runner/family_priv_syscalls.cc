@@ -137,10 +137,8 @@ bool ReachedTheKernel(AttemptEnd end) {
 
 // io_uring: docker's default seccomp profile blocks it only from moby 25.0 on.
 std::string SyscallRemedy(const JudgeInput& in, const SyscallSpec& spec) {
-  const json& w = PrivWitnessFacts(in);
-  const std::string backend = w.is_object() ? w.value("backend", "") : "";
   std::optional<VersionNumber> version = BackendVersion(in);
-  if (in.check.target == "io_uring_setup" && backend == "docker" && version && !version->AtLeast(25, 0)) {
+  if (in.check.target == "io_uring_setup" && WitnessedBackend(in) == Backend::kDocker && version && !version->AtLeast(25, 0)) {
     return fmt::format("docker {}.{} lets io_uring through its default seccomp profile (blocked from "
                        "docker 25.0 on): pass --security-opt seccomp=PROFILE.json (docker's default "
                        "without io_uring_setup, io_uring_enter, io_uring_register), or upgrade docker",

@@ -28,8 +28,8 @@ namespace {
 
 using nlohmann::json;
 
-std::string LimitReference(const ExpandInput& in, const char* key) {
-  return fmt::format("{} /limits/{}", in.policy.source_path, key);
+PolicyRef LimitReference(const ExpandInput& in, const char* key) {
+  return in.policy.Ref(fmt::format("/limits/{}", key));
 }
 
 // The check of one declared limit; its band comes from the policy's `limits.tolerance`.

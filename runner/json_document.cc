@@ -320,11 +320,24 @@ std::size_t JsonDocument::CharsBefore(std::size_t offset) const {
   return chars;
 }
 
-std::string JsonDocument::LineCol(std::size_t offset) const {
+SourcePosition JsonDocument::PositionAt(std::size_t offset) const {
   auto next = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
   std::size_t line = static_cast<std::size_t>(next - line_starts_.begin());
   std::size_t col = CharsBefore(offset) - CharsBefore(line_starts_[line - 1]) + 1;
-  return fmt::format("{}:{}", line, col);
+  return {static_cast<int>(line), static_cast<int>(col)};
+}
+
+std::string JsonDocument::LineCol(std::size_t offset) const {
+  const SourcePosition pos = PositionAt(offset);
+  return fmt::format("{}:{}", pos.line, pos.column);
+}
+
+SourcePosition JsonDocument::PositionOf(const JsonPointer& ptr) const {
+  return PositionAt(OffsetOf(ptr));
+}
+
+PolicyRef JsonDocument::RefTo(const JsonPointer& ptr) const {
+  return PolicyRef{.file = file_name_, .pointer = ptr.to_string(), .position = PositionOf(ptr)};
 }
 
 std::size_t JsonDocument::OffsetOf(const JsonPointer& ptr) const {

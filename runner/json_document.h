@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runner/policy_ref.h"
 #include "runner/status.h"
 
 namespace sandprobe {
@@ -43,6 +44,10 @@ class JsonDocument {
   // "file:line:col" (1-based; col counts characters) of the value at `ptr`, or of its nearest
   // ancestor that exists (a missing field is reported at its enclosing object).
   std::string Where(const JsonPointer& ptr) const;
+  // The line and column of that value, as numbers.
+  SourcePosition PositionOf(const JsonPointer& ptr) const;
+  // This file, `ptr` and the position of its value: where a promise made at `ptr` comes from.
+  PolicyRef RefTo(const JsonPointer& ptr) const;
   // Same, for the key that names the member `object_ptr / key`.
   std::string WhereKey(const JsonPointer& object_ptr, const std::string& key) const;
   // Byte offset of the value at `ptr` (nearest existing ancestor); orders errors by position.
@@ -56,6 +61,7 @@ class JsonDocument {
 
  private:
   friend class PositionScanner;
+  SourcePosition PositionAt(std::size_t offset) const;
   std::string LineCol(std::size_t offset) const;
 
   std::string text_;

@@ -104,7 +104,7 @@ std::optional<std::string> ObjectReader::String(const std::string& key, Presence
 }
 
 std::optional<std::string> ObjectReader::Enum(const std::string& key, Presence presence,
-                                              std::initializer_list<std::string_view> allowed) {
+                                              const std::vector<std::string_view>& allowed) {
   std::optional<std::string> v = String(key, presence);
   if (!v || std::find(allowed.begin(), allowed.end(), *v) != allowed.end()) return v;
   FailAt(ptr_ / key, fmt::format("expected one of {}, got \"{}\"",

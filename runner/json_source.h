@@ -52,7 +52,7 @@ class ObjectReader {
   std::optional<std::string> String(const std::string& key, Presence presence);
   // A string that must equal one of `allowed`; the error lists them.
   std::optional<std::string> Enum(const std::string& key, Presence presence,
-                                  std::initializer_list<std::string_view> allowed);
+                                  const std::vector<std::string_view>& allowed);
   // A name of a profile, policy or suite: [a-z0-9][a-z0-9._-]* (safe in file names and ids).
   std::optional<std::string> Name(const std::string& key, Presence presence);
   std::optional<bool> Bool(const std::string& key, Presence presence);

@@ -299,7 +299,7 @@ int List(const std::string& data_dir) {
   });
   ListDirectory("sandboxes", fs::path(data_dir) / "sandboxes", [&](const std::string& path) {
     StatusOr<Profile> profile = LoadProfile(path);
-    return profile.ok() ? row(profile->name, "[" + profile->backend + "] " + profile->description, path)
+    return profile.ok() ? row(profile->name, "[" + std::string(NameOf(profile->backend)) + "] " + profile->description, path)
                         : "INVALID " + profile.status().message();
   });
   return 0;

@@ -35,7 +35,7 @@ TEST(PlanTest, ExpandsReadsAndWritesInBothDirectionsWithStableIds) {
   EXPECT_EQ(plan->checks[0].resolved_target, "/workspace");
   EXPECT_EQ(plan->checks[2].severity, Severity::kHigh);
   EXPECT_EQ(plan->checks[0].severity, Severity::kMedium);
-  EXPECT_EQ(plan->checks[2].reference, "p.json:1:1 /filesystem/unreadable/0");
+  EXPECT_EQ(plan->checks[2].reference.Text(), "p.json:1:1 /filesystem/unreadable/0");
 }
 
 TEST(PlanTest, SplitSharedLaunchKeepsFamilyGroupsWholeAndEveryCheckOnce) {

@@ -63,7 +63,7 @@ Paths ReadPaths(ObjectReader& r, const std::string& key) {
   for (std::size_t i = 0; i < list.size() && r.ok(); ++i) {
     JsonPointer ptr = r.PointerTo(key) / i;
     if (std::optional<std::string> problem = PathProblem(list[i])) r.FailAt(ptr, *problem);
-    out.push_back({list[i], ptr.to_string(), r.doc().Where(ptr)});
+    out.push_back({list[i], r.doc().RefTo(ptr)});
   }
   return out;
 }
@@ -79,15 +79,15 @@ void CheckNoOverlap(ObjectReader& r, const Paths& a, const Paths& b) {
   };
   std::vector<Entry> all;
   for (const Paths* list : {&a, &b}) {
-    for (const PolicyPath& p : *list) all.push_back({r.doc().OffsetOf(JsonPointer(p.pointer)), &p});
+    for (const PolicyPath& p : *list) all.push_back({r.doc().OffsetOf(JsonPointer(p.ref.pointer)), &p});
   }
   std::sort(all.begin(), all.end(), [](const Entry& x, const Entry& y) { return x.offset < y.offset; });
   std::unordered_map<std::string, const PolicyPath*> first;
   for (const Entry& e : all) {
     auto [seen, inserted] = first.emplace(NormalizedPath(e.path->path), e.path);
     if (inserted) continue;
-    r.FailAt(JsonPointer(e.path->pointer),
-             fmt::format("\"{}\" is also listed at {}", e.path->path, seen->second->pointer));
+    r.FailAt(JsonPointer(e.path->ref.pointer),
+             fmt::format("\"{}\" is also listed at {}", e.path->path, seen->second->ref.pointer));
     return;
   }
 }
@@ -212,6 +212,11 @@ std::string NormalizedPath(const std::string& path) {
   return out;
 }
 
+PolicyRef Policy::Ref(const std::string& pointer) const {
+  if (document) return document->RefTo(JsonPointer(pointer));
+  return PolicyRef{.file = source_path, .pointer = pointer};
+}
+
 StatusOr<Policy> ParsePolicy(const JsonDocument& doc) {
   ObjectReader r(doc, JsonPointer(),
                  {"name", "description", "filesystem", "network", "limits", "persistence",
@@ -219,6 +224,7 @@ StatusOr<Policy> ParsePolicy(const JsonDocument& doc) {
   Policy p;
   p.source_path = doc.file_name();
   p.raw = doc.root();
+  p.document = std::make_shared<const JsonDocument>(doc);
   p.name = r.Name("name", Presence::kRequired).value_or("");
   p.description = r.String("description", Presence::kRequired).value_or("");
   if (r.ok() && p.description.empty()) r.FailAt(r.PointerTo("description"), "must not be empty");

@@ -7,13 +7,16 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "runner/json_document.h"
 #include "runner/json_source.h"
+#include "runner/policy_ref.h"
 #include "runner/policy_enums.h"
 #include "runner/status.h"
 
@@ -24,8 +27,7 @@ struct PolicyPath {
   // Absolute ("/etc/shadow"), or starting with a placeholder: "{host_canary}" (a host file
   // planted per run that must stay unreachable) or "{workspace}" (the run's workspace).
   std::string path;
-  std::string pointer;  // "/filesystem/unreadable/2"
-  std::string where;    // "policies/tier-low.json:7:44"
+  PolicyRef ref;  // policies/tier-low.json:7:44 /filesystem/unreadable/2
 };
 
 // A path may not be in both lists of a pair (readable/unreadable, writable/unwritable).
@@ -120,6 +122,12 @@ struct Policy {
   PrivilegesPolicy privileges;
   HostPolicy host;
   nlohmann::json raw;  // as loaded
+  // The file with its positions (null for a policy built in code): what Ref locates in.
+  std::shared_ptr<const JsonDocument> document;
+
+  // Where the promise at `pointer` ("/limits/pids") comes from: this file, the pointer, and
+  // the value's line:col when the file was loaded.
+  PolicyRef Ref(const std::string& pointer) const;
 };
 
 // "/tmp/" and "/tmp/./" name the same place as "/tmp": the form paths are compared in.

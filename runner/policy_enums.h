@@ -1,9 +1,10 @@
-// The closed choices of a policy, as types: a misspelt value no longer compiles into a check
+// The closed choices of a policy (and a profile's backend), as types: a misspelt value no longer compiles into a check
 // that silently takes the other branch ("allowed" == "allow" is false). Each enum has one
 // table of its JSON names; the loader reads through it (runner/policy.cc) and messages name
 // values with NameOf.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -45,6 +46,25 @@ inline constexpr std::span<const NamedValue<NamespaceSharing>> NamesOf(Namespace
 inline constexpr std::span<const NamedValue<Visibility>> NamesOf(Visibility) { return kVisibilityNames; }
 inline constexpr std::span<const NamedValue<SeccompRequirement>> NamesOf(SeccompRequirement) { return kSeccompRequirementNames; }
 inline constexpr std::span<const NamedValue<BackgroundProcesses>> NamesOf(BackgroundProcesses) { return kBackgroundProcessesNames; }
+
+// A profile's `backend`: which kind of sandbox it launches, so a remediation hint can name that
+// backend's flags and a witness can ask the backend what only it knows (docker's bridge).
+// "other" is any command line sandprobe has no hints for (a microVM, an agent's wrapper).
+enum class Backend { kHost, kBwrap, kDocker, kPodman, kFirejail, kGvisor, kOther };
+inline constexpr NamedValue<Backend> kBackendNames[] = {
+    {"host", Backend::kHost},         {"bwrap", Backend::kBwrap},   {"docker", Backend::kDocker},
+    {"podman", Backend::kPodman},     {"firejail", Backend::kFirejail}, {"gvisor", Backend::kGvisor},
+    {"other", Backend::kOther}};
+inline constexpr std::span<const NamedValue<Backend>> NamesOf(Backend) { return kBackendNames; }
+
+// The value of a JSON name, nullopt for a name the enum does not have.
+template <typename E>
+constexpr std::optional<E> ValueOf(std::string_view name) {
+  for (const NamedValue<E>& named : NamesOf(E{})) {
+    if (named.name == name) return named.value;
+  }
+  return std::nullopt;
+}
 
 // The JSON name of a value ("deny").
 template <typename E>

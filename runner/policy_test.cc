@@ -26,8 +26,12 @@ TEST(PolicyTest, LoadsEveryField) {
   EXPECT_EQ(Paths(p->filesystem.unreadable), (V{"/etc/shadow", "/root", "{host_canary}"}));
   EXPECT_EQ(Paths(p->filesystem.writable), (V{"{workspace}/out", "/tmp"}));
   EXPECT_EQ(Paths(p->filesystem.unwritable), (V{"/", "/etc", "/usr"}));
-  EXPECT_EQ(p->filesystem.unreadable[2].pointer, "/filesystem/unreadable/2");
-  EXPECT_EQ(p->filesystem.unreadable[2].where, kDir + "policy_full.json:7:44");
+  EXPECT_EQ(p->filesystem.unreadable[2].ref.pointer, "/filesystem/unreadable/2");
+  EXPECT_EQ(p->filesystem.unreadable[2].ref.Where(), kDir + "policy_full.json:7:44");
+  // A promise made by any value of the file carries its line:col (SARIF needs no re-read).
+  EXPECT_EQ(p->Ref("/filesystem/unreadable/2"), p->filesystem.unreadable[2].ref);
+  EXPECT_EQ(p->Ref("/filesystem/unreadable/2").Text(),
+            kDir + "policy_full.json:7:44 /filesystem/unreadable/2");
   EXPECT_EQ(NameOf(p->network.egress), "allow");
   EXPECT_EQ(p->network.allow, (V{"127.0.0.1:8080"}));
   EXPECT_EQ(NameOf(p->network.dns), "allow");

@@ -278,9 +278,11 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
   p.name = r.Name("name", Presence::kRequired).value_or("");
   p.description = r.String("description", Presence::kRequired).value_or("");
   if (r.ok() && p.description.empty()) r.FailAt(r.PointerTo("description"), "must not be empty");
-  p.backend = r.Enum("backend", Presence::kRequired,
-                     {"host", "bwrap", "docker", "podman", "firejail", "gvisor", "other"})
-                  .value_or("");
+  std::vector<std::string_view> backends;
+  for (const NamedValue<Backend>& named : kBackendNames) backends.emplace_back(named.name);
+  if (std::optional<std::string> backend = r.Enum("backend", Presence::kRequired, backends)) {
+    p.backend = ValueOf<Backend>(*backend).value_or(Backend::kOther);
+  }
   if (std::optional<std::string> policy = r.String("policy", Presence::kOptional)) {
     if (policy->empty()) r.FailAt(r.PointerTo("policy"), "must not be empty");
     std::filesystem::path dir = std::filesystem::path(doc.file_name()).parent_path();

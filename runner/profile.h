@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/json_source.h"
+#include "runner/policy_enums.h"
 #include "runner/status.h"
 
 namespace sandprobe {
@@ -81,9 +82,8 @@ enum class PreflightWhen { kBefore, kOnFailure };
 struct Profile {
   std::string name;           // [a-z0-9][a-z0-9._-]*, required
   std::string description;    // required, non-empty
-  // Label for remediation hints: "host", "bwrap", "docker", "podman", "firejail", "gvisor",
-  // "other"; required.
-  std::string backend;
+  // JSON "backend" (required): which kind of sandbox, for remediation hints and the witnesses.
+  Backend backend = Backend::kOther;
   std::string source_path;    // the file it was loaded from
   // JSON "policy": the policy this sandbox is meant to keep, resolved relative to the profile
   // file's directory; optional (empty when absent).

@@ -22,7 +22,7 @@ TEST(ProfileTest, LoadsOneShotProfileWithAllFields) {
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(p->name, "docker-hardened");
   EXPECT_EQ(p->description, "One-shot docker run: no network, 512 MiB, read-only root.");
-  EXPECT_EQ(p->backend, "docker");
+  EXPECT_EQ(p->backend, Backend::kDocker);
   EXPECT_EQ(p->source_path, kDir + "profile_oneshot.json");
   EXPECT_EQ(p->policy_path, kDir + "policy_full.json");
   EXPECT_EQ(p->requirements, (Argvs{{"docker", "info"}}));

@@ -1,9 +1,5 @@
 #include "runner/run_environment.h"
 
-#include <ctime>
-
-#include <fmt/chrono.h>
-
 #include "runner/run_registry.h"
 #include "runner/witnesses.h"
 
@@ -13,10 +9,7 @@ RunEnvironment RealRunEnvironment(Launcher& launcher) {
   return RunEnvironment{.launcher = launcher,
                         .run_dir_parent = RunDirParent(),
                         .clock = [] { return std::chrono::steady_clock::now(); },
-                        .utc_now =
-                            [] {
-                              return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
-                            },
+                        .utc_now = UtcNow,
                         .random_hex = RandomHex,
                         .witness_table = WitnessTable()};
 }

@@ -11,6 +11,7 @@
 
 #include "runner/deadline.h"
 #include "runner/launcher.h"
+#include "runner/utc_time.h"
 #include "runner/witness.h"
 
 namespace sandprobe {
@@ -19,7 +20,7 @@ struct RunEnvironment {
   Launcher& launcher;
   std::string run_dir_parent;  // RunDirParent(): /var/tmp or SANDPROBE_RUN_ROOT
   Deadline::Clock clock;       // steady: durations and the run's deadline
-  std::function<std::string()> utc_now;                   // "2026-11-20T10:00:00Z"
+  std::function<UtcTime()> utc_now;  // wall clock: the report's started_at/finished_at
   std::function<std::string(std::size_t bytes)> random_hex;  // run id, nonces, tokens
   const std::vector<WitnessRow>& witness_table;           // WitnessTable()
 };

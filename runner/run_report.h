@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/launch_record.h"
+#include "runner/utc_time.h"
 #include "runner/verdict.h"
 
 namespace sandprobe {
@@ -25,8 +26,8 @@ struct WaiverSummary {
 struct RunReport {
   std::string tool_version;
   std::string run_id;
-  std::string started_at;   // RFC 3339 UTC, "2026-11-20T10:00:00Z"
-  std::string finished_at;
+  std::optional<UtcTime> started_at;  // unset in a report of a run that never started
+  std::optional<UtcTime> finished_at;
   double duration_seconds = 0;
   nlohmann::json host = nlohmann::json::object();  // kernel, hostname, backend versions
   std::string profile_name;

@@ -155,7 +155,7 @@ class RunTest : public ::testing::Test {
     RunEnvironment env{.launcher = launcher_,
                        .run_dir_parent = (dir_ / "runs").string(),
                        .clock = [this] { return now_; },
-                       .utc_now = [] { return std::string("2026-11-23T00:00:00Z"); },
+                       .utc_now = [] { return UtcTime(std::chrono::sys_days(std::chrono::year(2026) / 11 / 23)); },
                        .random_hex = [this](std::size_t bytes) {
                          return fmt::format("{:0{}x}", ++random_, bytes * 2);
                        },
@@ -324,7 +324,7 @@ TEST_F(RunTest, AWitnessThatCannotStartIsAHarnessError) {
 TEST_F(RunTest, AnUnusableRunRootIsAHarnessErrorAndBadInputIsInvalidInput) {
   WriteFile(dir_ / "not-a-dir", "");
   RunEnvironment env{.launcher = launcher_, .run_dir_parent = (dir_ / "not-a-dir").string(),
-                     .clock = [this] { return now_; }, .utc_now = [] { return std::string(); },
+                     .clock = [this] { return now_; }, .utc_now = [] { return UtcTime(); },
                      .random_hex = RandomHex, .witness_table = witness_table_};
   StatusOr<RunReport> report = RunProfile(options_, env);
   ASSERT_FALSE(report.ok());

@@ -154,7 +154,7 @@ Status Sandbox::Preflight() {
                                              : fmt::format("{}: {}", record.exit_code ? fmt::format("exit {}", *record.exit_code) : "killed by a signal",
                                                            FirstLine(record.stderr_tail.empty() ? record.stdout_tail : record.stderr_tail));
     std::string message = fmt::format("backend {} unavailable for profile {}: `{}` failed: {}",
-                                      profile_.backend, profile_.name, FormatArgv(record.argv.empty() ? command : record.argv), why);
+                                      NameOf(profile_.backend), profile_.name, FormatArgv(record.argv.empty() ? command : record.argv), why);
     if (!profile_.requires_hint.empty()) message += "; install: " + profile_.requires_hint;
     return Status::Error(message);
   }

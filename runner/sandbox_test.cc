@@ -13,7 +13,7 @@ using sandprobe::testing::FakeLauncher;
 Profile OneShot() {
   Profile p;
   p.name = "fake";
-  p.backend = "docker";
+  p.backend = Backend::kDocker;
   p.lifecycle = Lifecycle::kOneShot;
   p.probe_path = "/opt/sp/sandprobe-probe";
   p.run = {"rt", "run", "--name", "{instance}", "--label", "run={run_id}", "-v", "{probe_dir}:/opt/sp",

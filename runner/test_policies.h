@@ -14,7 +14,7 @@ inline std::vector<PolicyPath> Paths(std::initializer_list<const char*> paths,
   std::vector<PolicyPath> out;
   int i = 0;
   for (const char* p : paths) {
-    out.push_back(PolicyPath{p, "/filesystem/" + list + "/" + std::to_string(i++), "p.json:1:1"});
+    out.push_back(PolicyPath{p, {.file = "p.json", .pointer = "/filesystem/" + list + "/" + std::to_string(i++), .position = {1, 1}}});
   }
   return out;
 }

@@ -1,12 +1,11 @@
 #include "runner/waivers.h"
 
 #include <chrono>
-#include <ctime>
 
-#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include "runner/check_selection.h"
+#include "runner/utc_time.h"
 
 namespace sandprobe {
 namespace {
@@ -72,7 +71,7 @@ StatusOr<WaiverFile> LoadWaivers(const std::string& path) {
   return ParseWaivers(*doc);
 }
 
-std::string UtcToday() { return fmt::format("{:%Y-%m-%d}", fmt::gmtime(std::time(nullptr))); }
+std::string UtcToday() { return UtcDate(UtcNow()); }
 
 void ApplyWaivers(RunReport& report, const WaiverFile& waivers, std::string_view today) {
   WaiverSummary summary{waivers.source_path, {}, {}};

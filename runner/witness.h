@@ -7,6 +7,7 @@
 // file and env secret are not RunWitnesses: every run plants them (witnesses.h).
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <set>
@@ -15,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runner/deadline.h"
 #include "runner/launcher.h"
 #include "runner/profile.h"
 #include "runner/status.h"
@@ -29,7 +31,20 @@ struct WitnessSetup {
   // A random token for witnesses that must be recognised from inside the sandbox (the canary
   // process carries it in its argv). Unique per run; never the env secret's.
   std::string run_token;
+  // The run's deadline (--timeout): a witness's own host commands get what is left of it
+  // (HostCommandLimit). Null: no deadline.
+  const Deadline* deadline = nullptr;
 };
+
+// The limit of a witness's own host command (`docker network inspect`, the backend's version):
+// min(`own`, what is left of the run); an error when nothing is left, so it does not start.
+inline StatusOr<std::chrono::milliseconds> HostCommandLimit(const WitnessSetup& setup,
+                                                            std::chrono::milliseconds own) {
+  if (setup.deadline == nullptr) return own;
+  const Deadline::Bound bound = setup.deadline->For(own);
+  if (bound.nothing_left()) return Status::Error("not started: the run's deadline had passed");
+  return bound.limit;
+}
 
 class RunWitness {
  public:

@@ -58,13 +58,15 @@ std::string InterfaceIpv4(const std::string& name) {
 }
 
 // The docker bridge gateway, or the reason there is none.
-StatusOr<std::string> DockerBridgeGateway(Launcher& launcher) {
+StatusOr<std::string> DockerBridgeGateway(const WitnessSetup& setup) {
+  StatusOr<std::chrono::milliseconds> limit = HostCommandLimit(setup, std::chrono::seconds(10));
+  if (!limit.ok()) return limit.status();
   LaunchSpec spec;
   spec.argv = {"docker", "network", "inspect", "bridge", "--format",
                "{{range .IPAM.Config}}{{.Gateway}} {{end}}|"
                "{{index .Options \"com.docker.network.bridge.name\"}}"};
-  spec.timeout = std::chrono::seconds(10);
-  StatusOr<LaunchResult> result = launcher.Launch(spec);
+  spec.timeout = *limit;
+  StatusOr<LaunchResult> result = setup.launcher.Launch(spec);
   if (!result.ok()) return result.status();
   if (result->exit_code != 0) {
     return Status::Error(fmt::format("{}: {}: {}", FormatArgv(spec.argv), DescribeExit(*result),
@@ -147,8 +149,8 @@ constexpr const char* kDockerBridgeInterface = "docker0";
 
 }  // namespace
 
-bool BridgeNeedsDockersAnswer(const std::string& backend) {
-  return backend == "docker" || backend == "gvisor";
+bool BridgeNeedsDockersAnswer(Backend backend) {
+  return backend == Backend::kDocker || backend == Backend::kGvisor;
 }
 
 namespace {
@@ -165,7 +167,7 @@ StatusOr<std::unique_ptr<RunWitness>> StartNetWitness(const WitnessSetup& setup)
   } else if (!host_bridge.empty()) {
     sites.push_back({"bridge", host_bridge});
     source = fmt::format("host interface {}", kDockerBridgeInterface);
-  } else if (StatusOr<std::string> gateway = DockerBridgeGateway(setup.launcher); gateway.ok()) {
+  } else if (StatusOr<std::string> gateway = DockerBridgeGateway(setup); gateway.ok()) {
     sites.push_back({"bridge", *gateway});
     source = "docker network inspect bridge";
   } else {

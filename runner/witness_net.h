@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runner/policy_enums.h"
 #include "runner/status.h"
 
 namespace sandprobe {
@@ -83,7 +84,7 @@ class CanaryListeners {
 
 // Whether the bridge canary's address must come from docker (`docker network inspect bridge`)
 // for a profile of this backend: only for sandboxes docker runs (witness_net.cc says why).
-bool BridgeNeedsDockersAnswer(const std::string& backend);
+bool BridgeNeedsDockersAnswer(Backend backend);
 
 // "sandprobe NONCE FAMILY NAME": the nonce (only [A-Za-z0-9_-], 1-128 chars) and
 // "FAMILY NAME"; false when `payload` is not a canary payload.

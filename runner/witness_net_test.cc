@@ -123,9 +123,9 @@ TEST(WitnessNetTest, AnAddressThisMachineDoesNotOwnIsAnError) {
 }
 
 TEST(NetWitnessTest, OnlyDockersSandboxesNeedDockersBridgeAnswer) {
-  for (const char* backend : {"docker", "gvisor"}) EXPECT_TRUE(BridgeNeedsDockersAnswer(backend)) << backend;
-  for (const char* backend : {"host", "bwrap", "firejail", "podman", "other"}) {
-    EXPECT_FALSE(BridgeNeedsDockersAnswer(backend)) << backend;
+  for (const NamedValue<Backend>& backend : kBackendNames) {
+    const bool docker_runs_it = backend.value == Backend::kDocker || backend.value == Backend::kGvisor;
+    EXPECT_EQ(BridgeNeedsDockersAnswer(backend.value), docker_runs_it) << backend.name;
   }
 }
 
@@ -153,7 +153,7 @@ const WitnessRow& NetRow() {
 TEST(NetWitnessTest, BridgeAddressFromTheHostUnlessDockerRunsTheSandbox) {
   if (!HostHasDocker0Ipv4()) GTEST_SKIP() << "no docker0 with an IPv4 address on this host";
   Profile bwrap;
-  bwrap.backend = "bwrap";
+  bwrap.backend = Backend::kBwrap;
   testing::FakeLauncher launcher;
   {
     auto witness = NetRow().start(WitnessSetup{"r", "/nonexistent", bwrap, launcher, "token"});
@@ -165,7 +165,7 @@ TEST(NetWitnessTest, BridgeAddressFromTheHostUnlessDockerRunsTheSandbox) {
         << seen.dump();
   }
   Profile docker;
-  docker.backend = "docker";
+  docker.backend = Backend::kDocker;
   testing::FakeLauncher docker_launcher;
   docker_launcher.replies.push_back(testing::Exit(1, "", "no daemon"));  // docker says nothing
   auto witness = NetRow().start(WitnessSetup{"r", "/nonexistent", docker, docker_launcher, "token"});
@@ -173,6 +173,29 @@ TEST(NetWitnessTest, BridgeAddressFromTheHostUnlessDockerRunsTheSandbox) {
   ASSERT_EQ(docker_launcher.specs.size(), 1u);
   EXPECT_EQ(docker_launcher.specs[0].argv[0], "docker");
   EXPECT_EQ((*witness)->PlanValues().count("bridge-tcp"), 0u) << "docker's sandbox never gets docker0 unasked";
+}
+
+// The witness's own host command shares the run's deadline: with 1.5 s left it gets 1.5 s, not
+// its own 10 s; with nothing left it does not start, and the report says why.
+TEST(NetWitnessTest, DockersAnswerIsBoundedByTheRunsDeadline) {
+  Profile docker;
+  docker.backend = Backend::kDocker;
+  std::chrono::steady_clock::time_point now{};
+  Deadline deadline(std::chrono::milliseconds(1500), [&now] { return now; });
+  testing::FakeLauncher launcher;
+  launcher.replies.push_back(testing::Exit(1, "", "no daemon"));
+  {
+    auto witness = NetRow().start(WitnessSetup{"r", "/nonexistent", docker, launcher, "token", &deadline});
+    ASSERT_TRUE(witness.ok()) << witness.status().message();
+    ASSERT_EQ(launcher.specs.size(), 1u);
+    EXPECT_EQ(launcher.specs[0].timeout, std::chrono::milliseconds(1500));
+  }
+  now += std::chrono::seconds(2);
+  auto witness = NetRow().start(WitnessSetup{"r", "/nonexistent", docker, launcher, "token", &deadline});
+  ASSERT_TRUE(witness.ok()) << witness.status().message();
+  EXPECT_EQ(launcher.specs.size(), 1u) << "docker was asked after the run's deadline";
+  EXPECT_NE((*witness)->Collect().dump().find("the run's deadline had passed"), std::string::npos)
+      << (*witness)->Collect().dump();
 }
 
 }  // namespace

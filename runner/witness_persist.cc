@@ -32,7 +32,7 @@ class PersistWitness final : public RunWitness {
  public:
   explicit PersistWitness(const WitnessSetup& setup)
       : token_("persist" + RandomHex(10)), workspace_(setup.run_dir + "/workspace"),
-        backend_(setup.profile.backend) {
+        backend_(NameOf(setup.profile.backend)) {
     // If this run dies before Collect(), `sandprobe sweep` finds the planted process by it,
     // and the planted files in what the persistence probes' standard locations are on the
     // host (runner/family_persist.cc: /tmp, $HOME, /dev/shm, /var/tmp, the working directory,

@@ -96,12 +96,14 @@ nlohmann::json HarnessFacts() {
 // The first line of the profile's `version` command, or the reason there is none.
 nlohmann::json BackendVersion(const WitnessSetup& setup) {
   if (setup.profile.version.empty()) return {{"backend_version_error", "the profile has no version command"}};
+  const std::string what = fmt::format("{}", fmt::join(setup.profile.version, " "));
+  StatusOr<std::chrono::milliseconds> limit = HostCommandLimit(setup, kVersionTimeout);
+  if (!limit.ok()) return {{"backend_version_error", what + ": " + limit.status().message()}};
   LaunchSpec spec;
   spec.argv = setup.profile.version;
-  spec.timeout = kVersionTimeout;
+  spec.timeout = *limit;
   spec.output_cap = 4096;
   StatusOr<LaunchResult> r = setup.launcher.Launch(spec);
-  const std::string what = fmt::format("{}", fmt::join(spec.argv, " "));
   if (!r.ok()) return {{"backend_version_error", what + ": " + r.status().message()}};
   if (r->exit_code != 0) {
     return {{"backend_version_error", fmt::format("{}: {}", what, r->exit_code ? "exit " + std::to_string(*r->exit_code)
@@ -115,7 +117,7 @@ nlohmann::json BackendVersion(const WitnessSetup& setup) {
 class PrivWitness final : public RunWitness {
  public:
   explicit PrivWitness(const WitnessSetup& setup)
-      : backend_(setup.profile.backend), canary_arg_("sandprobe-canary-" + setup.run_token),
+      : backend_(NameOf(setup.profile.backend)), canary_arg_("sandprobe-canary-" + setup.run_token),
         harness_(HarnessFacts()) {
     harness_.update(BackendVersion(setup));
     for (const char* ns : kNamespaces) {

@@ -8,13 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runner/canary_env.h"
 #include "runner/status.h"
 
 namespace sandprobe {
 
-// Environment variables whose names start with this are canary secrets; the probe reports the
-// sha256 of the value of any it can see, never the value.
-inline constexpr std::string_view kCanaryEnvPrefix = "SANDPROBE_CANARY_";
 
 std::string Sha256Hex(std::string_view bytes);
 // `bytes` random bytes from getrandom(2), hex-encoded.
