@@ -82,20 +82,28 @@ for name in "${wanted[@]}"; do
   esac
 done
 
-# extract_vmlinux BZIMAGE OUT: the ELF inside an xz-compressed bzImage, as the kernel's own
-# scripts/extract-vmlinux finds it (each xz magic, decompressed until one is an ELF); then
-# only when that ELF has a PVH entry note (Xen ELF note 0x12), which qemu needs to boot it.
+# extract_vmlinux BZIMAGE OUT: the ELF inside an xz-compressed bzImage, found as the kernel's
+# own scripts/extract-vmlinux finds it (each xz magic, decompressed until one is an ELF; python3's
+# lzma, so no xz-utils needed); then only when that ELF has a PVH entry note (Xen ELF note
+# 0x12), which qemu needs to boot it.
 extract_vmlinux() {
-  local pos
-  command -v xz >/dev/null && command -v readelf >/dev/null || return 1
-  for pos in $(tr '\375\n' '\n\375' < "$1" | grep -abo '^7zXZ' | cut -d: -f1); do
-    tail -c +"$pos" "$1" | xz -dc --single-stream > "$2" 2>/dev/null || true
-    if [ "$(head -c 4 "$2" | od -An -tx1 | tr -d ' ')" = 7f454c46 ]; then
-      readelf -n "$2" 2>/dev/null | grep -q 'Xen .*(0x00000012)' && return 0
-      return 1
-    fi
-  done
-  return 1
+  command -v python3 >/dev/null && command -v readelf >/dev/null || return 1
+  python3 - "$1" "$2" <<'PY' || return 1
+import lzma, sys
+data = open(sys.argv[1], "rb").read()
+at = data.find(b"\xfd7zXZ\x00")
+while at >= 0:
+    try:
+        elf = lzma.LZMADecompressor().decompress(data[at:])
+    except lzma.LZMAError:
+        elf = b""
+    if elf.startswith(b"\x7fELF"):
+        open(sys.argv[2], "wb").write(elf)
+        sys.exit(0)
+    at = data.find(b"\xfd7zXZ\x00", at + 1)
+sys.exit(1)
+PY
+  readelf -n "$2" 2>/dev/null | grep -q 'Xen .*(0x00000012)'
 }
 
 mkdir -p "$out"
