@@ -3,7 +3,8 @@
 start -> kernel -> init -> the guest's exit status line -> poweroff -> qemu exit), per kernel
 image and kernel command line, interleaved, medians.
 
-Each variant is NAME=KERNEL[,KERNEL_ARG...]; KERNEL is relative to the guest directory.
+Each variant is NAME=KERNEL[@INITRD][,KERNEL_ARG...]; both are relative to the guest directory
+(INITRD defaults to initramfs.cpio.gz).
 Defaults compare the bzImage (vmlinuz: the kernel's own xz decompressor runs under TCG) with the
 uncompressed PVH vmlinux that build-initramfs.sh extracts (kernel), both with the launcher's
 own command line:
@@ -25,8 +26,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def boot(guest, accel, kernel, kernel_args):
+    kernel, _, initrd = kernel.partition("@")
     argv = [os.path.join(guest, "launch"), "--kernel", os.path.join(guest, kernel),
-            "--initrd", os.path.join(guest, "initramfs.cpio.gz"), "--accel", accel]
+            "--initrd", os.path.join(guest, initrd or "initramfs.cpio.gz"), "--accel", accel]
     for arg in kernel_args:
         argv += ["--kernel-arg", arg]
     argv += ["--", "/bin/sh", "-c", "exit 0"]
