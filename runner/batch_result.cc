@@ -31,9 +31,24 @@ std::optional<int> LaunchExitCode(const LaunchRecord& record) {
   return record.exit_code;
 }
 
+// Why the launch's status is unknown to a profile that promised an exit status line; empty
+// when the stream ended with a valid one or the profile takes the process's status.
+std::string MissingExitLine(const LaunchRecord& record, ProbeExit probe_exit) {
+  switch (probe_exit) {
+    case ProbeExit::kProcess: return "";
+    case ProbeExit::kExitLine:
+      if (record.frames.exit_status) return "";
+      return fmt::format("no valid final \"{}N\" line, and the profile takes the probe's status "
+                         "from it (probe_exit: exit_line), so the status is unknown",
+                         kExitLinePrefix);
+  }
+  return "";
+}
+
 }  // namespace
 
-BatchResult ToBatchResult(const LaunchRecord& record, const std::string& nonce) {
+BatchResult ToBatchResult(const LaunchRecord& record, const std::string& nonce,
+                          ProbeExit probe_exit) {
   BatchResult result;
   result.launch_id = record.id;
   result.nonce = nonce;
@@ -59,10 +74,15 @@ BatchResult ToBatchResult(const LaunchRecord& record, const std::string& nonce) 
   // a bare name found outside the system paths) may print any frames it likes: what it says
   // decides nothing but the leaks it proves.
   const bool trusted_program = record.executable_warning.empty();
+  // A profile whose status comes from the exit status line (a VM) proves nothing by exit 0.
+  const std::string missing_exit_line = MissingExitLine(record, probe_exit);
   result.complete = record.error.empty() && !record.timed_out && clean_exit && trusted_program &&
-                    FramesComplete(record.frames);
+                    missing_exit_line.empty() && FramesComplete(record.frames);
   if (!result.complete) {
     std::string frames = DescribeFrameProblems(record.frames);
+    if (!missing_exit_line.empty()) {
+      frames = frames.empty() ? missing_exit_line : missing_exit_line + "; " + frames;
+    }
     if (frames.empty() && !trusted_program) {
       frames = fmt::format("the sandbox command ran {}: {}", record.executable, record.executable_warning);
     }

@@ -123,5 +123,48 @@ TEST(BatchResultExitLine, AnExitLineThatIsNotLastMakesTheLaunchIncomplete) {
   EXPECT_EQ(result.end.exit_code, 0);  // the process's own
 }
 
+// A profile that promises the exit status line (probe_exit: exit_line, a VM) proves nothing
+// by the process's exit 0: without a valid last line the launch is incomplete, and says why.
+TEST(BatchResultExitLine, AMandatoryExitLineThatIsMissingMakesTheLaunchIncomplete) {
+  BatchResult result = ToBatchResult(Complete(), kNonce, ProbeExit::kExitLine);
+  EXPECT_EQ(result.state, BatchResult::State::kRan);
+  EXPECT_FALSE(result.complete);
+  EXPECT_NE(result.reason.find("exit 0; no valid final \"@@sandprobe-exit N\" line, and the profile "
+                               "takes the probe's status from it (probe_exit: exit_line)"),
+            std::string::npos)
+      << result.reason;
+  EXPECT_TRUE(ToBatchResult(Complete(), kNonce, ProbeExit::kProcess).complete)
+      << "the same launch is clean when the profile takes the process's status";
+}
+
+// Whatever the process's status: a failing process without the line is named for both.
+TEST(BatchResultExitLine, AMandatoryExitLineIsMissingWhateverTheProcessExitStatus) {
+  LaunchRecord record = Complete();
+  record.exit_code = 125;
+  BatchResult result = ToBatchResult(record, kNonce, ProbeExit::kExitLine);
+  EXPECT_FALSE(result.complete);
+  EXPECT_EQ(result.end.exit_code, 125);
+  EXPECT_NE(result.reason.find("exit 125; no valid final"), std::string::npos) << result.reason;
+}
+
+// A line that is there but not valid (not last, repeated, malformed) counts as missing.
+TEST(BatchResultExitLine, AMandatoryExitLineMustBeValidAndLast) {
+  for (const char* stream : {"@@sandprobe-exit 0\n@@sandprobe n0nce {\"done\":true}\n",
+                             "@@sandprobe n0nce {\"done\":true}\n@@sandprobe-exit 0\n@@sandprobe-exit 0\n",
+                             "@@sandprobe n0nce {\"done\":true}\n@@sandprobe-exit 256\n",
+                             "@@sandprobe n0nce {\"done\":true}\n@@sandprobe-exit 0"}) {
+    LaunchRecord record = Complete();
+    record.frames = ParseFrames(stream, kNonce, false);
+    BatchResult result = ToBatchResult(record, kNonce, ProbeExit::kExitLine);
+    EXPECT_FALSE(result.complete) << stream;
+    EXPECT_NE(result.reason.find("no valid final"), std::string::npos) << result.reason;
+  }
+  BatchResult clean = ToBatchResult(WithExitLine("0"), kNonce, ProbeExit::kExitLine);
+  EXPECT_TRUE(clean.complete) << clean.reason;
+  BatchResult failed = ToBatchResult(WithExitLine("3"), kNonce, ProbeExit::kExitLine);
+  EXPECT_FALSE(failed.complete);
+  EXPECT_EQ(failed.end.exit_code, 3);
+}
+
 }  // namespace
 }  // namespace sandprobe

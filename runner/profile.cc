@@ -271,7 +271,7 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
                  {"name", "description", "backend", "policy", "requires", "preflight", "install_hint",
                   "lifecycle", "probe_path", "workspace_path", "injection", "run", "start", "exec",
                   "stop", "cleanup", "teardown", "sweep", "vars", "timeout_seconds", "inspect",
-                  "envelope", "version", "canaries_in", "environment"});
+                  "envelope", "version", "canaries_in", "environment", "probe_exit"});
   Profile p;
   p.source_path = doc.file_name();
   p.raw = doc.root();
@@ -298,6 +298,10 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
   if (r.Enum("environment", Presence::kOptional, {"inherit", "empty"}).value_or("inherit") ==
       "empty") {
     p.environment = ProbeEnvironment::kEmpty;
+  }
+  if (r.Enum("probe_exit", Presence::kOptional, {"process", "exit_line"}).value_or("process") ==
+      "exit_line") {
+    p.probe_exit = ProbeExit::kExitLine;
   }
   p.lifecycle = ParseLifecycle(
       r.Enum("lifecycle", Presence::kRequired, {"oneshot", "session"}).value_or(""));

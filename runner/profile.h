@@ -79,6 +79,14 @@ enum class ProbeEnvironment { kInherit, kEmpty };
 //     docker image with `--pull never` (without it, docker would pull from a public registry).
 enum class PreflightWhen { kBefore, kOnFailure };
 
+// JSON "probe_exit": where a probe launch's status comes from.
+//   kProcess ("process", the default): the sandbox process's exit status (a final exit status
+//     line, runner/frames.h, stands for it when the process exited 0).
+//   kExitLine ("exit_line"): the final `@@sandprobe-exit N` line, which the profile promises
+//     (a VM's init writes it: the VM monitor exits 0 on a guest panic too). A launch without a
+//     valid last one is incomplete, whatever the process's exit status (runner/batch_result.h).
+enum class ProbeExit { kProcess, kExitLine };
+
 struct Profile {
   std::string name;           // [a-z0-9][a-z0-9._-]*, required
   std::string description;    // required, non-empty
@@ -102,6 +110,7 @@ struct Profile {
   std::vector<std::string> version;
   Lifecycle lifecycle = Lifecycle::kOneShot;  // JSON "lifecycle": "oneshot" | "session"
   ProbeEnvironment environment = ProbeEnvironment::kInherit;  // JSON "environment"; see above
+  ProbeExit probe_exit = ProbeExit::kProcess;                 // JSON "probe_exit"; see above
   // JSON "probe_path": in-sandbox path of the probe binary; may use {probe_dir}; required.
   std::string probe_path;
   // JSON "workspace_path": where the run's {workspace} appears inside; default "/workspace".

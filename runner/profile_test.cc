@@ -107,6 +107,21 @@ TEST(ProfileTest, EnvironmentIsInheritOrEmpty) {
   EXPECT_EQ(ParseProfile(*doc)->environment, ProbeEnvironment::kInherit);
 }
 
+TEST(ProfileTest, ProbeExitIsProcessOrExitLine) {
+  EXPECT_EQ(ProfileError(R"(, "probe_exit": "exit_line")"), "ok");
+  EXPECT_EQ(ProfileError(R"(, "probe_exit": "process")"), "ok");
+  EXPECT_EQ(ProfileError(R"(, "probe_exit": "line")"),
+            R"(p.json:3:17: /probe_exit: expected one of "process", "exit_line", got "line")");
+  const char* kBase = R"({"name": "p", "description": "d", "backend": "other", "injection": "copy",
+"lifecycle": "oneshot", "probe_path": "/p", "run": ["{probe}", "{probe_args...}"])";
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(std::string(kBase) + R"(, "probe_exit": "exit_line"})", "p.json");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(ParseProfile(*doc)->probe_exit, ProbeExit::kExitLine);
+  doc = JsonDocument::Parse(std::string(kBase) + "}", "p.json");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(ParseProfile(*doc)->probe_exit, ProbeExit::kProcess);
+}
+
 TEST(ProfileTest, UnknownPlaceholderIsReportedAtTheElement) {
   EXPECT_EQ(ProfileError("", R"(["x", "--name={instanse}", "{probe}", "{probe_args...}"])"),
             "p.json:2:73: /run/1: unknown placeholder {instanse}");
@@ -170,7 +185,7 @@ TEST(ProfileTest, FieldErrors) {
             "p.json:3:3: /lifecyle: unknown key (known: name, description, backend, policy, "
             "requires, preflight, install_hint, lifecycle, probe_path, workspace_path, injection, run, start, "
             "exec, stop, cleanup, teardown, sweep, vars, timeout_seconds, inspect, envelope, version, "
-            "canaries_in, environment)");
+            "canaries_in, environment, probe_exit)");
   EXPECT_EQ(ProfileError(R"(, "vars": {"9lives": "/x"})"),
             "p.json:3:12: /vars/9lives: variable name must match [A-Za-z_][A-Za-z0-9_]*");
   EXPECT_EQ(ProfileError(R"(, "vars": {"_Image2": "x"})"), "ok");

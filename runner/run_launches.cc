@@ -65,7 +65,7 @@ class Launches {
         {.timeout = std::chrono::seconds(batch.timeout_seconds),
          .fresh_instance = batch.fresh_instance,
          .host_readings = batch.host_readings});
-    result = ToBatchResult(record, nonce);
+    result = ToBatchResult(record, nonce, phase_.sandbox.profile().probe_exit);
     if (record.error == "interrupted" && !phase_.watchdog.why().empty()) {
       result.reason = phase_.watchdog.why();
     }

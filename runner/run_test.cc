@@ -83,7 +83,7 @@ class ScriptedLauncher final : public Launcher {
       out += fmt::format("@@sandprobe {} {}\n", nonce, fact.dump());
     }
     if (print_done) out += fmt::format("@@sandprobe {} {{\"done\":true}}\n", nonce);
-    return out;
+    return out + exit_line;
   }
 
   struct Seen {
@@ -95,6 +95,7 @@ class ScriptedLauncher final : public Launcher {
   std::map<std::string, Step> steps;
   std::atomic<bool>* interrupt_during_probe = nullptr;
   bool print_done = true;
+  std::string exit_line;  // appended after the frames (a VM init's "@@sandprobe-exit N")
   std::optional<std::string> only_paths_containing;  // answer for these paths only
 
   bool Launched(const std::string& program) const {
@@ -257,6 +258,29 @@ TEST_F(RunTest, APreflightFailureSkipsOnlyChecksWithoutFacts) {
   const Verdict* workspace = Find(*report, "fs.read.allowed:{workspace}");
   ASSERT_NE(workspace, nullptr);
   EXPECT_EQ(workspace->outcome, Outcome::kSkip) << workspace->observed;
+}
+
+// A profile that takes the probe's status from the exit status line: a launch that exits 0
+// with every frame but no such line decides nothing, except the leak it proved.
+TEST_F(RunTest, AMandatoryExitLineThatIsMissingTurnsPassesIntoErrors) {
+  WriteProfile(R"(, "probe_exit": "exit_line")");
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ(Find(*report, "fs.read.denied:{host_canary}")->outcome, Outcome::kFail)
+      << "the harness's hash proves the leak whatever the launch's status";
+  const Verdict* workspace = Find(*report, "fs.read.allowed:{workspace}");
+  ASSERT_NE(workspace, nullptr);
+  EXPECT_EQ(workspace->outcome, Outcome::kError);
+  EXPECT_NE(workspace->observed.find("probe_exit: exit_line"), std::string::npos) << workspace->observed;
+}
+
+TEST_F(RunTest, AMandatoryExitLineThatIsThereDecides) {
+  WriteProfile(R"(, "probe_exit": "exit_line")");
+  launcher_.exit_line = "@@sandprobe-exit 0\r\n";
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ(Find(*report, "fs.read.allowed:{workspace}")->outcome, Outcome::kPass);
+  EXPECT_EQ(Find(*report, "fs.read.denied:{host_canary}")->outcome, Outcome::kFail);
 }
 
 TEST_F(RunTest, TheDeadlineBoundsEveryStepAndTheReportNamesWhatItCut) {

@@ -45,6 +45,7 @@ class Sandbox {
  public:
   Sandbox(const Profile& profile, Launcher& launcher, SandboxContext context);
   ~Sandbox();  // closes an open session
+  const Profile& profile() const { return profile_; }
 
   // Runs the profile's `requires` commands. The error names the backend, the failed command
   // with its output, and the profile's install hint.
