@@ -1,6 +1,9 @@
 // Resource families, host side: res.pids, res.memory, res.cpu, res.wall, res.disk, res.fds.
 //
-// Each runs in its own exclusive launch with its own timeout. Expand turns a declared limit
+// Each runs in its own exclusive launch with its own timeout, except res.disk and res.fds,
+// which share one when the suite lists them together (their exclusive group "res.files": a
+// file written and removed, then descriptors opened and closed, in one process, neither moving
+// the other's limit; the launch's timeout is the longer of the two). Expand turns a declared limit
 // into one check and the probe's ceiling; Judge reads the probe's result frame, computes the
 // measured limit and the mechanism that stopped the probe, and sorts it into one of three
 // outcomes (ClassifyLimit; a fourth, inconclusive, when the declared limit is above what the
@@ -201,8 +204,12 @@ Verdict JudgeResFds(const JudgeInput& in);
 std::vector<FamilyRow> ResourceFamilies() {
   // res.memory and res.wall judge an incomplete launch themselves: an OOM kill of the whole
   // sandbox, or the sandbox ending the launch at its wall limit, is what they measure.
-  auto row = [](const char* name, auto expand, auto judge, bool judges_incomplete_launch) {
+  // res.pids cannot join a group: on gVisor its fork climb kills the whole sandbox; res.memory
+  // and res.cpu need the machine, and the memory left behind, to themselves.
+  auto row = [](const char* name, auto expand, auto judge, bool judges_incomplete_launch,
+                const char* group = nullptr) {
     return FamilyRow{.name = name, .expand = expand, .judge = judge, .exclusive = true,
+                     .exclusive_group = group,
                      .judges_incomplete_launch = judges_incomplete_launch,
                      .launch_timeout_seconds = ResourceTimeoutSeconds};
   };
@@ -210,8 +217,8 @@ std::vector<FamilyRow> ResourceFamilies() {
           row("res.memory", ExpandMemory, JudgeResMemory, true),
           row("res.cpu", ExpandCpu, JudgeResCpu, false),
           row("res.wall", ExpandWall, JudgeResWall, true),
-          row("res.disk", ExpandDisk, JudgeResDisk, false),
-          row("res.fds", ExpandFds, JudgeResFds, false)};
+          row("res.disk", ExpandDisk, JudgeResDisk, false, "res.files"),
+          row("res.fds", ExpandFds, JudgeResFds, false, "res.files")};
 }
 
 }  // namespace sandprobe

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "runner/check_selection.h"
 #include "runner/evaluate.h"
 #include "runner/test_policies.h"
 
@@ -151,6 +152,72 @@ TEST(FamilyResourceTest, MeasurableWallStillSleepsPastTheLimit) {
   EXPECT_EQ(plan->batches[0].invocations.at(0).args,
             (std::vector<std::string>{"--ceiling-seconds", "10"}));
   EXPECT_TRUE(plan->batches[0].host_readings);
+}
+
+// res.disk and res.fds share one exclusive launch when the suite lists them together; pids,
+// memory and cpu keep their own. The shared launch takes the longer timeout (disk's 90 s).
+TEST(FamilyResourceTest, DiskAndFdsShareOneLaunchTheOthersKeepTheirOwn) {
+  Policy policy = testing::TierLowPolicy();
+  policy.limits.pids = 50;
+  policy.limits.memory_mib = 512;
+  policy.limits.cpus = 1;
+  policy.limits.tmp_mib = 100;
+  policy.limits.open_files = 1024;
+  auto plan = ExpandChecks(
+      policy, testing::SuiteOf({"res.pids", "res.memory", "res.cpu", "res.disk", "res.fds"}),
+      PlanContext{"/c", "/w", {}});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->batches.size(), 4u);
+  for (const LaunchBatch& b : plan->batches) EXPECT_TRUE(b.exclusive);
+  const LaunchBatch& files = plan->batches[3];
+  ASSERT_EQ(files.invocations.size(), 2u);
+  EXPECT_EQ(files.invocations[0].family, "res.disk");
+  EXPECT_EQ(files.invocations[1].family, "res.fds");
+  EXPECT_EQ(files.check_indexes.size(), 2u);
+  EXPECT_EQ(files.timeout_seconds, 90);
+  EXPECT_TRUE(files.host_readings);
+  // Apart in the suite (another exclusive family between them): two launches again.
+  auto apart = ExpandChecks(policy, testing::SuiteOf({"res.disk", "res.pids", "res.fds"}),
+                            PlanContext{"/c", "/w", {}});
+  ASSERT_TRUE(apart.ok());
+  EXPECT_EQ(apart->batches.size(), 3u);
+  // Each is judged from its own family's result in the shared launch.
+  BatchResult ran;
+  ran.state = BatchResult::State::kRan;
+  ran.launch_id = "L4";
+  ran.complete = true;
+  ran.frames.done = true;
+  ran.frames.facts = {
+      {{"family", "res.disk"}, {"kind", "result"}, {"ok", true}, {"dir", "/tmp"}, {"ceiling_mib", 200},
+       {"written_mib", 100}, {"stopped_by", "ENOSPC"}, {"removed", true}},
+      {{"family", "res.fds"}, {"kind", "result"}, {"ceiling", 2048}, {"open_before", 3},
+       {"opened", 2045}, {"open_total", 2048}, {"stopped_by", "ceiling"}}};
+  std::vector<BatchResult> results(4);
+  for (int i = 0; i < 3; ++i) results[i].state = BatchResult::State::kSkipped;
+  results[3] = ran;
+  std::vector<Verdict> verdicts = Evaluate(*plan, results, WitnessFacts{});
+  ASSERT_EQ(verdicts.size(), 5u);
+  for (const Verdict& v : verdicts) {
+    if (v.check.family == "res.disk") EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
+    if (v.check.family == "res.fds") {
+      EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
+      EXPECT_EQ(v.direction, Direction::kTooPermissive);
+    }
+  }
+}
+
+// --skip of one of them runs only the other in the shared launch.
+TEST(FamilyResourceTest, SkippingOneOfASharedLaunchDropsItsProbe) {
+  Policy policy = testing::TierLowPolicy();
+  policy.limits.tmp_mib = 100;
+  policy.limits.open_files = 1024;
+  auto plan = ExpandChecks(policy, testing::SuiteOf({"res.disk", "res.fds"}), PlanContext{"/c", "/w", {}});
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(plan->batches.size(), 1u);
+  ASSERT_TRUE(SelectChecks(*plan, CheckSelection{{}, {"limits.tmp_mib*"}}).ok());
+  ASSERT_EQ(plan->batches.size(), 1u);
+  ASSERT_EQ(plan->batches[0].invocations.size(), 1u);
+  EXPECT_EQ(plan->batches[0].invocations[0].family, "res.fds");
 }
 
 TEST(FamilyResourceTest, OomKillAtHalfTheDeclaredValueIsTooRestrictive) {
