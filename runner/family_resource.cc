@@ -94,17 +94,24 @@ Status ExpandMemory(const ExpandInput& in, BatchBuilder& batch) {
 // (family_resource_cpu.h): an enforced quota throttles a probe that runs more threads than it
 // has cores in nearly every period, and 1 throttled period of 5 already meets
 // kMeaningfulThrottle. Without those counters CPU time alone decides, and the probe keeps the
-// 2 s window, which holds a 15% band against one period's slack at the window's edges.
+// 2 s window, which holds a 15% band against one period's slack at the window's edges, unless
+// it has already seen more CPU time than any quota in the band can give (CpuEdgeMs):
+// then the fail it proves cannot be undone by a longer window, and it stops.
 constexpr int kCpuWindowPeriods = 5;
+constexpr int kCpuMinWindowMs = 300;
 
 Status ExpandCpu(const ExpandInput& in, BatchBuilder& batch) {
   if (!in.policy.limits.cpus) return Status::Ok();
   double declared = *in.policy.limits.cpus;
-  return AddExclusive(batch,
-                      LimitCheck(in, "res.cpu", "cpus", declared, Severity::kMedium),
-                      "res.cpu",
-                      {"--threads", std::to_string(CpuThreads(declared)), "--window-ms", "2000",
-                       "--min-periods", std::to_string(kCpuWindowPeriods)});
+  Check check = LimitCheck(in, "res.cpu", "cpus", declared, Severity::kMedium);
+  const int threads = CpuThreads(declared);
+  std::int64_t stop_above = CpuStopAboveMc(check.tolerance->High());
+  return AddExclusive(batch, std::move(check), "res.cpu",
+                      {"--threads", std::to_string(threads), "--window-ms", "2000",
+                       "--min-periods", std::to_string(kCpuWindowPeriods),
+                       "--stop-above-mc", std::to_string(stop_above),
+                       "--edge-ms", std::to_string(CpuEdgeMs(threads)),
+                       "--min-window-ms", std::to_string(kCpuMinWindowMs)});
 }
 
 // Only limits of at most kMaxMeasuredWallSeconds are measured; the judge skips a longer one
@@ -170,6 +177,10 @@ std::int64_t FdsCeiling(std::int64_t declared) {
 }
 int CpuThreads(double declared) {
   return static_cast<int>(std::clamp(std::ceil(2 * declared), 2.0, 64.0));
+}
+std::int64_t CpuEdgeMs(int threads) { return kCfsPeriodMs + kCfsSliceMs * threads; }
+std::int64_t CpuStopAboveMc(double band_high) {
+  return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(band_high * 1000)), 1, 64'000);
 }
 
 int ResourceTimeoutSeconds(const ProbeInvocation& inv) {
