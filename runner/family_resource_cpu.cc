@@ -202,7 +202,7 @@ CpuJudgement QuotaUnknown(const LimitBand& band, const CpuEvidence& e) {
     return Judged(Outcome::kInconclusive, Direction::kNone,
                    fmt::format("more CPU than the declared {} cores, but no more than a quota at the "
                                "band's edge ({} cores) could give in {} s with one CFS period's "
-                               "leftover ({} cores), and no quota readable", Num(band.declared),
+                               "leftover ({} cores), and no CPU quota readable", Num(band.declared),
                                Num(band.high), Num(e.wall), Num(beyond_edge)), e);
   }
   if (e.usable <= band.high && e.measured >= 0.9 * e.usable) {

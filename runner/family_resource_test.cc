@@ -198,7 +198,9 @@ TEST(FamilyResourceTest, DiskAndFdsShareOneLaunchTheOthersKeepTheirOwn) {
   std::vector<Verdict> verdicts = Evaluate(*plan, results, WitnessFacts{});
   ASSERT_EQ(verdicts.size(), 5u);
   for (const Verdict& v : verdicts) {
-    if (v.check.family == "res.disk") EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
+    if (v.check.family == "res.disk") {
+      EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
+    }
     if (v.check.family == "res.fds") {
       EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
       EXPECT_EQ(v.direction, Direction::kTooPermissive);
