@@ -1,9 +1,12 @@
 // Resource families, host side: res.pids, res.memory, res.cpu, res.wall, res.disk, res.fds.
 //
-// Each runs in its own exclusive launch with its own timeout, except res.disk and res.fds,
-// which share one when the suite lists them together (their exclusive group "res.files": a
-// file written and removed, then descriptors opened and closed, in one process, neither moving
-// the other's limit; the launch's timeout is the longer of the two). Expand turns a declared limit
+// Each runs in its own exclusive launch with its own timeout, except res.cpu, res.disk and
+// res.fds, which share one when the suite lists them one after the other (their exclusive
+// group "res.shared"): one process runs them in turn, and none leaves anything behind that
+// could move the next one's measurement (the busy threads are joined, the file removed, the
+// descriptors closed; cpu.stat is read as deltas over the window). The suite lists res.cpu
+// first, so its window runs in a fresh sandbox as before. The launch's timeout is the longest
+// of theirs. Expand turns a declared limit
 // into one check and the probe's ceiling; Judge reads the probe's result frame, computes the
 // measured limit and the mechanism that stopped the probe, and sorts it into one of three
 // outcomes (ClassifyLimit; a fourth, inconclusive, when the declared limit is above what the
@@ -216,7 +219,8 @@ std::vector<FamilyRow> ResourceFamilies() {
   // res.memory and res.wall judge an incomplete launch themselves: an OOM kill of the whole
   // sandbox, or the sandbox ending the launch at its wall limit, is what they measure.
   // res.pids cannot join a group: on gVisor its fork climb kills the whole sandbox; res.memory
-  // and res.cpu need the machine, and the memory left behind, to themselves.
+  // may end in an OOM kill of the whole sandbox, and leaves the memory cgroup's counters high;
+  // res.wall's expected end is the sandbox ending the launch.
   auto row = [](const char* name, auto expand, auto judge, bool judges_incomplete_launch,
                 const char* group = nullptr) {
     return FamilyRow{.name = name, .expand = expand, .judge = judge, .exclusive = true,
@@ -226,10 +230,10 @@ std::vector<FamilyRow> ResourceFamilies() {
   };
   return {row("res.pids", ExpandPids, JudgeResPids, false),
           row("res.memory", ExpandMemory, JudgeResMemory, true),
-          row("res.cpu", ExpandCpu, JudgeResCpu, false),
+          row("res.cpu", ExpandCpu, JudgeResCpu, false, "res.shared"),
           row("res.wall", ExpandWall, JudgeResWall, true),
-          row("res.disk", ExpandDisk, JudgeResDisk, false, "res.files"),
-          row("res.fds", ExpandFds, JudgeResFds, false, "res.files")};
+          row("res.disk", ExpandDisk, JudgeResDisk, false, "res.shared"),
+          row("res.fds", ExpandFds, JudgeResFds, false, "res.shared")};
 }
 
 }  // namespace sandprobe

@@ -154,9 +154,10 @@ TEST(FamilyResourceTest, MeasurableWallStillSleepsPastTheLimit) {
   EXPECT_TRUE(plan->batches[0].host_readings);
 }
 
-// res.disk and res.fds share one exclusive launch when the suite lists them together; pids,
-// memory and cpu keep their own. The shared launch takes the longer timeout (disk's 90 s).
-TEST(FamilyResourceTest, DiskAndFdsShareOneLaunchTheOthersKeepTheirOwn) {
+// res.cpu, res.disk and res.fds share one exclusive launch when the suite lists them one after
+// the other, in that order; pids and memory keep their own. The shared launch takes the longest
+// timeout (disk's 90 s).
+TEST(FamilyResourceTest, CpuDiskAndFdsShareOneLaunchTheOthersKeepTheirOwn) {
   Policy policy = testing::TierLowPolicy();
   policy.limits.pids = 50;
   policy.limits.memory_mib = 512;
@@ -167,15 +168,16 @@ TEST(FamilyResourceTest, DiskAndFdsShareOneLaunchTheOthersKeepTheirOwn) {
       policy, testing::SuiteOf({"res.pids", "res.memory", "res.cpu", "res.disk", "res.fds"}),
       PlanContext{"/c", "/w", {}});
   ASSERT_TRUE(plan.ok()) << plan.status().message();
-  ASSERT_EQ(plan->batches.size(), 4u);
+  ASSERT_EQ(plan->batches.size(), 3u);
   for (const LaunchBatch& b : plan->batches) EXPECT_TRUE(b.exclusive);
-  const LaunchBatch& files = plan->batches[3];
-  ASSERT_EQ(files.invocations.size(), 2u);
-  EXPECT_EQ(files.invocations[0].family, "res.disk");
-  EXPECT_EQ(files.invocations[1].family, "res.fds");
-  EXPECT_EQ(files.check_indexes.size(), 2u);
-  EXPECT_EQ(files.timeout_seconds, 90);
-  EXPECT_TRUE(files.host_readings);
+  const LaunchBatch& shared = plan->batches[2];
+  ASSERT_EQ(shared.invocations.size(), 3u);
+  EXPECT_EQ(shared.invocations[0].family, "res.cpu") << "first: its window in a fresh sandbox";
+  EXPECT_EQ(shared.invocations[1].family, "res.disk");
+  EXPECT_EQ(shared.invocations[2].family, "res.fds");
+  EXPECT_EQ(shared.check_indexes.size(), 3u);
+  EXPECT_EQ(shared.timeout_seconds, 90);
+  EXPECT_TRUE(shared.host_readings);
   // Apart in the suite (another exclusive family between them): two launches again.
   auto apart = ExpandChecks(policy, testing::SuiteOf({"res.disk", "res.pids", "res.fds"}),
                             PlanContext{"/c", "/w", {}});
@@ -184,7 +186,7 @@ TEST(FamilyResourceTest, DiskAndFdsShareOneLaunchTheOthersKeepTheirOwn) {
   // Each is judged from its own family's result in the shared launch.
   BatchResult ran;
   ran.state = BatchResult::State::kRan;
-  ran.launch_id = "L4";
+  ran.launch_id = "L3";
   ran.complete = true;
   ran.frames.done = true;
   ran.frames.facts = {
@@ -192,9 +194,9 @@ TEST(FamilyResourceTest, DiskAndFdsShareOneLaunchTheOthersKeepTheirOwn) {
        {"written_mib", 100}, {"stopped_by", "ENOSPC"}, {"removed", true}},
       {{"family", "res.fds"}, {"kind", "result"}, {"ceiling", 2048}, {"open_before", 3},
        {"opened", 2045}, {"open_total", 2048}, {"stopped_by", "ceiling"}}};
-  std::vector<BatchResult> results(4);
-  for (int i = 0; i < 3; ++i) results[i].state = BatchResult::State::kSkipped;
-  results[3] = ran;
+  std::vector<BatchResult> results(3);
+  for (int i = 0; i < 2; ++i) results[i].state = BatchResult::State::kSkipped;
+  results[2] = ran;
   std::vector<Verdict> verdicts = Evaluate(*plan, results, WitnessFacts{});
   ASSERT_EQ(verdicts.size(), 5u);
   for (const Verdict& v : verdicts) {

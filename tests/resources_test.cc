@@ -280,13 +280,14 @@ TEST(ResourcesTest, HostSurvivesTheWholeSuiteInsideTheEnvelope) {
       }
     }
   }
-  // Six resource families, four launches: tier-low's 60 s wall limit is above what res.wall
-  // measures, so its skip is decided at plan time, without a launch; res.disk and res.fds
-  // share one.
-  EXPECT_EQ(probes, 4);
-  const json* disk = LaunchOf(r, "limits.tmp_mib:100");
-  ASSERT_NE(disk, nullptr);
-  EXPECT_EQ(disk, LaunchOf(r, "limits.open_files:1024"));
+  // Six resource families, three launches: tier-low's 60 s wall limit is above what res.wall
+  // measures, so its skip is decided at plan time, without a launch; res.cpu, res.disk and
+  // res.fds share one.
+  EXPECT_EQ(probes, 3);
+  const json* shared = LaunchOf(r, "limits.tmp_mib:100");
+  ASSERT_NE(shared, nullptr);
+  EXPECT_EQ(shared, LaunchOf(r, "limits.open_files:1024"));
+  EXPECT_EQ(shared, LaunchOf(r, "limits.cpus:1"));
   EXPECT_EQ(CheckField(r, "limits.tmp_mib:100", "verdict"), "fail");
   EXPECT_EQ(CheckField(r, "limits.wall_seconds:60", "verdict"), "skip");
 }
