@@ -181,7 +181,7 @@ std::int64_t FdsCeiling(std::int64_t declared) {
 int CpuThreads(double declared) {
   return static_cast<int>(std::clamp(std::ceil(2 * declared), 2.0, 64.0));
 }
-std::int64_t CpuEdgeMs(int threads) { return kCfsPeriodMs + kCfsSliceMs * threads; }
+std::int64_t CpuEdgeMs(int threads) { return kCfsPeriodMs + 2 * kCfsSliceMs * threads; }
 std::int64_t CpuStopAboveMc(double band_high) {
   return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(band_high * 1000)), 1, 64'000);
 }

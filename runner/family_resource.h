@@ -19,14 +19,16 @@ int CpuThreads(double declared);                      // ceil(2 x declared), 2..
 
 // res.cpu's early stop (no quota readable, CPU time alone decides): a quota of q cores with a
 // CFS period of P ms gives at most q x (t + P) ms of CPU time in t ms (every period the window
-// touches, the first one's leftover included), plus the runtime slices (5 ms by default) each
-// CPU running a thread may still hold from the period before. CpuEdgeMs is that slack: the
-// kernel's and docker's default 100 ms period plus one slice per probe thread. The probe ends
+// touches, the first one's leftover included), plus the runtime slices (5 ms by default) the
+// CPUs that ran its threads may still hold from the period before. CpuEdgeMs is that slack: the
+// kernel's and docker's default 100 ms period plus two slices per probe thread (the CPU it
+// runs on and one it left). Assumed: that default period and no cpu.cfs_burst_us, as the 2 s
+// window's "one period's slack" always assumed. The probe ends
 // the window as soon as its CPU time exceeds that bound at the band's upper edge, and the judge
 // calls CPU time "above the band" by the same bound.
 inline constexpr std::int64_t kCfsPeriodMs = 100;
 inline constexpr std::int64_t kCfsSliceMs = 5;
-std::int64_t CpuEdgeMs(int threads);  // kCfsPeriodMs + kCfsSliceMs x threads
+std::int64_t CpuEdgeMs(int threads);  // kCfsPeriodMs + 2 x kCfsSliceMs x threads
 // The band's upper edge in millicores, rounded up (the stop never comes below the band).
 std::int64_t CpuStopAboveMc(double band_high);
 

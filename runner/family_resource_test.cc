@@ -225,7 +225,7 @@ TEST(FamilyResourceTest, SkippingOneOfASharedLaunchDropsItsProbe) {
 }
 
 // res.cpu's window: 5 CFS periods where the quota is readable, else 2 s, ended early once the
-// CPU time exceeds what a quota at the band's edge (1.15 cores) gives in the time plus 110 ms.
+// CPU time exceeds what a quota at the band's edge (1.15 cores) gives in the time plus 120 ms.
 TEST(FamilyResourceTest, CpuWindowArguments) {
   Policy policy = testing::TierLowPolicy();
   policy.limits.cpus = 1;
@@ -233,7 +233,7 @@ TEST(FamilyResourceTest, CpuWindowArguments) {
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->batches.at(0).invocations.at(0).args,
             (std::vector<std::string>{"--threads", "2", "--window-ms", "2000", "--min-periods", "5",
-                                      "--stop-above-mc", "1150", "--edge-ms", "110",
+                                      "--stop-above-mc", "1150", "--edge-ms", "120",
                                       "--min-window-ms", "300"}));
   EXPECT_EQ(CpuStopAboveMc(1.15), 1150);
   EXPECT_EQ(CpuStopAboveMc(1.1501), 1151) << "rounded up: never below the band";
