@@ -23,6 +23,10 @@ launch costs seconds, e.g. the microVM under TCG:
 profile, interleaved with the raw launches (bench/e2e_suites.py says how the floor is computed).
 --verdicts FILE (with --suites): also write {profile: {suite: {check id: [verdicts seen]}}};
 bench/compare_verdicts.py compares two such files.
+--baseline CLI [--baseline-verdicts FILE] (with --suites): an A/B on a busy machine: the other
+build runs each suite right before this one, and both get a table (and a verdict file):
+  bench/e2e.py --suites --runs 3 --baseline /tmp/before/cli --baseline-verdicts b.json \
+      --verdicts a.json sandboxes/bwrap-strict.json sandboxes/docker-hardened.json
 """
 import argparse
 import json
@@ -143,12 +147,16 @@ def main():
     parser.add_argument("--suites", action="store_true",
                         help="time every suite and the full audit against its launch floor")
     parser.add_argument("--verdicts", help="with --suites: write the verdicts seen to this file")
+    parser.add_argument("--baseline", help="with --suites: another CLI (the build from before a "
+                        "change), run alternately with this one, suite by suite")
+    parser.add_argument("--baseline-verdicts", help="with --baseline: its verdicts to this file")
     parser.add_argument("profiles", nargs="*",
                         default=["sandboxes/bwrap-strict.json", "sandboxes/docker-hardened.json"])
     args = parser.parse_args()
     if args.suites:
         import e2e_suites
-        e2e_suites.main(CLI, ROOT, args.runs, args.profiles, args.verdicts)
+        e2e_suites.main(CLI, ROOT, args.runs, args.profiles, args.verdicts, args.baseline,
+                        args.baseline_verdicts)
         return
     print(f"{'profile':<18} {'checks':>6} {'probe':>5} {'all':>4} {'suite s':>8} {'raw s':>7} "
           f"{'suite/(probe x raw)':>20} {'raw+cleanup s':>13} {'ratio':>6} "

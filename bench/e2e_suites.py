@@ -17,6 +17,8 @@ For each profile and each of N runs, for each suite in SUITES order (interleaved
   ratio:      wall / floor and wall / need floor.
 The full audit is, per run, the sum over the five suites of each column; then medians.
 Checks' verdicts are collected across all runs (a set per check id).
+--baseline CLI: the same with another CLI (the build from before a change) run right before
+each suite's run, so both builds see the same machine load; a table for each.
 """
 import json
 import os
@@ -103,35 +105,45 @@ def row(label, checks, n, samples):
           f"{r_need:>8.2f}")
 
 
-def main(cli, root, runs, profiles, verdicts_out):
-    seen = {}
+def main(cli, root, runs, profiles, verdicts_out, baseline=None, baseline_verdicts=None):
+    """With `baseline` (another CLI, e.g. the build from before a change), every suite runs
+    with both CLIs one right after the other, so both see the same load; one table each."""
+    clis = [("", cli, verdicts_out)]
+    if baseline:
+        clis.insert(0, ("baseline ", baseline, baseline_verdicts))
+    seen = {label: {} for label, _, _ in clis}
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")
         for profile in profiles:
             path = profile if os.path.isabs(profile) else os.path.join(root, profile)
-            samples = {s: [] for s in SUITES}
+            samples = {label: {s: [] for s in SUITES} for label, _, _ in clis}
             name = os.path.basename(path)
             for _ in range(runs):
                 for suite in SUITES:
-                    sample, verdicts = one_suite(cli, root, path, suite, out)
-                    samples[suite].append(sample)
-                    name = sample["name"]
-                    for check, verdict in verdicts.items():
-                        seen.setdefault(name, {}).setdefault(suite, {}).setdefault(
-                            check, set()).add(verdict)
-            print(f"{name}: medians of {runs} interleaved runs (s)")
-            print(f"  {'suite':<12} {'checks':>6} {'n':>4} {'wall':>8} {'Σlaunch':>8} "
-                  f"{'floor':>8} {'needflr':>8} {'w/Σl':>8} {'w/floor':>8} {'w/need':>8}")
-            for suite in SUITES:
-                s = samples[suite]
-                row(suite, s[-1]["checks"], s[-1]["n"], s)
-            audit = [{k: sum(samples[suite][i][k] for suite in SUITES)
-                      for k in ("wall", "launches", "floor", "need")} for i in range(runs)]
-            row("full audit", sum(samples[s][-1]["checks"] for s in SUITES),
-                sum(samples[s][-1]["n"] for s in SUITES), audit)
+                    for label, binary, _ in clis:
+                        sample, verdicts = one_suite(binary, root, path, suite, out)
+                        samples[label][suite].append(sample)
+                        name = sample["name"]
+                        for check, verdict in verdicts.items():
+                            seen[label].setdefault(name, {}).setdefault(suite, {}).setdefault(
+                                check, set()).add(verdict)
+            for label, _, _ in clis:
+                print(f"{label}{name}: medians of {runs} interleaved runs (s)")
+                print(f"  {'suite':<12} {'checks':>6} {'n':>4} {'wall':>8} {'Σlaunch':>8} "
+                      f"{'floor':>8} {'needflr':>8} {'w/Σl':>8} {'w/floor':>8} {'w/need':>8}")
+                by_suite = samples[label]
+                for suite in SUITES:
+                    s = by_suite[suite]
+                    row(suite, s[-1]["checks"], s[-1]["n"], s)
+                audit = [{k: sum(by_suite[suite][i][k] for suite in SUITES)
+                          for k in ("wall", "launches", "floor", "need")} for i in range(runs)]
+                row("full audit", sum(by_suite[s][-1]["checks"] for s in SUITES),
+                    sum(by_suite[s][-1]["n"] for s in SUITES), audit)
             sys.stdout.flush()
-    if verdicts_out:
-        with open(verdicts_out, "w") as f:
+    for label, _, path in clis:
+        if not path:
+            continue
+        with open(path, "w") as f:
             json.dump({p: {s: {c: sorted(v) for c, v in sorted(checks.items())}
-                           for s, checks in suites.items()} for p, suites in seen.items()},
+                           for s, checks in suites.items()} for p, suites in seen[label].items()},
                       f, indent=1, sort_keys=True)

@@ -32,7 +32,21 @@ double CpuSeconds() {
 }
 
 const std::map<std::string, long> kArgs = {
-    {"threads", kMaxCpuThreads}, {"window-ms", kMaxCpuWindowMs}, {"min-periods", 100}};
+    {"threads", kMaxCpuThreads}, {"window-ms", kMaxCpuWindowMs}, {"min-periods", 100},
+    {"stop-above-mc", kMaxCpuThreads * 1000}, {"edge-ms", 1000}, {"min-window-ms", kMaxCpuWindowMs}};
+
+// How often an early stop is considered once the minimum window has passed.
+constexpr long kCheckpointMs = 100;
+
+// An early end of the window: at a checkpoint, the CPU time so far is more than `above_mc`
+// millicores could have had over the elapsed time plus `edge_ms` (what a quota of that many
+// cores can give at most, one period's leftover at the window's start included). A longer
+// window could only dilute that fact, never undo it.
+struct EarlyStop {
+  long above_mc = 0;  // 0: never stop early
+  long edge_ms = 0;
+  long min_ms = 0;
+};
 
 // The busy window: `periods` CFS periods when the cgroup's quota and throttling counters are
 // readable (the judge reads those then), else the whole `window_ms`.
@@ -45,6 +59,26 @@ long WindowMs(const nlohmann::json& cgroup, bool stat_readable, long window_ms, 
                                       ? cgroup["ancestor_quota"] : cgroup["quota"];
   long period_ms = static_cast<long>(binding["period_us"].get<long long>() / 1000);
   return std::clamp(periods * std::max(period_ms, 1L), 100L, window_ms);
+}
+
+// Sleeps until `window_ms` after `start`, or the first checkpoint where `stop` holds; returns
+// whether it stopped early. Bounded: one sleep per checkpoint, window_ms / kCheckpointMs + 1.
+bool SleepOutWindow(long window_ms, const EarlyStop& stop, double cpu_before, long start) {
+  long at = stop.above_mc > 0 ? std::clamp(stop.min_ms, kCheckpointMs, window_ms) : window_ms;
+  for (;;) {
+    long left = at - (MonotonicMs() - start);
+    struct timespec nap = {std::max(left, 0L) / 1000, (std::max(left, 0L) % 1000) * 1'000'000};
+    while (nanosleep(&nap, &nap) != 0) {
+    }
+    if (at >= window_ms) return false;
+    // CPU time first: the elapsed time read after it can only be longer (the stop is cautious).
+    const double cpu_ms = (CpuSeconds() - cpu_before) * 1000.0;
+    const long elapsed = MonotonicMs() - start;
+    if (cpu_ms * 1000.0 > static_cast<double>(stop.above_mc) * static_cast<double>(elapsed + stop.edge_ms)) {
+      return true;
+    }
+    at = std::min(at + kCheckpointMs, window_ms);
+  }
 }
 
 }  // namespace
@@ -84,14 +118,15 @@ void RunResCpu(const ProbeContext& ctx, const FamilyArgs& args) {
     }
     started.push_back(thread);
   }
-  struct timespec nap = {window_ms / 1000, (window_ms % 1000) * 1'000'000};
-  while (nanosleep(&nap, &nap) != 0) {
-  }
+  const EarlyStop stop{parsed.Number("stop-above-mc", 0), parsed.Number("edge-ms", 0),
+                       parsed.Number("min-window-ms", 0)};
+  const bool stopped_early = SleepOutWindow(window_ms, stop, cpu_before, start);
   g_spin = false;
   for (pthread_t thread : started) pthread_join(thread, nullptr);
   const double wall = (MonotonicMs() - start) / 1000.0;
   const double cpu = CpuSeconds() - cpu_before;
   result["threads_started"] = static_cast<long>(started.size());
+  if (stop.above_mc > 0) result["stopped_early"] = stopped_early;
   if (create_errno != 0) result["create_errno"] = ErrnoName(create_errno);
   result["cpu_seconds"] = cpu;
   result["wall_seconds"] = wall;

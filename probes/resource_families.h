@@ -79,9 +79,12 @@ std::string CheckResFdsArgs(const FamilyArgs& args);
 void RunResPids(const ProbeContext& ctx, const FamilyArgs& args);
 // res.memory --ceiling-mib N [--every-mib K]: a child maps and touches 1 MiB steps up to N.
 void RunResMemory(const ProbeContext& ctx, const FamilyArgs& args);
-// res.cpu --threads N --window-ms M [--min-periods K]: N busy threads; CPU time / wall time,
-// with the cgroup's quota and cpu.stat before and after. With --min-periods and a readable
-// cpu.stat the window is K CFS periods (the judge reads the throttling counters then).
+// res.cpu --threads N --window-ms M [--min-periods K] [--stop-above-mc H --edge-ms E
+// --min-window-ms W]: N busy threads; CPU time / wall time, with the cgroup's quota and
+// cpu.stat before and after. With --min-periods and a readable cpu.stat the window is K CFS
+// periods (the judge reads the throttling counters then). With --stop-above-mc the window ends
+// at the first 100 ms checkpoint from W ms on where the CPU time exceeds H millicores over
+// the elapsed time plus E ms ("stopped_early": true): more than a quota of H cores can give.
 void RunResCpu(const ProbeContext& ctx, const FamilyArgs& args);
 // res.wall --ceiling-seconds N: sleeps N seconds, a progress frame (elapsed_ms) every 250 ms.
 void RunResWall(const ProbeContext& ctx, const FamilyArgs& args);

@@ -25,6 +25,12 @@ namespace sandprobe {
 namespace {
 
 constexpr std::size_t kMib = 1 << 20;
+// MADV_POPULATE_WRITE (Linux 5.14), spelled out for older headers.
+#ifdef MADV_POPULATE_WRITE
+constexpr int kMadvPopulateWrite = MADV_POPULATE_WRITE;
+#else
+constexpr int kMadvPopulateWrite = 23;
+#endif
 
 struct Shared {
   std::atomic<long> reached_mib;
@@ -45,8 +51,13 @@ struct Shared {
       shared->stop_errno = errno;
       ::_exit(0);
     }
-    char* bytes = static_cast<char*>(block);
-    for (std::size_t off = 0; off < kMib; off += static_cast<std::size_t>(page)) bytes[off] = 1;
+    // One call faults the whole step in (a third faster than 256 page faults here); any
+    // refusal (an older kernel, gVisor, a memcg at its limit) falls back to touching every
+    // page, so the end at the limit is the same OOM kill or mmap error as ever.
+    if (::madvise(block, kMib, kMadvPopulateWrite) != 0) {
+      char* bytes = static_cast<char*>(block);
+      for (std::size_t off = 0; off < kMib; off += static_cast<std::size_t>(page)) bytes[off] = 1;
+    }
     shared->reached_mib = mib;
     if (mib % every == 0) {
       ctx.out.Emit({{"family", "res.memory"}, {"kind", "progress"}, {"mib", mib}});

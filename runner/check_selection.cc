@@ -84,6 +84,13 @@ Status SelectChecks(Plan& plan, const CheckSelection& selection) {
     }
     batch.check_indexes = std::move(indexes);
     if (!batch.exclusive) TrimSharedLaunch(batch, plan.checks);
+    // An exclusive launch shared by a group (res.disk + res.fds) runs only what is selected.
+    if (batch.exclusive) {
+      std::erase_if(batch.invocations, [&families](const ProbeInvocation& inv) {
+        return std::none_of(families.begin(), families.end(),
+                            [&inv](const std::string& f) { return Needs(f, inv.family); });
+      });
+    }
   }
   std::erase_if(plan.batches, [&families](const LaunchBatch& b) {
     return b.exclusive ? !ExclusiveLaunchNeeded(b, families) : b.check_indexes.empty();

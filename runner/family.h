@@ -114,6 +114,10 @@ struct FamilyRow {
   Verdict (*judge)(const JudgeInput& in);
   // Resource probes: their own launch, never beside another launch.
   bool exclusive = false;
+  // Exclusive families of one named group that follow each other in a suite share one launch,
+  // run one after the other in it: their measurements cannot disturb each other (res.disk and
+  // res.fds). Null: a launch of its own.
+  const char* exclusive_group = nullptr;
   // The family's expected end may be a kill by the sandbox (res.wall: the wall limit;
   // res.memory: the OOM killer taking the whole sandbox), so its judge reads how an incomplete
   // launch ended (BatchResult::end). Evaluate then keeps a non-fail verdict of an incomplete

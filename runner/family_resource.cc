@@ -1,6 +1,12 @@
 // Resource families, host side: res.pids, res.memory, res.cpu, res.wall, res.disk, res.fds.
 //
-// Each runs in its own exclusive launch with its own timeout. Expand turns a declared limit
+// Each runs in its own exclusive launch with its own timeout, except res.cpu, res.disk and
+// res.fds, which share one when the suite lists them one after the other (their exclusive
+// group "res.shared"): one process runs them in turn, and none leaves anything behind that
+// could move the next one's measurement (the busy threads are joined, the file removed, the
+// descriptors closed; cpu.stat is read as deltas over the window). The suite lists res.cpu
+// first, so its window runs in a fresh sandbox as before. The launch's timeout is the longest
+// of theirs. Expand turns a declared limit
 // into one check and the probe's ceiling; Judge reads the probe's result frame, computes the
 // measured limit and the mechanism that stopped the probe, and sorts it into one of three
 // outcomes (ClassifyLimit; a fourth, inconclusive, when the declared limit is above what the
@@ -91,17 +97,24 @@ Status ExpandMemory(const ExpandInput& in, BatchBuilder& batch) {
 // (family_resource_cpu.h): an enforced quota throttles a probe that runs more threads than it
 // has cores in nearly every period, and 1 throttled period of 5 already meets
 // kMeaningfulThrottle. Without those counters CPU time alone decides, and the probe keeps the
-// 2 s window, which holds a 15% band against one period's slack at the window's edges.
+// 2 s window, which holds a 15% band against one period's slack at the window's edges, unless
+// it has already seen more CPU time than any quota in the band can give (CpuEdgeMs):
+// then the fail it proves cannot be undone by a longer window, and it stops.
 constexpr int kCpuWindowPeriods = 5;
+constexpr int kCpuMinWindowMs = 300;
 
 Status ExpandCpu(const ExpandInput& in, BatchBuilder& batch) {
   if (!in.policy.limits.cpus) return Status::Ok();
   double declared = *in.policy.limits.cpus;
-  return AddExclusive(batch,
-                      LimitCheck(in, "res.cpu", "cpus", declared, Severity::kMedium),
-                      "res.cpu",
-                      {"--threads", std::to_string(CpuThreads(declared)), "--window-ms", "2000",
-                       "--min-periods", std::to_string(kCpuWindowPeriods)});
+  Check check = LimitCheck(in, "res.cpu", "cpus", declared, Severity::kMedium);
+  const int threads = CpuThreads(declared);
+  std::int64_t stop_above = CpuStopAboveMc(check.tolerance->High());
+  return AddExclusive(batch, std::move(check), "res.cpu",
+                      {"--threads", std::to_string(threads), "--window-ms", "2000",
+                       "--min-periods", std::to_string(kCpuWindowPeriods),
+                       "--stop-above-mc", std::to_string(stop_above),
+                       "--edge-ms", std::to_string(CpuEdgeMs(threads)),
+                       "--min-window-ms", std::to_string(kCpuMinWindowMs)});
 }
 
 // Only limits of at most kMaxMeasuredWallSeconds are measured; the judge skips a longer one
@@ -168,6 +181,10 @@ std::int64_t FdsCeiling(std::int64_t declared) {
 int CpuThreads(double declared) {
   return static_cast<int>(std::clamp(std::ceil(2 * declared), 2.0, 64.0));
 }
+std::int64_t CpuEdgeMs(int threads) { return kCfsPeriodMs + 2 * kCfsSliceMs * threads; }
+std::int64_t CpuStopAboveMc(double band_high) {
+  return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(band_high * 1000)), 1, 64'000);
+}
 
 int ResourceTimeoutSeconds(const ProbeInvocation& inv) {
   if (inv.family == "res.wall") {
@@ -201,17 +218,22 @@ Verdict JudgeResFds(const JudgeInput& in);
 std::vector<FamilyRow> ResourceFamilies() {
   // res.memory and res.wall judge an incomplete launch themselves: an OOM kill of the whole
   // sandbox, or the sandbox ending the launch at its wall limit, is what they measure.
-  auto row = [](const char* name, auto expand, auto judge, bool judges_incomplete_launch) {
+  // res.pids cannot join a group: on gVisor its fork climb kills the whole sandbox; res.memory
+  // may end in an OOM kill of the whole sandbox, and leaves the memory cgroup's counters high;
+  // res.wall's expected end is the sandbox ending the launch.
+  auto row = [](const char* name, auto expand, auto judge, bool judges_incomplete_launch,
+                const char* group = nullptr) {
     return FamilyRow{.name = name, .expand = expand, .judge = judge, .exclusive = true,
+                     .exclusive_group = group,
                      .judges_incomplete_launch = judges_incomplete_launch,
                      .launch_timeout_seconds = ResourceTimeoutSeconds};
   };
   return {row("res.pids", ExpandPids, JudgeResPids, false),
           row("res.memory", ExpandMemory, JudgeResMemory, true),
-          row("res.cpu", ExpandCpu, JudgeResCpu, false),
+          row("res.cpu", ExpandCpu, JudgeResCpu, false, "res.shared"),
           row("res.wall", ExpandWall, JudgeResWall, true),
-          row("res.disk", ExpandDisk, JudgeResDisk, false),
-          row("res.fds", ExpandFds, JudgeResFds, false)};
+          row("res.disk", ExpandDisk, JudgeResDisk, false, "res.shared"),
+          row("res.fds", ExpandFds, JudgeResFds, false, "res.shared")};
 }
 
 }  // namespace sandprobe

@@ -17,6 +17,21 @@ std::int64_t DiskCeilingMib(std::int64_t declared);   // min(2 x declared, 2048 
 std::int64_t FdsCeiling(std::int64_t declared);       // min(2 x declared, 65536), >= declared + 64
 int CpuThreads(double declared);                      // ceil(2 x declared), 2..64
 
+// res.cpu's early stop (no quota readable, CPU time alone decides): a quota of q cores with a
+// CFS period of P ms gives at most q x (t + P) ms of CPU time in t ms (every period the window
+// touches, the first one's leftover included), plus the runtime slices (5 ms by default) the
+// CPUs that ran its threads may still hold from the period before. CpuEdgeMs is that slack: the
+// kernel's and docker's default 100 ms period plus two slices per probe thread (the CPU it
+// runs on and one it left). Assumed: that default period and no cpu.cfs_burst_us, as the 2 s
+// window's "one period's slack" always assumed. The probe ends
+// the window as soon as its CPU time exceeds that bound at the band's upper edge, and the judge
+// calls CPU time "above the band" by the same bound.
+inline constexpr std::int64_t kCfsPeriodMs = 100;
+inline constexpr std::int64_t kCfsSliceMs = 5;
+std::int64_t CpuEdgeMs(int threads);  // kCfsPeriodMs + 2 x kCfsSliceMs x threads
+// The band's upper edge in millicores, rounded up (the stop never comes below the band).
+std::int64_t CpuStopAboveMc(double band_high);
+
 // Wall limits are measured only up to this many seconds (the probe sleeps past the limit); a
 // longer one would hold the suite for minutes, so its check is a skip with that reason.
 inline constexpr std::int64_t kMaxMeasuredWallSeconds = 10;

@@ -129,6 +129,7 @@ CpuEvidence ReadCpuEvidence(const json& result, const json& host_readings) {
   }
   e.throttling = Throttling(result);
   e.measured = resource_measure::Number(result, "effective_cores");
+  e.wall = resource_measure::Number(result, "wall_seconds");
   double threads = resource_measure::Number(result, "threads_started", 1);
   e.usable = std::min(threads, resource_measure::Number(result, "affinity_cpus", threads));
   return e;
@@ -138,6 +139,7 @@ namespace {
 
 std::string Facts(const CpuEvidence& e) {
   std::string text = fmt::format("measured {} cores ({} usable)", Num(e.measured), Num(e.usable));
+  if (e.wall > 0) text += fmt::format(" over {} s", Num(e.wall));
   if (e.quota.source != QuotaSource::kUnknown) text += "; " + e.quota.reading;
   if (!e.overruled.empty()) text += " (the host's reading decides over the " + e.overruled + ")";
   const CpuThrottling& t = e.throttling;
@@ -184,15 +186,24 @@ CpuJudgement QuotaInBand(const LimitBand& band, const CpuEvidence& e) {
                              "{}-core quota with almost no throttling", Num(q)), e);
 }
 
-// No quota reading at all: CPU time above the band is the only finding.
+// No quota reading at all: CPU time above the band is the only finding, when no quota at the
+// band's upper edge could have given it, even with a period's leftover at the window's start.
 CpuJudgement QuotaUnknown(const LimitBand& band, const CpuEvidence& e) {
-  if (e.measured > band.high) {
+  const double beyond_edge = e.wall > 0 ? band.high * (1 + e.edge / e.wall) : band.high;
+  if (e.measured > beyond_edge) {
     bool every_thread = e.usable > band.high && e.measured >= 0.9 * e.usable;
     return Judged(Outcome::kFail, Direction::kTooPermissive,
                    every_thread ? fmt::format("not enforced up to {} cores (every thread got a core; "
                                               "declared {})", Num(e.usable), Num(band.declared))
                                 : fmt::format("more CPU than the declared {} cores, and no quota "
                                               "readable", Num(band.declared)), e);
+  }
+  if (e.measured > band.high) {
+    return Judged(Outcome::kInconclusive, Direction::kNone,
+                   fmt::format("more CPU than the declared {} cores, but no more than a quota at the "
+                               "band's edge ({} cores) could give in {} s with one CFS period's "
+                               "leftover ({} cores), and no CPU quota readable", Num(band.declared),
+                               Num(band.high), Num(e.wall), Num(beyond_edge)), e);
   }
   if (e.usable <= band.high && e.measured >= 0.9 * e.usable) {
     return Judged(Outcome::kInconclusive, Direction::kNone,
@@ -235,8 +246,11 @@ Verdict JudgeResCpu(const JudgeInput& in) {
   const json* fact = LastFact(in, "result", &v);
   if (!fact) return MissingResult(in, v, "cores", *band, "cores");
   const json* readings = LaunchReadings(in);
-  resource_cpu::CpuJudgement j = resource_cpu::JudgeCpu(
-      *band, resource_cpu::ReadCpuEvidence(*fact, readings ? *readings : json(nullptr)));
+  resource_cpu::CpuEvidence evidence =
+      resource_cpu::ReadCpuEvidence(*fact, readings ? *readings : json(nullptr));
+  // The harness's own thread count (the plan's), not the probe's report of it.
+  evidence.edge = static_cast<double>(CpuEdgeMs(CpuThreads(band->declared))) / 1000.0;
+  resource_cpu::CpuJudgement j = resource_cpu::JudgeCpu(*band, evidence);
   v.expected = fmt::format("a CPU quota of {} cores (band {}..{}), enforced", Num(band->declared),
                            Num(band->low), Num(band->high));
   v.remediation = fmt::format("give the sandbox a CPU quota of {} cores (docker --cpus {})",

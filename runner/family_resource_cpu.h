@@ -23,6 +23,9 @@
 //     inconclusive; more than a quota only the cgroup file shows: that file does not bind, fail.
 //  3. No quota reading at all (bwrap: no /sys, no inspect): only CPU time above the band is a
 //     finding (too permissive); anything else is inconclusive, since contention explains it.
+//     "Above the band" means more than a hidden quota at the band's upper edge could give over
+//     the window: high x (wall + edge), edge being one CFS period's leftover at the window's
+//     start (CpuEdgeMs). The probe may end its window as soon as that holds (--stop-above-mc).
 #pragma once
 
 #include <string>
@@ -59,6 +62,8 @@ struct CpuEvidence {
   std::string overruled;  // the cgroup file's reading when the host's differs from it
   CpuThrottling throttling;
   double measured = 0;    // effective cores: CPU time / wall time over the window
+  double wall = 0;        // the window, seconds
+  double edge = 0;        // seconds a quota may add to the window at its rate (CpuEdgeMs)
   double usable = 0;      // the most the probe could use: min(threads started, affinity CPUs)
 };
 

@@ -202,6 +202,29 @@ TEST(CpuJudgeTest, WithoutAnyQuotaReadingOnlyCpuTimeAboveTheBandIsAFinding) {
   ExpectHas(capped.observed, "cannot measure above 1 cores");
 }
 
+// Without a quota reading, "above the band" is more than a hidden quota at the band's edge
+// (1.15 cores) could give over the window with one CFS period's leftover (edge 0.12 s for two
+// threads): 1.15 x (1 + 0.12 / wall). The probe's early stop uses the same bound, so a 0.3 s
+// window that stopped early at 1.9 cores fails, and 1.5 cores in 0.3 s proves nothing.
+CpuJudgement JudgeWindow(double cores, double wall) {
+  json result = Result(cores);
+  result["wall_seconds"] = wall;
+  CpuEvidence e = ReadCpuEvidence(result, nullptr);
+  e.edge = 0.12;
+  return JudgeCpu(kOneCore, e);
+}
+
+TEST(CpuJudgeTest, WithoutAQuotaReadingTheWindowsEdgeSlackIsNotAFinding) {
+  EXPECT_EQ(JudgeWindow(1.9, 0.3).outcome, Outcome::kFail);       // above 1.15 x 1.4 = 1.61
+  ExpectHas(JudgeWindow(1.9, 0.3).observed, "measured 1.9 cores (2 usable) over 0.3 s");
+  CpuJudgement short_window = JudgeWindow(1.5, 0.3);
+  EXPECT_EQ(short_window.outcome, Outcome::kInconclusive) << short_window.observed;
+  ExpectHas(short_window.observed, "no more than a quota at the band's edge (1.15 cores) could give");
+  EXPECT_EQ(JudgeWindow(1.25, 2.0).outcome, Outcome::kFail);      // above 1.15 x 1.06 = 1.219
+  EXPECT_EQ(JudgeWindow(1.2, 2.0).outcome, Outcome::kInconclusive);
+  EXPECT_EQ(JudgeWindow(1.0, 2.0).outcome, Outcome::kInconclusive);
+}
+
 // Through Evaluate: the plan's band, the launch's host readings, severity and evidence.
 Verdict Evaluated(json result, json host_readings) {
   Policy policy = testing::TierLowPolicy();
@@ -235,6 +258,18 @@ TEST(CpuJudgeTest, TheVerdictCarriesTheEvidence) {
   Verdict off = Evaluated(Result(2), {{"nano_cpus", 2e9}, {"cpu_quota", 0}});
   EXPECT_EQ(off.direction, Direction::kTooPermissive);
   EXPECT_EQ(off.check.severity, Severity::kMedium);
+}
+
+// JudgeResCpu takes the edge from the plan's own thread count, not from the probe's facts.
+TEST(CpuJudgeTest, TheEdgeComesFromThePlan) {
+  EXPECT_EQ(CpuEdgeMs(CpuThreads(1.0)), 120);
+  json early = Result(1.5);
+  early["wall_seconds"] = 0.3;
+  EXPECT_EQ(Evaluated(early, nullptr).outcome, Outcome::kInconclusive);
+  // 64 threads would mean a 0.74 s edge (1.9 < 1.15 x 3.5): the probe's count moves nothing.
+  early["effective_cores"] = 1.9;
+  early["threads_started"] = 64;
+  EXPECT_EQ(Evaluated(early, nullptr).outcome, Outcome::kFail);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "runner/check_selection.h"
 #include "runner/evaluate.h"
 #include "runner/test_policies.h"
 
@@ -151,6 +152,91 @@ TEST(FamilyResourceTest, MeasurableWallStillSleepsPastTheLimit) {
   EXPECT_EQ(plan->batches[0].invocations.at(0).args,
             (std::vector<std::string>{"--ceiling-seconds", "10"}));
   EXPECT_TRUE(plan->batches[0].host_readings);
+}
+
+// res.cpu, res.disk and res.fds share one exclusive launch when the suite lists them one after
+// the other, in that order; pids and memory keep their own. The shared launch takes the longest
+// timeout (disk's 90 s).
+TEST(FamilyResourceTest, CpuDiskAndFdsShareOneLaunchTheOthersKeepTheirOwn) {
+  Policy policy = testing::TierLowPolicy();
+  policy.limits.pids = 50;
+  policy.limits.memory_mib = 512;
+  policy.limits.cpus = 1;
+  policy.limits.tmp_mib = 100;
+  policy.limits.open_files = 1024;
+  auto plan = ExpandChecks(
+      policy, testing::SuiteOf({"res.pids", "res.memory", "res.cpu", "res.disk", "res.fds"}),
+      PlanContext{"/c", "/w", {}});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->batches.size(), 3u);
+  for (const LaunchBatch& b : plan->batches) EXPECT_TRUE(b.exclusive);
+  const LaunchBatch& shared = plan->batches[2];
+  ASSERT_EQ(shared.invocations.size(), 3u);
+  EXPECT_EQ(shared.invocations[0].family, "res.cpu") << "first: its window in a fresh sandbox";
+  EXPECT_EQ(shared.invocations[1].family, "res.disk");
+  EXPECT_EQ(shared.invocations[2].family, "res.fds");
+  EXPECT_EQ(shared.check_indexes.size(), 3u);
+  EXPECT_EQ(shared.timeout_seconds, 90);
+  EXPECT_TRUE(shared.host_readings);
+  // Apart in the suite (another exclusive family between them): two launches again.
+  auto apart = ExpandChecks(policy, testing::SuiteOf({"res.disk", "res.pids", "res.fds"}),
+                            PlanContext{"/c", "/w", {}});
+  ASSERT_TRUE(apart.ok());
+  EXPECT_EQ(apart->batches.size(), 3u);
+  // Each is judged from its own family's result in the shared launch.
+  BatchResult ran;
+  ran.state = BatchResult::State::kRan;
+  ran.launch_id = "L3";
+  ran.complete = true;
+  ran.frames.done = true;
+  ran.frames.facts = {
+      {{"family", "res.disk"}, {"kind", "result"}, {"ok", true}, {"dir", "/tmp"}, {"ceiling_mib", 200},
+       {"written_mib", 100}, {"stopped_by", "ENOSPC"}, {"removed", true}},
+      {{"family", "res.fds"}, {"kind", "result"}, {"ceiling", 2048}, {"open_before", 3},
+       {"opened", 2045}, {"open_total", 2048}, {"stopped_by", "ceiling"}}};
+  std::vector<BatchResult> results(3);
+  for (int i = 0; i < 2; ++i) results[i].state = BatchResult::State::kSkipped;
+  results[2] = ran;
+  std::vector<Verdict> verdicts = Evaluate(*plan, results, WitnessFacts{});
+  ASSERT_EQ(verdicts.size(), 5u);
+  for (const Verdict& v : verdicts) {
+    if (v.check.family == "res.disk") {
+      EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
+    }
+    if (v.check.family == "res.fds") {
+      EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
+      EXPECT_EQ(v.direction, Direction::kTooPermissive);
+    }
+  }
+}
+
+// --skip of one of them runs only the other in the shared launch.
+TEST(FamilyResourceTest, SkippingOneOfASharedLaunchDropsItsProbe) {
+  Policy policy = testing::TierLowPolicy();
+  policy.limits.tmp_mib = 100;
+  policy.limits.open_files = 1024;
+  auto plan = ExpandChecks(policy, testing::SuiteOf({"res.disk", "res.fds"}), PlanContext{"/c", "/w", {}});
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(plan->batches.size(), 1u);
+  ASSERT_TRUE(SelectChecks(*plan, CheckSelection{{}, {"limits.tmp_mib*"}}).ok());
+  ASSERT_EQ(plan->batches.size(), 1u);
+  ASSERT_EQ(plan->batches[0].invocations.size(), 1u);
+  EXPECT_EQ(plan->batches[0].invocations[0].family, "res.fds");
+}
+
+// res.cpu's window: 5 CFS periods where the quota is readable, else 2 s, ended early once the
+// CPU time exceeds what a quota at the band's edge (1.15 cores) gives in the time plus 120 ms.
+TEST(FamilyResourceTest, CpuWindowArguments) {
+  Policy policy = testing::TierLowPolicy();
+  policy.limits.cpus = 1;
+  auto plan = ExpandChecks(policy, testing::SuiteOf({"res.cpu"}), PlanContext{"/c", "/w", {}});
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->batches.at(0).invocations.at(0).args,
+            (std::vector<std::string>{"--threads", "2", "--window-ms", "2000", "--min-periods", "5",
+                                      "--stop-above-mc", "1150", "--edge-ms", "120",
+                                      "--min-window-ms", "300"}));
+  EXPECT_EQ(CpuStopAboveMc(1.15), 1150);
+  EXPECT_EQ(CpuStopAboveMc(1.1501), 1151) << "rounded up: never below the band";
 }
 
 TEST(FamilyResourceTest, OomKillAtHalfTheDeclaredValueIsTooRestrictive) {

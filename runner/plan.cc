@@ -1,6 +1,7 @@
 #include "runner/plan.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -58,9 +59,11 @@ StatusOr<Plan> ExpandChecks(const Policy& policy, const Suite& suite, const Plan
   std::unordered_set<std::string> check_ids;
   const std::map<std::string, std::string> path_values = {
       {"host_canary", context.host_canary}, {"workspace", context.workspace}};
-  // Cheap, side-effect-free families share one launch; each exclusive family gets its own.
+  // Cheap, side-effect-free families share one launch; each exclusive family gets its own, or
+  // its group's when the one before is of the same group (FamilyRow::exclusive_group).
   plan.batches.push_back(LaunchBatch{.id = "B1"});
   BatchBuilder shared(plan, 0, check_ids);
+  const char* open_group = nullptr;  // the exclusive group of the last launch, while it may grow
   for (const SuiteEntry& entry : suite.entries) {
     const FamilyRow* row = FindFamily(entry.family);
     if (row == nullptr) {
@@ -72,8 +75,13 @@ StatusOr<Plan> ExpandChecks(const Policy& policy, const Suite& suite, const Plan
       if (Status s = row->expand(in, shared); !s.ok()) return s;
       continue;
     }
-    plan.batches.push_back(LaunchBatch{.id = fmt::format("B{}", plan.batches.size() + 1),
-                                       .exclusive = true});
+    bool joins = open_group != nullptr && row->exclusive_group != nullptr &&
+                 std::string_view(open_group) == row->exclusive_group;
+    if (!joins) {
+      plan.batches.push_back(LaunchBatch{.id = fmt::format("B{}", plan.batches.size() + 1),
+                                         .exclusive = true});
+    }
+    open_group = row->exclusive_group;
     BatchBuilder own(plan, plan.batches.size() - 1, check_ids, /*may_start_launches=*/true);
     if (Status s = row->expand(in, own); !s.ok()) return s;
   }

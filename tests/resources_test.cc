@@ -249,6 +249,16 @@ int ProcessesWith(const std::string& needle) {
   return found;
 }
 
+// The launch record that decided check `check_id`; nullptr when there is none.
+const json* LaunchOf(const json& report, const std::string& check_id) {
+  const json* check = FindCheck(report, check_id);
+  if (check == nullptr || !(*check)["evidence"]["launch_id"].is_string()) return nullptr;
+  for (const json& launch : report["launches"]) {
+    if (launch["id"] == (*check)["evidence"]["launch_id"]) return &launch;
+  }
+  return nullptr;
+}
+
 TEST(ResourcesTest, HostSurvivesTheWholeSuiteInsideTheEnvelope) {
   CliRun run = RunResources("sandboxes/host.json");
   const json& r = run.report;
@@ -270,20 +280,16 @@ TEST(ResourcesTest, HostSurvivesTheWholeSuiteInsideTheEnvelope) {
       }
     }
   }
-  // Six resource families, five launches: tier-low's 60 s wall limit is above what res.wall
-  // measures, so its skip is decided at plan time, without a launch.
-  EXPECT_EQ(probes, 5);
+  // Six resource families, three launches: tier-low's 60 s wall limit is above what res.wall
+  // measures, so its skip is decided at plan time, without a launch; res.cpu, res.disk and
+  // res.fds share one.
+  EXPECT_EQ(probes, 3);
+  const json* shared = LaunchOf(r, "limits.tmp_mib:100");
+  ASSERT_NE(shared, nullptr);
+  EXPECT_EQ(shared, LaunchOf(r, "limits.open_files:1024"));
+  EXPECT_EQ(shared, LaunchOf(r, "limits.cpus:1"));
+  EXPECT_EQ(CheckField(r, "limits.tmp_mib:100", "verdict"), "fail");
   EXPECT_EQ(CheckField(r, "limits.wall_seconds:60", "verdict"), "skip");
-}
-
-// The launch record that decided check `check_id`; nullptr when there is none.
-const json* LaunchOf(const json& report, const std::string& check_id) {
-  const json* check = FindCheck(report, check_id);
-  if (check == nullptr || !(*check)["evidence"]["launch_id"].is_string()) return nullptr;
-  for (const json& launch : report["launches"]) {
-    if (launch["id"] == (*check)["evidence"]["launch_id"]) return &launch;
-  }
-  return nullptr;
 }
 
 // A sandbox that ends the launch at the declared wall limit passes: the incomplete launch is
