@@ -129,11 +129,15 @@ class Inference {
       if (!policy_.contains(field)) continue;
       const bool path_list = std::string(rule.pointer).rfind("/filesystem/", 0) == 0;
       if (rule.list_item && path_list) {
+        std::string dropped;
         for (std::size_t i = 0; i < policy_[field].size(); ++i) {
           std::string item = fmt::format("{}/{}", rule.pointer, i);
           if (checked_.count(item) || edits_.count(item)) continue;
           edits_.emplace(item, PendingEdit{Target{&rule, i}, false});
-          notes_.push_back(fmt::format("{} dropped: suite {} checked no promise of it", item, suite));
+          dropped += (dropped.empty() ? "" : ", ") + policy_[field][i].dump();
+        }
+        if (!dropped.empty()) {
+          notes_.push_back(fmt::format("{} dropped {}: suite {} checked no promise of them", rule.pointer, dropped, suite));
         }
       } else if (!rule.list_item && rule.edit == Edit::kDrop && !checked_.count(rule.pointer)) {
         edits_.emplace(rule.pointer, PendingEdit{Target{&rule, std::nullopt}, true});
