@@ -22,6 +22,7 @@ enum class Edit {
   kMoveToOpposite,  // a list item the sandbox treats the other way: into `opposite`
   kFlip,            // a switch: `strict` <-> `loose`
   kDrop,            // a promise that may be absent: out of the policy
+  kMeasured,        // a limit: the value the sandbox enforced instead, else dropped
 };
 
 // One kind of policy field. `pointer` names the field (a list's items are pointer/N).
@@ -55,12 +56,12 @@ const std::vector<FieldRule>& FieldRules() {
       {"/privileges/no_new_privs", false, Edit::kFlip, "", true, false},
       {"/privileges/seccomp", false, Edit::kFlip, "", "required", "optional"},
       {"/privileges/user_namespaces", false, Edit::kFlip, "", "deny", "allow"},
-      {"/limits/pids", false, Edit::kDrop},
-      {"/limits/memory_mib", false, Edit::kDrop},
-      {"/limits/cpus", false, Edit::kDrop},
-      {"/limits/wall_seconds", false, Edit::kDrop},
-      {"/limits/tmp_mib", false, Edit::kDrop},
-      {"/limits/open_files", false, Edit::kDrop},
+      {"/limits/pids", false, Edit::kMeasured},
+      {"/limits/memory_mib", false, Edit::kMeasured},
+      {"/limits/cpus", false, Edit::kMeasured},
+      {"/limits/wall_seconds", false, Edit::kMeasured},
+      {"/limits/tmp_mib", false, Edit::kMeasured},
+      {"/limits/open_files", false, Edit::kMeasured},
   };
   return kRules;
 }
@@ -71,6 +72,16 @@ std::string ReferencePointer(const std::string& reference) {
   static const std::regex kPointer(R"( (/[A-Za-z0-9_/]+)$)");
   std::smatch match;
   return std::regex_search(reference, match, kPointer) ? match[1].str() : "";
+}
+
+// The value a limit's judge measured the sandbox enforcing instead of the declared one
+// ("measured 100 tasks vs declared 50: enforced above the declared value"); nullopt when the
+// limit was not enforced at all ("not enforced up to 257 tasks") or the text says neither.
+std::optional<double> EnforcedInstead(const std::string& observed) {
+  static const std::regex kEnforced(R"(^measured ([0-9]+(\.[0-9]+)?) \S+ vs declared [0-9.]+: enforced (above|below) the declared value)");
+  std::smatch match;
+  if (!std::regex_search(observed, match, kEnforced)) return std::nullopt;
+  return std::stod(match[1].str());
 }
 
 struct Target {
@@ -116,9 +127,13 @@ class Inference {
     }
     // A list item the run could not decide is dropped, never moved: infer claims nothing
     // it did not observe. A decided one moves, unless another check of it was undecided.
-    auto [at, inserted] = edits_.emplace(key, PendingEdit{*target, decided});
+    std::optional<double> measured;
+    if (target->rule->edit == Edit::kMeasured && decided) {
+      measured = EnforcedInstead(check.at("observed").get<std::string>());
+    }
+    auto [at, inserted] = edits_.emplace(key, PendingEdit{*target, decided, measured});
     if (!inserted) at->second.decided = at->second.decided && decided;
-    if (inserted) notes_.push_back(fmt::format("{}: {}", Describe(pointer, *target, decided), why));
+    if (inserted) notes_.push_back(fmt::format("{}: {}", Describe(pointer, at->second), why));
   }
 
   // Promises no check of the run looked at: a limit or a path (which may be absent) is
@@ -139,7 +154,7 @@ class Inference {
         if (!dropped.empty()) {
           notes_.push_back(fmt::format("{} dropped {}: suite {} checked no promise of them", rule.pointer, dropped, suite));
         }
-      } else if (!rule.list_item && rule.edit == Edit::kDrop && !checked_.count(rule.pointer)) {
+      } else if (!rule.list_item && rule.edit == Edit::kMeasured && !checked_.count(rule.pointer)) {
         edits_.emplace(rule.pointer, PendingEdit{Target{&rule, std::nullopt}, true});
         notes_.push_back(fmt::format("{} dropped: suite {} measured no such limit", rule.pointer, suite));
       } else if (!rule.list_item && !checked_.count(rule.pointer)) {
@@ -177,14 +192,19 @@ class Inference {
   struct PendingEdit {
     Target target;
     bool decided;
+    std::optional<double> measured = std::nullopt;  // kMeasured: what the sandbox enforced
   };
 
-  static std::string Describe(const std::string& pointer, const Target& t, bool decided) {
-    if (!decided) return fmt::format("{} dropped, not decided by the run", pointer);
+  static std::string Describe(const std::string& pointer, const PendingEdit& e) {
+    const Target& t = e.target;
+    if (!e.decided) return fmt::format("{} dropped, not decided by the run", pointer);
     switch (t.rule->edit) {
       case Edit::kMoveToOpposite: return fmt::format("{} moved to {}", pointer, t.rule->opposite);
       case Edit::kFlip: return fmt::format("{} flipped", pointer);
       case Edit::kDrop: return fmt::format("{} dropped (not enforced as declared)", pointer);
+      case Edit::kMeasured:
+        return e.measured ? fmt::format("{} set to the enforced {}", pointer, *e.measured)
+                          : fmt::format("{} dropped (not enforced)", pointer);
     }
     return pointer;
   }
@@ -206,6 +226,14 @@ class Inference {
         policy_[field] = current == rule.strict ? rule.loose : rule.strict;
         return;
       }
+      case Edit::kMeasured:
+        if (e.decided && e.measured) {
+          // Whole units for every limit but cpus (the loader wants integers there).
+          policy_[field] = rule.pointer == std::string("/limits/cpus") ? json(*e.measured)
+                                                                       : json(static_cast<std::int64_t>(*e.measured + 0.5));
+          return;
+        }
+        [[fallthrough]];
       case Edit::kDrop:
       case Edit::kMoveToOpposite:
         if (policy_.contains(field)) policy_[field.parent_pointer()].erase(field.back());

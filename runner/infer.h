@@ -7,8 +7,9 @@
 //  - a path the probe showed on the other side (a denied read that worked, a promised write
 //    that failed) moves to the opposite list (unreadable <-> readable, unwritable <-> writable);
 //  - a switch that failed flips (egress deny -> allow, root false -> true, ...);
-//  - a limit that did not hold, a capability set that differed, a persistence location that
-//    behaved otherwise: the promise is dropped (and a note says what was measured).
+//  - a limit enforced at another value takes the value its judge measured; one not enforced
+//    at all, a network destination or a persistence location that behaved otherwise is
+//    dropped (a note says what was seen); a fail no field can express is only noted.
 // A promise the run could not decide (error, inconclusive, skip) is dropped where the field
 // may be absent (paths, limits) and kept with a note otherwise: infer never claims what the
 // run did not observe, and a pass stays a promise.

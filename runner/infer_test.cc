@@ -15,13 +15,14 @@ namespace {
 
 using nlohmann::json;
 
-Verdict VerdictOf(const std::string& id, Outcome outcome, const std::string& reference) {
+Verdict VerdictOf(const std::string& id, Outcome outcome, const std::string& reference,
+                  const std::string& observed = "observed") {
   Verdict v;
   v.check.id = id;
   v.check.family = id.substr(0, id.find(':'));
   v.check.reference = reference;
   v.outcome = outcome;
-  v.observed = "observed";
+  v.observed = observed;
   return v;
 }
 
@@ -80,21 +81,24 @@ TEST(Infer, UndecidedPathsAreDroppedNeverMoved) {
   EXPECT_EQ(p.policy["filesystem"]["unreadable"], json::parse(R"(["/etc/shadow"])"));
 }
 
-TEST(Infer, SwitchesFlipLimitsDropAndTheRestIsNoted) {
+TEST(Infer, SwitchesFlipLimitsTakeTheEnforcedValueAndTheRestIsNoted) {
   InferredPolicy p = InferOrDie(Report({
       VerdictOf("net.egress.denied:tcp", Outcome::kFail, "p.json /network/egress"),
       VerdictOf("priv.root", Outcome::kFail, "p.json /privileges/root"),
       VerdictOf("priv.seccomp", Outcome::kFail, "p.json /privileges/seccomp"),
       VerdictOf("net.dns", Outcome::kError, "p.json /network/dns"),
-      VerdictOf("limits.pids.max:50", Outcome::kFail, "p.json /limits/pids"),
+      VerdictOf("limits.pids.max:50", Outcome::kFail, "p.json /limits/pids",
+                "measured 100 tasks vs declared 50: enforced above the declared value; stopped by the pids cgroup"),
+      VerdictOf("limits.memory_mib:512", Outcome::kFail, "p.json /limits/memory_mib",
+                "measured 1024 MiB: not enforced up to 1024 MiB"),
       VerdictOf("priv.cwd", Outcome::kFail, "p.json /host"),
   }));
   EXPECT_EQ(p.policy["network"]["egress"], "allow");
   EXPECT_EQ(p.policy["privileges"]["root"], true);
   EXPECT_EQ(p.policy["privileges"]["seccomp"], "optional");  // absent meant required
   EXPECT_FALSE(p.policy["network"].contains("dns"));          // undecided switch: as declared
-  EXPECT_FALSE(p.policy["limits"].contains("pids"));
-  EXPECT_FALSE(p.policy["limits"].contains("memory_mib"));  // never measured: not promised
+  EXPECT_EQ(p.policy["limits"]["pids"], 100);                // enforced, at another value
+  EXPECT_FALSE(p.policy["limits"].contains("memory_mib"));  // not enforced: not promised
   bool noted_cwd = false, noted_unchecked = false;
   for (const std::string& note : p.notes) {
     noted_cwd = noted_cwd || note.find("priv.cwd") != std::string::npos;

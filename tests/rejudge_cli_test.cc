@@ -153,5 +153,12 @@ TEST(RejudgeCliTest, InferredPolicyMakesDockerHardenedPass) {
                              "/network/egress flipped");
 }
 
+TEST(RejudgeCliTest, InferredPolicyTakesTheMemoryLimitDockerEnforced) {
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  // tier-low promises 512 MiB; docker-limits-wrong runs with --memory 256m.
+  ExpectInferredPolicyPasses("sandboxes/docker-limits-wrong.json", "policies/tier-low.json", "resources",
+                             "/limits/memory_mib set to the enforced");
+}
+
 }  // namespace
 }  // namespace sandprobe::testing
