@@ -17,12 +17,13 @@
 #include "runner/gate.h"
 #include "runner/infer.h"
 #include "runner/rejudge.h"
+#include "runner/waivers.h"
 
 namespace sandprobe {
 namespace {
 
 struct ReportFlags {
-  std::string run_report, policy, format = "console", fail_on = "low";
+  std::string run_report, policy, format = "console", fail_on = "low", waivers;
   ReportPaths outputs = ReportPaths(ReportFormats().size());  // one per ReportFormats() row
   bool no_color = false;
 };
@@ -55,6 +56,11 @@ int Report(ReportFlags flags, const std::string& data_dir) {
   if (!recorded.ok()) return std::cerr << "sandprobe report: " << recorded.status().message() << "\n", kExitUsage;
   StatusOr<RunReport> report = RejudgeReport(*recorded, flags.run_report, flags.policy);
   if (!report.ok()) return std::cerr << "sandprobe report: " << report.status().message() << "\n", kExitUsage;
+  if (!flags.waivers.empty()) {  // as `run --waivers`: the re-judged fails, today's date
+    StatusOr<WaiverFile> waivers = LoadWaivers(flags.waivers);
+    if (!waivers.ok()) return std::cerr << "sandprobe report: " << waivers.status().message() << "\n", kExitUsage;
+    ApplyWaivers(*report, *waivers, UtcToday());
+  }
   FILE* console = AnyOutputOnStdout(flags.outputs) ? stderr : stdout;
   std::fputs(RenderConsole(*report, UseColor(flags.no_color, console)).c_str(), console);
   GateResult gate = Gate(*report, *fail_on);
@@ -104,6 +110,7 @@ CliHandler SetupReport(CLI::App& command, const CliGlobals& globals) {
   }
   command.add_option("--fail-on", flags->fail_on, "lowest severity whose fail gives exit 1 (none: report only)")
       ->capture_default_str();
+  command.add_option("--waivers", flags->waivers, "JSON file of waived fails (check glob, reason, expires)");
   command.add_flag("--no-color", flags->no_color, "no ANSI colours (NO_COLOR is honoured too)");
   return [flags, &globals] { return Report(*flags, globals.data_dir); };
 }
