@@ -142,6 +142,13 @@ json ReportToJson(const RunReport& report) {
                       {"expired", report.waivers->expired},
                       {"unused", report.waivers->unused}};
   }
+  // Only when recorded: a harness failure planned nothing; only a re-judge has rejudged_from.
+  if (!report.plan.is_null()) out["plan"] = report.plan;
+  if (report.rejudged_from) {
+    out["rejudged_from"] = {{"run_id", report.rejudged_from->run_id},
+                            {"policy", report.rejudged_from->policy_name},
+                            {"policy_path", report.rejudged_from->policy_path}};
+  }
   return out;
 }
 

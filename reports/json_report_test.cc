@@ -255,3 +255,38 @@ TEST(JsonReport, DashWritesToStdout) {
 
 }  // namespace
 }  // namespace sandprobe
+
+namespace sandprobe {
+namespace {
+
+// The plan record (runner/rejudge_record.h) and a re-judge's mark: written only when set,
+// validated, and a batch without the harness's nonce is refused.
+TEST_F(JsonReportFileTest, PlanRecordAndRejudgedFromOnlyWhenSet) {
+  RunReport r = report_fixture::HardenedReport();
+  EXPECT_FALSE(ReportToJson(r).contains("plan"));
+  EXPECT_FALSE(ReportToJson(r).contains("rejudged_from"));
+  r.plan = json::parse(R"({
+    "suite": {"name": "default", "description": "d", "families": [{"family": "fs.read"}]},
+    "context": {"host_canary": "/var/tmp/c", "workspace": "/workspace", "values": {"net.tcp": "127.0.0.1:1"},
+                "session": false, "launchless_checks": true},
+    "batches": [{"id": "B1", "invocations": [{"family": "fs.read", "args": ["/tmp"]}], "checks": ["fs.read.allowed:/tmp"],
+                 "exclusive": false, "timeout_seconds": 60, "fresh_instance": false, "host_readings": false,
+                 "result": {"state": "ran", "launch_id": "L1", "reason": "", "nonce": "ab12", "complete": true,
+                            "leftover_processes": [], "alive_at_timeout": [],
+                            "end": {"exit_code": 0, "signal": null, "timed_out": false, "error": ""},
+                            "backend_unavailable": "", "backend_required": false}}],
+    "witness_keys": ["host_paths"]})");
+  r.rejudged_from = RejudgedFrom{"abc123", "tier-medium", "policies/tier-medium.json"};
+  const json out = ReportToJson(r);
+  EXPECT_EQ(out.at("plan"), r.plan);
+  EXPECT_EQ(out.at("rejudged_from"),
+            json::parse(R"({"run_id": "abc123", "policy": "tier-medium", "policy_path": "policies/tier-medium.json"})"));
+  EXPECT_EQ(SchemaErrors(RenderJsonReport(r)), "");
+  json bad = out;
+  bad["plan"]["batches"][0]["result"].erase("nonce");
+  EXPECT_THAT(SchemaErrors(bad.dump(-1, ' ', false, json::error_handler_t::replace)),
+              HasSubstr("'nonce' is a required property"));
+}
+
+}  // namespace
+}  // namespace sandprobe

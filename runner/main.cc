@@ -26,6 +26,7 @@
 #include "reports/diff.h"
 #include "reports/report_format.h"
 #include "runner/cli_command.h"
+#include "runner/cli_recorded.h"
 #include "runner/data_dir.h"
 #include "runner/data_lint.h"
 #include "runner/evaluate.h"
@@ -381,6 +382,9 @@ constexpr CliCommand kCommands[] = {
     {"diff", "checks whose verdict or measured value changed between two JSON reports", SetupDiff},
     {"sweep", "clean up after runs whose sandprobe died: their sandboxes, processes, run dirs",
      SetupSweep},
+    {"report", "judge a recorded run (a JSON report) again, against another policy, launching nothing",
+     SetupReport},
+    {"infer", "the policy a recorded run's sandbox actually enforces, as a policy file", SetupInfer},
 };
 
 int Main(int argc, char** argv) {

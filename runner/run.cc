@@ -17,6 +17,7 @@
 #include "runner/preflight_gate.h"
 #include "runner/probe_dir.h"
 #include "runner/profile.h"
+#include "runner/rejudge_record.h"
 #include "runner/run_dir.h"
 #include "runner/run_launches.h"
 #include "runner/run_watchdog.h"
@@ -155,7 +156,8 @@ class Run {
     StatusOr<std::string> workspace_inside =
         ExpandString(profile_->workspace_path, {{"workspace", run_dir_->workspace()}});
     if (!workspace_inside.ok()) return workspace_inside.status().WithContext(profile_->source_path);
-    PlanContext context{canary_->path(), *workspace_inside, {}, profile_->lifecycle == Lifecycle::kSession};
+    PlanContext& context = context_;
+    context = PlanContext{canary_->path(), *workspace_inside, {}, profile_->lifecycle == Lifecycle::kSession};
     for (const auto& witness : witnesses_) {
       for (const auto& [key, value] : witness->PlanValues()) context.values[witness->name() + "." + key] = value;
     }
@@ -230,6 +232,7 @@ class Run {
 
   void Judge() {
     report_.verdicts = Evaluate(plan_, launched_.results, facts_);
+    report_.plan = RecordPlan(*suite_, context_, plan_, launched_.results, facts_);  // for re-judging
     report_.launches = sandbox_->records();
     ShareLaunchTimes();
     for (const LaunchRecord& launch : report_.launches) {
@@ -276,6 +279,7 @@ class Run {
   CanaryEnvSecret env_secret_ = CanaryEnvSecret::Make();
   WitnessFacts facts_;
   std::vector<std::unique_ptr<RunWitness>> witnesses_;
+  PlanContext context_;
   Plan plan_;
   std::unique_ptr<RunWatchdog> watchdog_;
   std::unique_ptr<Sandbox> sandbox_;

@@ -23,6 +23,14 @@ struct WaiverSummary {
   std::vector<std::string> unused;   // waivers that matched no fail of this run
 };
 
+// Set only on a report made by `sandprobe report RUN.json`: the recorded run it re-judged and
+// the policy it re-judged against. No probe ran for this report.
+struct RejudgedFrom {
+  std::string run_id;
+  std::string policy_name;
+  std::string policy_path;
+};
+
 struct RunReport {
   std::string tool_version;
   std::string run_id;
@@ -48,6 +56,10 @@ struct RunReport {
   // cleanup and sweep failed or were cut): `sandprobe sweep` removes it. "" when none.
   std::string left_for_sweep;
   std::optional<WaiverSummary> waivers;  // set only with --waivers
+  // The plan record (runner/rejudge_record.h): what a later re-judge needs. Null when the run
+  // planned nothing (a harness failure).
+  nlohmann::json plan = nullptr;
+  std::optional<RejudgedFrom> rejudged_from;
 };
 
 // The report of a run that produced no verdicts of its own: one error check, `check_id`, saying
