@@ -53,8 +53,8 @@ RunReport ReadFacts(const json& in) {
   RunReport r;
   r.tool_version = in.at("tool_version").get<std::string>();
   r.run_id = in.at("run_id").get<std::string>();
-  r.started_at = in.at("started_at").get<std::string>();
-  r.finished_at = in.at("finished_at").get<std::string>();
+  r.started_at = ParseRfc3339(in.at("started_at").get<std::string>());
+  r.finished_at = ParseRfc3339(in.at("finished_at").get<std::string>());
   r.duration_seconds = in.at("duration_seconds").get<double>();
   r.interrupted = in.at("interrupted").get<bool>();
   r.host = in.at("host");

@@ -69,9 +69,9 @@ const std::vector<FieldRule>& FieldRules() {
 // The policy pointer a check's reference names ("p.json:7:20 /filesystem/readable/1",
 // "p.json /host/env_secrets"), or "" when it names none ("the suite's fs.mounts entry").
 std::string ReferencePointer(const std::string& reference) {
-  static const std::regex kPointer(R"( (/[A-Za-z0-9_/]+)$)");
-  std::smatch match;
-  return std::regex_search(reference, match, kPointer) ? match[1].str() : "";
+  std::optional<PolicyRef> ref = ParsePolicyRef(reference);
+  // A note on the value ("/persistence: not listed (ephemeral)") is no promise of its own.
+  return ref && ref->words.empty() ? ref->pointer : "";
 }
 
 // The value a limit's judge measured the sandbox enforcing instead of the declared one
@@ -269,7 +269,8 @@ StatusOr<InferredPolicy> InferPolicy(const json& report, const std::string& file
   out.policy["description"] = fmt::format(
       "What sandbox {} enforced in run {} ({}), inferred by sandprobe infer from its verdicts "
       "against policy {}.",
-      facts->profile_name, facts->run_id, facts->started_at, facts->policy_name);
+      facts->profile_name, facts->run_id,
+      facts->started_at ? Rfc3339(*facts->started_at) : "at an unrecorded time", facts->policy_name);
   // What `run --policy` will load: an inferred policy that does not load is a bug here.
   StatusOr<JsonDocument> doc = JsonDocument::Parse(out.policy.dump(), "inferred policy");
   if (!doc.ok()) return doc.status().AsHarnessError();

@@ -20,7 +20,7 @@ Verdict VerdictOf(const std::string& id, Outcome outcome, const std::string& ref
   Verdict v;
   v.check.id = id;
   v.check.family = id.substr(0, id.find(':'));
-  v.check.reference = reference;
+  v.check.reference = ParsePolicyRef(reference).value_or(PolicyRef::InWords(reference));
   v.outcome = outcome;
   v.observed = observed;
   return v;

@@ -87,7 +87,8 @@ Check ReadCheck(const json& row) {
   c.target = row.at("target").get<std::string>();
   c.resolved_target = row.at("resolved_target").get<std::string>();
   c.variant = row.at("variant").get<std::string>();
-  c.reference = row.at("reference").get<std::string>();
+  const std::string reference = row.at("reference").get<std::string>();
+  c.reference = ParsePolicyRef(reference).value_or(PolicyRef::InWords(reference));
   if (const json& t = row.at("tolerance"); !t.is_null()) {
     c.tolerance = Tolerance{t.at("declared").get<double>(), t.at("plus_minus").get<double>(),
                             t.at("percent").get<bool>()};
