@@ -108,7 +108,44 @@ StatusOr<Suite> ParseSuite(const JsonDocument& doc, const FamilyCatalog& known_f
     suite.entries.push_back(std::move(*entry));
   }
   if (!r.ok()) return r.status();
+  suite.names = {suite.name};
   return suite;
+}
+
+StatusOr<Suite> MergeSuites(std::vector<Suite> suites) {
+  if (suites.empty()) return Status::Error("merge suites: no suite given");
+  if (suites.size() == 1) return std::move(suites.front());
+  Suite merged;
+  merged.raw = nlohmann::json::array();
+  std::vector<std::string> paths;
+  for (Suite& suite : suites) {
+    merged.names.insert(merged.names.end(), suite.names.begin(), suite.names.end());
+    paths.push_back(suite.source_path);
+    merged.raw.push_back(std::move(suite.raw));
+    for (SuiteEntry& entry : suite.entries) {
+      auto same = std::find_if(merged.entries.begin(), merged.entries.end(),
+                               [&entry](const SuiteEntry& e) { return e.family == entry.family; });
+      if (same == merged.entries.end()) {
+        entry.pointer = suite.source_path + ":" + entry.pointer;
+        merged.entries.push_back(std::move(entry));
+        continue;
+      }
+      // No variants = every variant: a union with it is every variant too.
+      if (same->variants.empty() || entry.variants.empty()) {
+        same->variants.clear();
+        continue;
+      }
+      for (std::string& variant : entry.variants) {
+        if (std::find(same->variants.begin(), same->variants.end(), variant) == same->variants.end()) {
+          same->variants.push_back(std::move(variant));
+        }
+      }
+    }
+  }
+  merged.name = fmt::format("{}", fmt::join(merged.names, "+"));
+  merged.description = fmt::format("The suites {} together.", fmt::join(merged.names, ", "));
+  merged.source_path = fmt::format("{}", fmt::join(paths, ", "));
+  return merged;
 }
 
 StatusOr<Suite> LoadSuite(const std::string& path, const FamilyCatalog& known_families) {
