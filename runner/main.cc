@@ -269,7 +269,11 @@ int Run(const RunFlags& flags) {
   std::vector<RunReport> reports;
   std::vector<int> exit_codes;
   for (const SandboxRun& run : *runs) {
-    if (g_interrupted.load()) break;  // the rest never start; the exit code is already 3
+    if (g_interrupted.load()) {  // the rest never start
+      std::cerr << "sandprobe run: interrupted; " << runs->size() - reports.size() << " sandbox(es) not run\n";
+      exit_codes.push_back(kExitHarness);
+      break;
+    }
     SandboxResult result = RunOne(flags, run, *fail_on, waivers, launcher);
     exit_codes.push_back(result.exit_code);
     if (result.report) {
