@@ -103,7 +103,7 @@ class Run {
       if (!suite.ok()) return suite.status();
       suites.push_back(std::move(*suite));
     }
-    StatusOr<Suite> suite = MergeSuites(std::move(suites));
+    StatusOr<Suite> suite = MergeSuites(std::move(suites), KnownFamilies());
     if (!suite.ok()) return suite.status();
     suite_ = std::move(*suite);
     if (::access((options_.probe_dir + "/sandprobe-probe").c_str(), X_OK) != 0) {

@@ -71,6 +71,26 @@ std::optional<SuiteEntry> ReadEntry(const JsonDocument& doc, const JsonPointer& 
   return entry;
 }
 
+// `into` becomes the union of two entries' variants of one family.
+void UniteVariants(VariantKind kind, std::vector<std::string>& into, std::vector<std::string> more) {
+  switch (kind) {
+    case VariantKind::kNone:
+      return;
+    case VariantKind::kOneOf:
+      // No variants = every variant: a union with it is every variant too.
+      if (into.empty() || more.empty()) {
+        into.clear();
+        return;
+      }
+      break;
+    case VariantKind::kAbsolutePaths:  // extra paths to try: both lists
+      break;
+  }
+  for (std::string& variant : more) {
+    if (std::find(into.begin(), into.end(), variant) == into.end()) into.push_back(std::move(variant));
+  }
+}
+
 }  // namespace
 
 StatusOr<Suite> ParseSuite(const JsonDocument& doc, const FamilyCatalog& known_families) {
@@ -112,7 +132,7 @@ StatusOr<Suite> ParseSuite(const JsonDocument& doc, const FamilyCatalog& known_f
   return suite;
 }
 
-StatusOr<Suite> MergeSuites(std::vector<Suite> suites) {
+StatusOr<Suite> MergeSuites(std::vector<Suite> suites, const FamilyCatalog& known_families) {
   if (suites.empty()) return Status::Error("merge suites: no suite given");
   if (suites.size() == 1) return std::move(suites.front());
   Suite merged;
@@ -130,16 +150,9 @@ StatusOr<Suite> MergeSuites(std::vector<Suite> suites) {
         merged.entries.push_back(std::move(entry));
         continue;
       }
-      // No variants = every variant: a union with it is every variant too.
-      if (same->variants.empty() || entry.variants.empty()) {
-        same->variants.clear();
-        continue;
-      }
-      for (std::string& variant : entry.variants) {
-        if (std::find(same->variants.begin(), same->variants.end(), variant) == same->variants.end()) {
-          same->variants.push_back(std::move(variant));
-        }
-      }
+      auto rule = known_families.find(entry.family);
+      UniteVariants(rule == known_families.end() ? VariantKind::kNone : rule->second.kind, same->variants,
+                    std::move(entry.variants));
     }
   }
   merged.name = fmt::format("{}", fmt::join(merged.names, "+"));

@@ -55,12 +55,13 @@ StatusOr<Suite> LoadSuite(const std::string& path, const FamilyCatalog& known_fa
 StatusOr<Suite> ParseSuite(const JsonDocument& doc, const FamilyCatalog& known_families);
 
 // Several suites as one (`--suite default,network`, `--suite all`): the families of all of
-// them in first-seen order, a family named by several once with their variants united (a
-// suite entry without variants asks for every variant, so then the union is every variant).
-// One plan from the union lets the scheduler share the launch across suites, and a check is
-// never planned twice. The name is the names joined by '+'. One suite comes back unchanged;
-// none is invalid input.
-StatusOr<Suite> MergeSuites(std::vector<Suite> suites);
+// them in first-seen order, a family named by several once with their variants united by the
+// family's VariantRule: for kOneOf an entry without variants asks for every variant, so then
+// the union is every variant; kAbsolutePaths variants are extra paths, so the union is both
+// lists. One plan from the union lets the scheduler share the launch across suites, and a
+// check is never planned twice. The name is the names joined by '+'. One suite comes back
+// unchanged; none is invalid input.
+StatusOr<Suite> MergeSuites(std::vector<Suite> suites, const FamilyCatalog& known_families);
 
 // Validates a profile, policy or suite file, telling them apart by content ("lifecycle" ->
 // profile, "families" -> suite, otherwise policy). A profile's policy file is validated too.

@@ -177,7 +177,7 @@ TEST(SuiteTest, MergeUnitesFamiliesOnceInFirstSeenOrder) {
   Suite a = ParsedSuite("a", R"([{"family": "fs.read"}, {"family": "fs.alias", "variants": ["symlink"]}])");
   Suite b = ParsedSuite("b", R"([{"family": "fs.write"}, {"family": "fs.alias", "variants": ["dotdot", "symlink"]},
                                  {"family": "fs.read"}])");
-  StatusOr<Suite> merged = MergeSuites({a, b});
+  StatusOr<Suite> merged = MergeSuites({a, b}, kFamilies);
   ASSERT_TRUE(merged.ok()) << merged.status().message();
   EXPECT_EQ(merged->name, "a+b");
   EXPECT_EQ(merged->names, (std::vector<std::string>{"a", "b"}));
@@ -195,21 +195,32 @@ TEST(SuiteTest, MergeWithAnEntryOfAllVariantsIsAllVariants) {
   Suite a = ParsedSuite("a", R"([{"family": "fs.alias", "variants": ["symlink"]}])");
   Suite b = ParsedSuite("b", R"([{"family": "fs.alias"}])");
   for (const auto& pair : {std::vector<Suite>{a, b}, std::vector<Suite>{b, a}}) {
-    StatusOr<Suite> merged = MergeSuites(pair);
+    StatusOr<Suite> merged = MergeSuites(pair, kFamilies);
     ASSERT_TRUE(merged.ok());
     ASSERT_EQ(merged->entries.size(), 1u);
     EXPECT_TRUE(merged->entries[0].variants.empty()) << merged->name;
   }
 }
 
+TEST(SuiteTest, MergeOfExtraPathsKeepsBothLists) {
+  // net.unix's variants are sockets to try besides the policy's: none is none extra, not all.
+  Suite a = ParsedSuite("a", R"([{"family": "net.unix", "variants": ["/run/a.sock"]}])");
+  Suite b = ParsedSuite("b", R"([{"family": "net.unix"}])");
+  Suite c = ParsedSuite("c", R"([{"family": "net.unix", "variants": ["/run/c.sock", "/run/a.sock"]}])");
+  StatusOr<Suite> merged = MergeSuites({a, b, c}, kFamilies);
+  ASSERT_TRUE(merged.ok());
+  ASSERT_EQ(merged->entries.size(), 1u);
+  EXPECT_EQ(merged->entries[0].variants, (std::vector<std::string>{"/run/a.sock", "/run/c.sock"}));
+}
+
 TEST(SuiteTest, MergeOfOneIsTheSuiteAndOfNoneAnError) {
   Suite a = ParsedSuite("a", R"([{"family": "fs.read"}])");
-  StatusOr<Suite> one = MergeSuites({a});
+  StatusOr<Suite> one = MergeSuites({a}, kFamilies);
   ASSERT_TRUE(one.ok());
   EXPECT_EQ(one->name, "a");
   EXPECT_EQ(one->names, (std::vector<std::string>{"a"}));
   EXPECT_EQ(one->entries[0].pointer, "/families/0");
-  EXPECT_FALSE(MergeSuites({}).ok());
+  EXPECT_FALSE(MergeSuites({}, kFamilies).ok());
 }
 
 }  // namespace
