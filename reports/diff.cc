@@ -1,12 +1,15 @@
 #include "reports/diff.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <regex>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "reports/sanitize.h"
+#include "runner/check_selection.h"
 
 namespace sandprobe {
 namespace {
@@ -65,6 +68,7 @@ StatusOr<std::vector<std::pair<std::string, CheckState>>> States(const json& rep
     }
     CheckState state{true, Str(check, "verdict"), Str(check, "direction"), "", Str(check, "severity"),
                      Str(check, "observed"), {}, "", {}};
+    state.family = Str(check, "family");
     ParseMeasured(Str(check, "observed"), state);
     state.allowed_drift = AllowedDrift(check);
     out.push_back({Str(check, "id"), std::move(state)});
@@ -113,6 +117,38 @@ std::vector<std::string> InputWarnings(const json& before, const json& after) {
   return warnings;
 }
 
+std::vector<std::string> Strings(const json& object, const char* key) {
+  std::vector<std::string> out;
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_array()) return out;
+  for (const json& item : *it) {
+    if (item.is_string()) out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+// Why the run of `report` left out check `id` of `family` on purpose, by the selection it
+// recorded; "" when it selected it (or recorded none: an older report).
+std::string WhyNotSelected(const json& report, const std::string& id, const std::string& family) {
+  auto selection = report.find("selection");
+  if (selection == report.end() || !selection->is_object()) return "";
+  std::vector<std::string> families = Strings(*selection, "families");
+  if (!family.empty() && !families.empty() &&
+      std::find(families.begin(), families.end(), family) == families.end()) {
+    return fmt::format("family {} is in none of its suites ({})", family,
+                       fmt::join(Strings(report, "suites"), ", "));
+  }
+  std::vector<std::string> only = Strings(*selection, "check");
+  if (!only.empty() && std::none_of(only.begin(), only.end(),
+                                    [&id](const std::string& p) { return CheckIdMatches(p, id); })) {
+    return fmt::format("matched by no --check ({})", fmt::join(only, ", "));
+  }
+  for (const std::string& pattern : Strings(*selection, "skip")) {
+    if (CheckIdMatches(pattern, id)) return fmt::format("left out by --skip {}", pattern);
+  }
+  return "";
+}
+
 // One line for a terminal: control characters (newlines in an observation) become spaces.
 std::string OneLine(const std::string& text) {
   std::string out = SanitizeForXml(text, 400);
@@ -149,7 +185,7 @@ StatusOr<ReportDiff> DiffReports(const json& before, const json& after) {
   if (!old_states.ok()) return old_states.status();
   auto new_states = States(after, "NEW");
   if (!new_states.ok()) return new_states.status();
-  ReportDiff diff{Label(before), Label(after), {}, InputWarnings(before, after), 0, 0};
+  ReportDiff diff{.old_label = Label(before), .new_label = Label(after), .warnings = InputWarnings(before, after)};
   std::map<std::string, CheckState> old_by_id(old_states->begin(), old_states->end());
   auto add = [&](const std::string& id, const CheckState& a, const CheckState& b) {
     bool same = a.present == b.present && a.verdict == b.verdict && a.direction == b.direction &&
@@ -168,7 +204,12 @@ StatusOr<ReportDiff> DiffReports(const json& before, const json& after) {
     if (it != old_by_id.end()) old_by_id.erase(it);
   }
   for (const auto& [id, state] : *old_states) {
-    if (old_by_id.count(id)) add(id, state, CheckState{});
+    if (!old_by_id.count(id)) continue;
+    if (std::string why = WhyNotSelected(after, id, state.family); !why.empty()) {
+      diff.not_selected.push_back({id, std::move(why)});
+      continue;
+    }
+    add(id, state, CheckState{});
   }
   return diff;
 }
@@ -194,6 +235,12 @@ std::string RenderDiffText(const ReportDiff& diff) {
     out += line + "\n";
     if (c.after.present && !c.after.observed.empty()) out += "    now: " + OneLine(c.after.observed) + "\n";
   }
+  // One line, not one per check: a --check run against a full one leaves out hundreds.
+  if (!diff.not_selected.empty()) {
+    out += fmt::format("{} checks of OLD not selected by NEW, not compared (first: {}: {})\n",
+                       diff.not_selected.size(), diff.not_selected.front().id,
+                       diff.not_selected.front().why);
+  }
   out += fmt::format("{} changed ({} within tolerance), {} regressed\n", diff.changes.size(),
                      diff.within_tolerance, diff.regressions);
   return out;
@@ -208,8 +255,10 @@ json DiffToJson(const ReportDiff& diff) {
                        {"regressed", c.regressed},
                        {"within_tolerance", c.within_tolerance}});
   }
+  json not_selected = json::array();
+  for (const NotSelected& n : diff.not_selected) not_selected.push_back({{"id", n.id}, {"why", n.why}});
   return {{"schema", "sandprobe-diff/1"}, {"old", diff.old_label}, {"new", diff.new_label},
-          {"changes", changes}, {"warnings", diff.warnings}, {"regressions", diff.regressions},
+          {"changes", changes}, {"not_selected", not_selected}, {"warnings", diff.warnings}, {"regressions", diff.regressions},
           {"within_tolerance", diff.within_tolerance}};
 }
 

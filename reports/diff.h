@@ -7,6 +7,10 @@
 // guarded): CI gates on those. Reports of different suites or policies are still compared,
 // with a warning: their differences are then mostly the inputs', not the sandbox's.
 //
+// A check only the old report has is not a regression when the new report's recorded selection
+// (its suites' families, --check, --skip) left it out on purpose: it is listed as not selected
+// and compared no further.
+//
 // Measurements jitter (CPU time over a 2 s window: 1.001 cores, then 0.998). A measured value
 // that moved by no more than the check's tolerance (the report's checks[].tolerance: high -
 // declared), with the same verdict and direction, is listed as "within tolerance" and is not
@@ -30,6 +34,7 @@ struct CheckState {
   std::string observed;                      // the check's observation as the report has it
   std::optional<double> value;               // measured's number: 512
   std::string unit;                          // measured's unit: "MiB"
+  std::string family;                        // "fs.read", "" in reports that lack it
   // How far the measured value may move and still be the same result (tolerance.high -
   // tolerance.declared), when the report gives the check a tolerance.
   std::optional<double> allowed_drift;
@@ -43,12 +48,19 @@ struct CheckChange {
   bool within_tolerance = false;
 };
 
+// A check of the old report the new run did not select: why ("--skip priv.*").
+struct NotSelected {
+  std::string id;
+  std::string why;
+};
+
 struct ReportDiff {
   std::string old_label, new_label;  // "docker-hardened (run 567d9c095cd9)"
   std::vector<CheckChange> changes;   // in the new report's check order, then removed ones
   // The two runs differ in their inputs: "suite default -> network", "policy tier-low ->
   // tier-medium", "policy tier-low: its content differs between the runs".
   std::vector<std::string> warnings;
+  std::vector<NotSelected> not_selected;  // old checks the new run's selection left out
   int regressions = 0;
   int within_tolerance = 0;  // changes that are only a measurement within tolerance
   // The changes that count for --fail-on-change.

@@ -196,5 +196,53 @@ TEST(DiffTest, IdenticalReportsHaveNoChangesAndBadInputIsAnError) {
   EXPECT_NE(bad.status().message().find("OLD"), std::string::npos);
 }
 
+// A check as the JSON report writes it, with its family.
+json FamilyCheck(const std::string& id, const std::string& family, const std::string& verdict) {
+  json check = Check(id, verdict);
+  check["family"] = family;
+  return check;
+}
+
+TEST(DiffTest, ChecksTheNewRunsSelectionLeftOutAreNotRegressions) {
+  json full = Report("a", {FamilyCheck("fs.read.denied:/etc/shadow", "fs.read", "pass"),
+                           FamilyCheck("fs.write.denied:/etc", "fs.write", "pass"),
+                           FamilyCheck("priv.caps.none", "priv.caps", "pass"),
+                           FamilyCheck("net.tcp.loopback", "net.tcp", "pass")});
+  json selected = Report("a", {FamilyCheck("fs.read.denied:/etc/shadow", "fs.read", "pass")});
+  selected["suites"] = {"default", "privileges"};
+  selected["selection"] = {{"families", {"fs.read", "fs.write", "priv.caps"}},
+                           {"check", {"fs.*"}},
+                           {"skip", {"fs.write.*"}}};
+  StatusOr<ReportDiff> diff = DiffReports(full, selected);
+  ASSERT_TRUE(diff.ok()) << diff.status().message();
+  EXPECT_EQ(diff->regressions, 0);
+  EXPECT_TRUE(diff->changes.empty());
+  ASSERT_EQ(diff->not_selected.size(), 3u);
+  EXPECT_EQ(diff->not_selected[0].id, "fs.write.denied:/etc");
+  EXPECT_EQ(diff->not_selected[0].why, "left out by --skip fs.write.*");
+  EXPECT_EQ(diff->not_selected[1].why, "matched by no --check (fs.*)") << "its family is selected, its id is not";
+  EXPECT_EQ(diff->not_selected[2].why, "family net.tcp is in none of its suites (default, privileges)");
+  EXPECT_EQ(DiffExitCode(*diff, /*fail_on_change=*/true), 0);
+  std::string text = RenderDiffText(*diff);
+  EXPECT_NE(text.find("3 checks of OLD not selected by NEW, not compared (first: fs.write.denied:/etc: left out by --skip fs.write.*)"),
+            std::string::npos) << text;
+  EXPECT_EQ(DiffToJson(*diff)["not_selected"].size(), 3u);
+}
+
+TEST(DiffTest, ACheckTheNewRunSelectedButLacksStillRegresses) {
+  json full = Report("a", {FamilyCheck("fs.read.denied:/etc/shadow", "fs.read", "pass"),
+                           FamilyCheck("fs.read.denied:/root", "fs.read", "pass")});
+  json narrower = Report("a", {FamilyCheck("fs.read.denied:/etc/shadow", "fs.read", "pass")});
+  narrower["suites"] = {"default"};
+  narrower["selection"] = {{"families", {"fs.read"}}, {"check", json::array()}, {"skip", json::array()}};
+  StatusOr<ReportDiff> diff = DiffReports(full, narrower);
+  ASSERT_TRUE(diff.ok());
+  EXPECT_TRUE(diff->not_selected.empty());
+  EXPECT_EQ(diff->regressions, 1) << "selected, yet gone: no longer guarded";
+  // An older report without a selection: every missing check is a regression, as before.
+  narrower.erase("selection");
+  EXPECT_EQ(DiffReports(full, narrower)->regressions, 1);
+}
+
 }  // namespace
 }  // namespace sandprobe

@@ -137,6 +137,13 @@ json ReportToJson(const RunReport& report) {
   // Only when the deadline cut something, or the run left its dir for a sweep.
   if (!report.cut_short.empty()) out["cut_short"] = report.cut_short;
   if (!report.left_for_sweep.empty()) out["left_for_sweep"] = report.left_for_sweep;
+  // The suites and --check/--skip, so `sandprobe diff` knows what a narrower run left out.
+  if (report.selection) {
+    out["suites"] = report.selection->suites;
+    out["selection"] = {{"families", report.selection->families},
+                        {"check", report.selection->check},
+                        {"skip", report.selection->skip}};
+  }
   if (report.waivers) {
     out["waivers"] = {{"source", report.waivers->source_path},
                       {"expired", report.waivers->expired},

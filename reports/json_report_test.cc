@@ -62,6 +62,22 @@ TEST_F(JsonReportFileTest, ReportsValidateAgainstTheDocumentedSchema) {
             "");
 }
 
+// Several suites and --check/--skip are recorded for `sandprobe diff`; a report that never
+// loaded its suites (a harness failure) has neither key.
+TEST_F(JsonReportFileTest, SuitesAndSelectionAreRecordedWhenTheRunLoadedThem) {
+  RunReport r = HardenedReport();
+  r.suite_name = "default+network";
+  r.selection = RunSelection{{"default", "network"}, {"fs.read", "net.tcp"}, {"fs.*"}, {"*:/tmp"}};
+  json j = ReportToJson(r);
+  EXPECT_EQ(j["suite"], "default+network");
+  EXPECT_EQ(j["suites"], json::array({"default", "network"}));
+  EXPECT_EQ(j["selection"], json({{"families", {"fs.read", "net.tcp"}}, {"check", {"fs.*"}}, {"skip", {"*:/tmp"}}}));
+  EXPECT_EQ(SchemaErrors(RenderJsonReport(r)), "");
+  json failed = ReportToJson(HarnessFailureReport("0.1", "sandboxes/x.json", "sandprobe.harness", "why", false));
+  EXPECT_FALSE(failed.contains("suites"));
+  EXPECT_FALSE(failed.contains("selection"));
+}
+
 TEST_F(JsonReportFileTest, SchemaRejectsWhatTheFormatDoesNotAllow) {
   auto dump = [](const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); };
   json unknown_verdict = ReportToJson(HardenedReport());

@@ -4,6 +4,7 @@
 #include "reports/json_report.h"
 #include "reports/junit_report.h"
 #include "reports/markdown_report.h"
+#include "reports/matrix_report.h"
 #include "reports/sarif_report.h"
 
 namespace sandprobe {
@@ -24,6 +25,9 @@ constexpr ReportFormat kFormats[] = {
     {"sarif", "--sarif", "write the SARIF 2.1.0 report (code scanning) here", WriteSarifReport},
     {"summary", "--summary", "write a Markdown summary here (e.g. \"$GITHUB_STEP_SUMMARY\")",
      WriteMarkdownSummary},
+    {"matrix", "--matrix",
+     "write the checks x sandboxes table of every --sandbox here (Markdown; JSON for *.json)",
+     WriteMatrixReport},
 };
 
 }  // namespace

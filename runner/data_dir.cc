@@ -96,6 +96,36 @@ Status ResolveRunInputs(const std::string& data_dir, std::string& sandbox, std::
   return Status::Ok();
 }
 
+StatusOr<std::vector<std::string>> ResolveSuites(const std::vector<std::string>& args,
+                                                 const std::string& data_dir) {
+  std::vector<std::string> names;
+  for (const std::string& arg : args) {
+    for (std::size_t start = 0; start <= arg.size();) {
+      std::size_t comma = std::min(arg.find(',', start), arg.size());
+      std::string name = arg.substr(start, comma - start);
+      if (name.empty()) return Status::Error(fmt::format("--suite {}: an empty suite name", arg));
+      if (name == kAllSuites) {
+        std::vector<std::string> every = DataNames(DataKind::kSuite, data_dir);
+        if (every.empty()) {
+          return Status::Error(fmt::format("--suite all: {} holds no suite (--data-dir)",
+                                           (fs::path(data_dir) / "suites").string()));
+        }
+        names.insert(names.end(), every.begin(), every.end());
+      } else {
+        names.push_back(std::move(name));
+      }
+      start = comma + 1;
+    }
+  }
+  std::vector<std::string> files;
+  for (const std::string& name : names) {
+    StatusOr<std::string> path = ResolveDataFile(DataKind::kSuite, name, data_dir);
+    if (!path.ok()) return path.status();
+    if (std::find(files.begin(), files.end(), *path) == files.end()) files.push_back(*path);
+  }
+  return files;
+}
+
 StatusOr<std::vector<std::string>> ResolveAnyDataFile(const std::string& arg,
                                                       const std::string& data_dir) {
   if (LooksLikePath(arg)) return std::vector<std::string>{arg};

@@ -32,6 +32,13 @@ StatusOr<std::string> ResolveDataFile(DataKind kind, const std::string& arg,
 Status ResolveRunInputs(const std::string& data_dir, std::string& sandbox, std::string& policy,
                         std::string& suite);
 
+// `--suite` values (each may be a comma-separated list) as suite files, in the order given,
+// each file once. "all" is every suite in <data_dir>/suites (DataNames), so a suite file
+// named all.json there is not reachable by name. The first unknown name is the error.
+inline constexpr const char* kAllSuites = "all";
+StatusOr<std::vector<std::string>> ResolveSuites(const std::vector<std::string>& args,
+                                                 const std::string& data_dir);
+
 // For `validate NAME`: every built-in file NAME names (codex is a sandbox and a policy), or
 // `arg` itself when it is a path. Unknown: the error lists the names of every kind.
 StatusOr<std::vector<std::string>> ResolveAnyDataFile(const std::string& arg,

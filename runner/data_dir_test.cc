@@ -71,5 +71,31 @@ TEST(DataDirTest, NearestNameNeedsToBeClose) {
   EXPECT_EQ(NearestName("zzz", {"gvisor", "host"}), "");
 }
 
+TEST(DataDirTest, SuitesSplitAtCommasAndAllIsEverySuiteOnce) {
+  StatusOr<std::vector<std::string>> two = ResolveSuites({"default,network"}, kDataDir);
+  ASSERT_TRUE(two.ok()) << two.status().message();
+  EXPECT_EQ(*two, (std::vector<std::string>{kDataDir + "/suites/default.json", kDataDir + "/suites/network.json"}));
+  StatusOr<std::vector<std::string>> all = ResolveSuites({"network", "all"}, kDataDir);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  std::vector<std::string> expected = {kDataDir + "/suites/network.json"};
+  for (const std::string& name : DataNames(DataKind::kSuite, kDataDir)) {
+    if (name != "network") expected.push_back(kDataDir + "/suites/" + name + ".json");
+  }
+  EXPECT_EQ(*all, expected) << "network first, as given, and only once";
+  EXPECT_GE(all->size(), 5u);
+}
+
+TEST(DataDirTest, SuitesRefuseEmptyAndUnknownNames) {
+  StatusOr<std::vector<std::string>> empty = ResolveSuites({"default,"}, kDataDir);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().message(), "--suite default,: an empty suite name");
+  StatusOr<std::vector<std::string>> typo = ResolveSuites({"default,netwrok"}, kDataDir);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("did you mean network?"), std::string::npos) << typo.status().message();
+  StatusOr<std::vector<std::string>> none = ResolveSuites({"all"}, "/nonexistent");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("holds no suite"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sandprobe

@@ -22,6 +22,7 @@
 #include "contract/exit_code.h"
 #include "reports/atomic_file.h"
 #include "reports/console_report.h"
+#include "reports/matrix_report.h"
 #include "reports/progress_line.h"
 #include "reports/diff.h"
 #include "reports/report_format.h"
@@ -37,6 +38,7 @@
 #include "runner/policy.h"
 #include "runner/profile.h"
 #include "runner/run.h"
+#include "runner/run_matrix.h"
 #include "runner/run_sweep.h"
 #include "runner/suite.h"
 #include "runner/waivers.h"
@@ -69,7 +71,9 @@ void InstallInterruptHandlers() {
 }
 
 struct RunFlags {
-  std::string sandbox, policy, suite, probe_dir, fail_on = "low";
+  std::vector<std::string> sandboxes;  // --sandbox a,b,c: resolved to profile files
+  std::vector<std::string> suites;     // --suite a,b / all: resolved to suite files
+  std::string policy, probe_dir, fail_on = "low";
   ReportPaths outputs = ReportPaths(ReportFormats().size());  // one per ReportFormats() row
   bool require_backend = false, no_color = false, keep_run_dir = false, no_progress = false;
   int jobs = 1;
@@ -110,17 +114,119 @@ std::size_t TerminalWidth() {
 
 // The watchdog's last resort: the run is stuck even after its launches were killed. Writes a
 // report that says so (one error check), then exits 3 without waiting for the stuck thread.
-[[noreturn]] void AbandonStalledRun(const RunFlags& flags, const std::string& why) {
+[[noreturn]] void AbandonStalledRun(const std::string& sandbox, const ReportPaths& outputs,
+                                    const std::string& why) {
   std::cerr << "\nsandprobe run: " << why << "; the run did not end after its launches were "
             << "killed: giving up (exit 3)\n";
   // Not to stdout: the stuck thread may hold its lock.
-  (void)WriteReports({AbandonedRunReport(SANDPROBE_VERSION, flags.sandbox, why)}, flags.outputs,
+  (void)WriteReports({AbandonedRunReport(SANDPROBE_VERSION, sandbox, why)}, outputs,
                      /*skip_stdout=*/true);
   std::_Exit(kExitHarness);
 }
 
 bool UseColor(bool no_color, FILE* stream) {
   return !no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
+}
+
+// One sandbox of the run: its profile file and the report paths it writes.
+struct SandboxRun {
+  std::string profile_path;
+  ReportPaths outputs;
+};
+
+struct SandboxResult {
+  std::optional<RunReport> report;  // unset: invalid input found by the run (exit 2)
+  int exit_code = 0;
+  std::string invalid_input;  // what it was
+};
+
+// Runs one sandbox, prints its console text and gate line, writes its reports.
+SandboxResult RunOne(const RunFlags& flags, const SandboxRun& sandbox, FailOn fail_on,
+                     const std::optional<WaiverFile>& waivers, ProcessLauncher& launcher) {
+  RunOptions options{.profile_path = sandbox.profile_path,
+                     .policy_path = flags.policy,
+                     .suite_paths = flags.suites,
+                     .probe_dir = flags.probe_dir,
+                     .require_backend = flags.require_backend,
+                     .keep_run_dir = flags.keep_run_dir,
+                     .tool_version = SANDPROBE_VERSION,
+                     .cancel = &g_interrupted,
+                     .jobs = flags.jobs,
+                     .run_timeout = std::chrono::seconds(flags.timeout_seconds),
+                     .selection = flags.selection};
+  options.on_stalled = [sandbox](const std::string& why) {
+    AbandonStalledRun(sandbox.profile_path, sandbox.outputs, why);
+  };
+  ProgressPrinter printer;
+  if (ShowProgress(flags)) {
+    std::size_t width = TerminalWidth();
+    options.on_progress = [&printer, width](std::size_t done, std::size_t total,
+                                            const std::string& running) {
+      printer.Show(RenderProgressLine(done, total, running, width - 1));
+    };
+  }
+  StatusOr<RunReport> report = RunProfile(options, launcher);
+  printer.Clear();
+  if (!report.ok()) {
+    std::cerr << "sandprobe run: " << report.status().message() << "\n";
+    if (report.status().code() == StatusCode::kInvalidInput) {
+      return {std::nullopt, kExitUsage, report.status().message()};
+    }
+    // The harness failed before any verdict: the reports still say so, so a CI job that
+    // publishes them finds both files and one error in them.
+    RunReport failed = HarnessFailureReport(SANDPROBE_VERSION, sandbox.profile_path, "sandprobe.harness",
+                                            report.status().message(), false);
+    for (const Status& s : WriteReports({failed}, sandbox.outputs)) {
+      std::cerr << "sandprobe run: " << s.message() << "\n";
+    }
+    return {std::move(failed), kExitHarness, ""};
+  }
+  // With `--json -` (or /dev/stdout, or any other format's "-") stdout carries the report
+  // alone; the console summary goes to stderr.
+  FILE* console = AnyOutputOnStdout(flags.outputs) ? stderr : stdout;
+  if (waivers) ApplyWaivers(*report, *waivers, UtcToday());
+  std::string text = RenderConsole(*report, UseColor(flags.no_color, console));
+  std::fputs(text.c_str(), console);
+  GateResult gate = Gate(*report, fail_on);
+  std::fprintf(console, "%s\n", gate.why.c_str());
+  std::fflush(console);
+  int exit_code = gate.exit_code;
+  for (const Status& s : WriteReports({*report}, sandbox.outputs)) {
+    std::cerr << "sandprobe run: " << s.message() << "\n";
+    exit_code = kExitHarness;
+  }
+  if (report->interrupted) {
+    std::cerr << "sandprobe run: interrupted; unfinished checks are reported as errors\n";
+    exit_code = kExitHarness;
+  }
+  return {std::move(*report), exit_code, ""};
+}
+
+// The row of --matrix in ReportFormats(): written once, over every sandbox's report.
+std::size_t MatrixFormatIndex() { return static_cast<std::size_t>(FindReportFormat("matrix") - ReportFormats().data()); }
+
+// One SandboxRun per profile. With several, every output but --matrix gets the sandbox's name
+// before its extension (one file per run: the JSON report holds one run); stdout cannot be
+// split, so "-" is refused for them.
+StatusOr<std::vector<SandboxRun>> PlanSandboxRuns(const RunFlags& flags, const std::vector<std::string>& names) {
+  std::vector<SandboxRun> runs;
+  for (std::size_t i = 0; i < flags.sandboxes.size(); ++i) {
+    SandboxRun run{flags.sandboxes[i], flags.outputs};
+    run.outputs[MatrixFormatIndex()].clear();
+    if (flags.sandboxes.size() > 1) {
+      for (std::size_t f = 0; f < run.outputs.size(); ++f) {
+        if (run.outputs[f].empty()) continue;
+        if (WritesToStdout(run.outputs[f])) {
+          return Status::Error(fmt::format("{} {}: with several sandboxes each run writes its own file; "
+                                           "name a file (--matrix may go to stdout)",
+                                           ReportFormats()[f].flag, run.outputs[f]));
+        }
+        run.outputs[f] = PerSandboxPath(run.outputs[f], names[i]);
+      }
+    }
+    runs.push_back(std::move(run));
+  }
+  return runs;
 }
 
 int Run(const RunFlags& flags) {
@@ -136,8 +242,21 @@ int Run(const RunFlags& flags) {
     if (!loaded.ok()) return std::cerr << "sandprobe run: " << loaded.status().message() << "\n", kExitUsage;
     waivers = std::move(*loaded);
   }
+  // Every profile, policy and suite before the first run: bad input is exit 2 before minutes
+  // of runs, not after them.
+  StatusOr<std::vector<std::string>> names =
+      PreloadRunInputs(flags.sandboxes, flags.policy, flags.suites, KnownFamilies());
+  if (!names.ok()) return std::cerr << "sandprobe run: " << names.status().message() << "\n", kExitUsage;
+  StatusOr<std::vector<SandboxRun>> runs = PlanSandboxRuns(flags, *names);
+  if (!runs.ok()) return std::cerr << "sandprobe run: " << runs.status().message() << "\n", kExitUsage;
   // Before a run of minutes, not after it: a report path that cannot be written is refused.
-  if (Status s = CheckReportOutputs(NamedOutputs(flags.outputs)); !s.ok()) {
+  std::vector<std::pair<std::string, std::string>> outputs;
+  for (const SandboxRun& run : *runs) {
+    for (auto& named : NamedOutputs(run.outputs)) outputs.push_back(std::move(named));
+  }
+  const std::string& matrix_path = flags.outputs[MatrixFormatIndex()];
+  if (!matrix_path.empty()) outputs.emplace_back("--matrix", matrix_path);
+  if (Status s = CheckReportOutputs(outputs); !s.ok()) {
     std::cerr << "sandprobe run: " << s.message() << "\n";
     return kExitUsage;
   }
@@ -148,59 +267,41 @@ int Run(const RunFlags& flags) {
   for (const SweepSummary& swept : SweepDeadRuns(launcher, {})) {
     std::cerr << "sandprobe run: swept a " << DescribeSweep(swept, /*dry_run=*/false);
   }
-  RunOptions options{.profile_path = flags.sandbox,
-                     .policy_path = flags.policy,
-                     .suite_path = flags.suite,
-                     .probe_dir = flags.probe_dir,
-                     .require_backend = flags.require_backend,
-                     .keep_run_dir = flags.keep_run_dir,
-                     .tool_version = SANDPROBE_VERSION,
-                     .cancel = &g_interrupted,
-                     .jobs = flags.jobs,
-                     .run_timeout = std::chrono::seconds(flags.timeout_seconds),
-                     .selection = flags.selection};
-  options.on_stalled = [&flags](const std::string& why) { AbandonStalledRun(flags, why); };
-  ProgressPrinter printer;
-  if (ShowProgress(flags)) {
-    std::size_t width = TerminalWidth();
-    options.on_progress = [&printer, width](std::size_t done, std::size_t total,
-                                            const std::string& running) {
-      printer.Show(RenderProgressLine(done, total, running, width - 1));
-    };
-  }
-  StatusOr<RunReport> report = RunProfile(options, launcher);
-  printer.Clear();
-  if (!report.ok()) {
-    std::cerr << "sandprobe run: " << report.status().message() << "\n";
-    if (report.status().code() == StatusCode::kInvalidInput) return kExitUsage;
-    // The harness failed before any verdict: the reports still say so, so a CI job that
-    // publishes them finds both files and one error in them.
-    RunReport failed = HarnessFailureReport(SANDPROBE_VERSION, flags.sandbox, "sandprobe.harness",
-                                            report.status().message(), false);
-    for (const Status& s : WriteReports({failed}, flags.outputs)) {
-      std::cerr << "sandprobe run: " << s.message() << "\n";
+  std::vector<RunReport> reports;
+  std::vector<int> exit_codes;
+  for (const SandboxRun& run : *runs) {
+    if (g_interrupted.load()) {  // the rest never start
+      std::cerr << "sandprobe run: interrupted; " << runs->size() - reports.size() << " sandbox(es) not run\n";
+      exit_codes.push_back(kExitHarness);
+      break;
     }
-    return kExitHarness;
+    SandboxResult result = RunOne(flags, run, *fail_on, waivers, launcher);
+    exit_codes.push_back(result.exit_code);
+    if (result.report) {
+      reports.push_back(std::move(*result.report));
+    } else {  // invalid input only this run found (its plan): a column that says so
+      reports.push_back(HarnessFailureReport(SANDPROBE_VERSION, run.profile_path, "sandprobe.input",
+                                             "invalid input: " + result.invalid_input, false));
+    }
   }
-  // With `--json -` (or /dev/stdout, or any other format's "-") stdout carries the report
-  // alone; the console summary goes to stderr.
-  FILE* console = AnyOutputOnStdout(flags.outputs) ? stderr : stdout;
-  if (waivers) ApplyWaivers(*report, *waivers, UtcToday());
-  std::string text = RenderConsole(*report, UseColor(flags.no_color, console));
-  std::fputs(text.c_str(), console);
-  GateResult gate = Gate(*report, *fail_on);
-  std::fprintf(console, "%s\n", gate.why.c_str());
-  std::fflush(console);
-  int exit_code = gate.exit_code;
-  for (const Status& s : WriteReports({*report}, flags.outputs)) {
-    std::cerr << "sandprobe run: " << s.message() << "\n";
-    exit_code = kExitHarness;
+  if (runs->size() > 1) {
+    FILE* console = AnyOutputOnStdout(flags.outputs) ? stderr : stdout;
+    std::fputs(("\n" + RenderMatrixConsole(BuildMatrix(reports))).c_str(), console);
+    std::fflush(console);
   }
-  if (report->interrupted) {
-    std::cerr << "sandprobe run: interrupted; unfinished checks are reported as errors\n";
-    return kExitHarness;
+  if (!matrix_path.empty()) {
+    if (Status s = WriteMatrixReport(reports, matrix_path); !s.ok()) {
+      std::cerr << "sandprobe run: " << s.message() << "\n";
+      exit_codes.push_back(kExitHarness);
+    }
   }
-  return exit_code;
+  int worst = WorstExitCode(exit_codes);
+  if (runs->size() > 1) {
+    std::fprintf(AnyOutputOnStdout(flags.outputs) ? stderr : stdout,
+                 "sandprobe run: %zu of %zu sandboxes run; exit %d (the worst of the runs)\n", reports.size(),
+                 runs->size(), worst);
+  }
+  return worst;
 }
 
 struct SweepFlags {
@@ -309,9 +410,17 @@ int List(const std::string& data_dir) {
 CliHandler SetupRun(CLI::App& run, const CliGlobals& globals) {
   auto flags = std::make_shared<RunFlags>();
   flags->probe_dir = globals.probe_dir;
-  run.add_option("--sandbox", flags->sandbox, "sandbox profile: a name (see list) or a JSON file")->required();
+  run.add_option("--sandbox", flags->sandboxes,
+                 "sandbox profile: a name (see list) or a JSON file; several (a,b,c) run one after "
+                 "another, each writing its own reports with the sandbox's name before the "
+                 "extension (out.json -> out.docker-hardened.json); --matrix lines them up")
+      ->required()
+      ->delimiter(',');
   run.add_option("--policy", flags->policy, "policy to judge against: a name or a file (default: the profile's)");
-  run.add_option("--suite", flags->suite, "suite of checks: a name or a file (default: default)");
+  run.add_option("--suite", flags->suites,
+                 "suites of checks: names or files, several as a,b (one plan, one report), all = "
+                 "every suite in the data dir (default: default)")
+      ->delimiter(',');
   const std::span<const ReportFormat> formats = ReportFormats();
   for (std::size_t i = 0; i < formats.size(); ++i) {
     run.add_option(std::string(formats[i].flag), flags->outputs[i], std::string(formats[i].help));
@@ -336,9 +445,15 @@ CliHandler SetupRun(CLI::App& run, const CliGlobals& globals) {
       ->check(CLI::Range(0, 86400));
   run.add_flag("--no-progress", flags->no_progress, "no live progress line on a terminal");
   return [flags, &globals]() -> int {
-    if (flags->suite.empty()) flags->suite = (fs::path(globals.data_dir) / "suites/default.json").string();
-    if (Status s = ResolveRunInputs(globals.data_dir, flags->sandbox, flags->policy, flags->suite); !s.ok()) {
-      return std::cerr << "sandprobe run: " << s.message() << "\n", kExitUsage;
+    if (flags->suites.empty()) flags->suites = {"default"};
+    StatusOr<std::vector<std::string>> suites = ResolveSuites(flags->suites, globals.data_dir);
+    if (!suites.ok()) return std::cerr << "sandprobe run: " << suites.status().message() << "\n", kExitUsage;
+    flags->suites = std::move(*suites);
+    std::string no_suite;  // resolved above
+    for (std::string& sandbox : flags->sandboxes) {
+      if (Status s = ResolveRunInputs(globals.data_dir, sandbox, flags->policy, no_suite); !s.ok()) {
+        return std::cerr << "sandprobe run: " << s.message() << "\n", kExitUsage;
+      }
     }
     return Run(*flags);
   };

@@ -98,7 +98,13 @@ class Run {
     StatusOr<Policy> policy = LoadPolicy(policy_path);
     if (!policy.ok()) return policy.status();
     policy_ = std::move(*policy);
-    StatusOr<Suite> suite = LoadSuite(options_.suite_path, KnownFamilies());
+    std::vector<Suite> suites;
+    for (const std::string& path : options_.suite_paths) {
+      StatusOr<Suite> suite = LoadSuite(path, KnownFamilies());
+      if (!suite.ok()) return suite.status();
+      suites.push_back(std::move(*suite));
+    }
+    StatusOr<Suite> suite = MergeSuites(std::move(suites), KnownFamilies());
     if (!suite.ok()) return suite.status();
     suite_ = std::move(*suite);
     if (::access((options_.probe_dir + "/sandprobe-probe").c_str(), X_OK) != 0) {
@@ -136,6 +142,9 @@ class Run {
     report_.policy_path = policy_->source_path;
     report_.policy = policy_->raw;
     report_.suite_name = suite_->name;
+    RunSelection selection{suite_->names, {}, options_.selection.only, options_.selection.skip};
+    for (const SuiteEntry& entry : suite_->entries) selection.families.push_back(entry.family);
+    report_.selection = std::move(selection);
   }
 
   // Starts the witnesses the suite's families need (a row of the witness table each).

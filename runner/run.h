@@ -21,7 +21,9 @@ namespace sandprobe {
 struct RunOptions {
   std::string profile_path;
   std::string policy_path;  // empty: the policy the profile names
-  std::string suite_path;   // the suite to expand against the policy
+  // The suites to expand against the policy, merged into one plan (MergeSuites): a family
+  // two suites name is planned once, and the shared launch serves all of them.
+  std::vector<std::string> suite_paths;
   std::string probe_dir;    // host directory holding only sandprobe-probe
   // When the backend's preflight fails: false -> every check is skip (with the reason);
   // true -> every check is error (CI runs with backends required).

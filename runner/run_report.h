@@ -31,6 +31,15 @@ struct RejudgedFrom {
   std::string policy_path;
 };
 
+// What a run was asked to check: its suites and --check/--skip. Recorded so `sandprobe diff`
+// can tell a check a narrower run left out from one that disappeared.
+struct RunSelection {
+  std::vector<std::string> suites;    // the suites' names, in the order given
+  std::vector<std::string> families;  // the families those suites name, once each
+  std::vector<std::string> check;     // --check globs (none: every check of the suites)
+  std::vector<std::string> skip;      // --skip globs
+};
+
 struct RunReport {
   std::string tool_version;
   std::string run_id;
@@ -44,7 +53,8 @@ struct RunReport {
   std::string policy_name;
   std::string policy_path;
   nlohmann::json policy = nlohmann::json::object();   // as loaded
-  std::string suite_name;
+  std::string suite_name;  // "default", or the suites joined: "default+network"
+  std::optional<RunSelection> selection;  // unset when the run failed before loading its suites
   std::vector<Verdict> verdicts;  // one per planned check, in plan order
   std::vector<LaunchRecord> launches;
   nlohmann::json witnesses = nlohmann::json::object();  // what the host-side witnesses saw

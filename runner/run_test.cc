@@ -135,7 +135,7 @@ class RunTest : public ::testing::Test {
     WriteFile(dir_ / "suite.json", R"({"name": "s", "description": "d", "families": [{"family": "fs.read"}]})");
     WriteProfile("");
     options_.profile_path = (dir_ / "profile.json").string();
-    options_.suite_path = (dir_ / "suite.json").string();
+    options_.suite_paths = {(dir_ / "suite.json").string()};
     options_.probe_dir = (dir_ / "probe").string();
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -195,6 +195,28 @@ TEST_F(RunTest, LeakIsJudgedByTheHarnessHashAndTheRunCleansUp) {
   EXPECT_TRUE(fs::is_empty(dir_ / "runs")) << "the run dir is removed";
   EXPECT_EQ(report->witnesses["fake"]["after_launch"], nlohmann::json::array({"L2"}))
       << "the witness saw the probe launch (L1 is the session's start)";
+}
+
+TEST_F(RunTest, SeveralSuitesAreOnePlanAndTheReportRecordsThemAndTheSelection) {
+  StatusOr<RunReport> alone = RunIt();
+  ASSERT_TRUE(alone.ok()) << alone.status().message();
+  WriteFile(dir_ / "suite2.json", R"({"name": "t", "description": "d", "families": [{"family": "fs.read"}]})");
+  options_.suite_paths.push_back((dir_ / "suite2.json").string());
+  options_.selection.skip = {"nothing.*"};
+  StatusOr<RunReport> both = RunIt();
+  ASSERT_TRUE(both.ok()) << both.status().message();
+  EXPECT_EQ(both->suite_name, "s+t");
+  ASSERT_TRUE(both->selection.has_value());
+  EXPECT_EQ(both->selection->suites, (std::vector<std::string>{"s", "t"}));
+  EXPECT_EQ(both->selection->families, (std::vector<std::string>{"fs.read"}));
+  EXPECT_EQ(both->selection->skip, (std::vector<std::string>{"nothing.*"}));
+  EXPECT_TRUE(both->selection->check.empty());
+  ASSERT_EQ(both->verdicts.size(), alone->verdicts.size()) << "a family two suites name is planned once";
+  for (std::size_t i = 0; i < alone->verdicts.size(); ++i) {
+    EXPECT_EQ(both->verdicts[i].check.id, alone->verdicts[i].check.id);
+    EXPECT_EQ(both->verdicts[i].outcome, alone->verdicts[i].outcome) << alone->verdicts[i].check.id;
+  }
+  EXPECT_EQ(both->launches.size(), alone->launches.size()) << "one shared launch serves both suites";
 }
 
 TEST_F(RunTest, ProvenLeakSurvivesAFailedCleanupAndTheRunDirStaysForSweep) {

@@ -71,6 +71,26 @@ std::optional<SuiteEntry> ReadEntry(const JsonDocument& doc, const JsonPointer& 
   return entry;
 }
 
+// `into` becomes the union of two entries' variants of one family.
+void UniteVariants(VariantKind kind, std::vector<std::string>& into, std::vector<std::string> more) {
+  switch (kind) {
+    case VariantKind::kNone:
+      return;
+    case VariantKind::kOneOf:
+      // No variants = every variant: a union with it is every variant too.
+      if (into.empty() || more.empty()) {
+        into.clear();
+        return;
+      }
+      break;
+    case VariantKind::kAbsolutePaths:  // extra paths to try: both lists
+      break;
+  }
+  for (std::string& variant : more) {
+    if (std::find(into.begin(), into.end(), variant) == into.end()) into.push_back(std::move(variant));
+  }
+}
+
 }  // namespace
 
 StatusOr<Suite> ParseSuite(const JsonDocument& doc, const FamilyCatalog& known_families) {
@@ -108,7 +128,37 @@ StatusOr<Suite> ParseSuite(const JsonDocument& doc, const FamilyCatalog& known_f
     suite.entries.push_back(std::move(*entry));
   }
   if (!r.ok()) return r.status();
+  suite.names = {suite.name};
   return suite;
+}
+
+StatusOr<Suite> MergeSuites(std::vector<Suite> suites, const FamilyCatalog& known_families) {
+  if (suites.empty()) return Status::Error("merge suites: no suite given");
+  if (suites.size() == 1) return std::move(suites.front());
+  Suite merged;
+  merged.raw = nlohmann::json::array();
+  std::vector<std::string> paths;
+  for (Suite& suite : suites) {
+    merged.names.insert(merged.names.end(), suite.names.begin(), suite.names.end());
+    paths.push_back(suite.source_path);
+    merged.raw.push_back(std::move(suite.raw));
+    for (SuiteEntry& entry : suite.entries) {
+      auto same = std::find_if(merged.entries.begin(), merged.entries.end(),
+                               [&entry](const SuiteEntry& e) { return e.family == entry.family; });
+      if (same == merged.entries.end()) {
+        entry.pointer = suite.source_path + ":" + entry.pointer;
+        merged.entries.push_back(std::move(entry));
+        continue;
+      }
+      auto rule = known_families.find(entry.family);
+      UniteVariants(rule == known_families.end() ? VariantKind::kNone : rule->second.kind, same->variants,
+                    std::move(entry.variants));
+    }
+  }
+  merged.name = fmt::format("{}", fmt::join(merged.names, "+"));
+  merged.description = fmt::format("The suites {} together.", fmt::join(merged.names, ", "));
+  merged.source_path = fmt::format("{}", fmt::join(paths, ", "));
+  return merged;
 }
 
 StatusOr<Suite> LoadSuite(const std::string& path, const FamilyCatalog& known_families) {

@@ -40,17 +40,28 @@ struct SuiteEntry {
 };
 
 struct Suite {
-  std::string name;         // [a-z0-9][a-z0-9._-]*, required
+  std::string name;         // [a-z0-9][a-z0-9._-]*, required; merged: "default+network"
   std::string description;  // required, non-empty
   std::string source_path;  // the file it was loaded from
   std::vector<SuiteEntry> entries;  // JSON "families": non-empty, each family at most once
-  nlohmann::json raw;               // as loaded
+  nlohmann::json raw;               // as loaded (merged: an array of the suites' raw JSON)
+  // The suites this one is made of, in the order given: {name} for a suite loaded alone.
+  std::vector<std::string> names;
 };
 
 // Loads and validates a suite; a family outside `known_families` is an error that lists them,
 // and so is a variant its VariantRule does not allow.
 StatusOr<Suite> LoadSuite(const std::string& path, const FamilyCatalog& known_families);
 StatusOr<Suite> ParseSuite(const JsonDocument& doc, const FamilyCatalog& known_families);
+
+// Several suites as one (`--suite default,network`, `--suite all`): the families of all of
+// them in first-seen order, a family named by several once with their variants united by the
+// family's VariantRule: for kOneOf an entry without variants asks for every variant, so then
+// the union is every variant; kAbsolutePaths variants are extra paths, so the union is both
+// lists. One plan from the union lets the scheduler share the launch across suites, and a
+// check is never planned twice. The name is the names joined by '+'. One suite comes back
+// unchanged; none is invalid input.
+StatusOr<Suite> MergeSuites(std::vector<Suite> suites, const FamilyCatalog& known_families);
 
 // Validates a profile, policy or suite file, telling them apart by content ("lifecycle" ->
 // profile, "families" -> suite, otherwise policy). A profile's policy file is validated too.

@@ -163,5 +163,65 @@ TEST(ValidateFileTest, FifoIsRefusedNotWaitedFor) {
             profile + ":2:32: /policy: " + policy + ": is a FIFO, not a regular file");
 }
 
+
+Suite ParsedSuite(const std::string& name, const std::string& families) {
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(
+      "{\"name\": \"" + name + "\", \"description\": \"d\", \"families\": " + families + "}", name + ".json");
+  EXPECT_TRUE(doc.ok());
+  StatusOr<Suite> s = ParseSuite(*doc, kFamilies);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return *s;
+}
+
+TEST(SuiteTest, MergeUnitesFamiliesOnceInFirstSeenOrder) {
+  Suite a = ParsedSuite("a", R"([{"family": "fs.read"}, {"family": "fs.alias", "variants": ["symlink"]}])");
+  Suite b = ParsedSuite("b", R"([{"family": "fs.write"}, {"family": "fs.alias", "variants": ["dotdot", "symlink"]},
+                                 {"family": "fs.read"}])");
+  StatusOr<Suite> merged = MergeSuites({a, b}, kFamilies);
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  EXPECT_EQ(merged->name, "a+b");
+  EXPECT_EQ(merged->names, (std::vector<std::string>{"a", "b"}));
+  ASSERT_EQ(merged->entries.size(), 3u);
+  EXPECT_EQ(merged->entries[0].family, "fs.read");
+  EXPECT_EQ(merged->entries[1].family, "fs.alias");
+  EXPECT_EQ(merged->entries[1].variants, (std::vector<std::string>{"symlink", "dotdot"}));
+  EXPECT_EQ(merged->entries[1].pointer, "a.json:/families/1") << "names the file it came from";
+  EXPECT_EQ(merged->entries[2].family, "fs.write");
+  ASSERT_TRUE(merged->raw.is_array());
+  EXPECT_EQ(merged->raw.size(), 2u);
+}
+
+TEST(SuiteTest, MergeWithAnEntryOfAllVariantsIsAllVariants) {
+  Suite a = ParsedSuite("a", R"([{"family": "fs.alias", "variants": ["symlink"]}])");
+  Suite b = ParsedSuite("b", R"([{"family": "fs.alias"}])");
+  for (const auto& pair : {std::vector<Suite>{a, b}, std::vector<Suite>{b, a}}) {
+    StatusOr<Suite> merged = MergeSuites(pair, kFamilies);
+    ASSERT_TRUE(merged.ok());
+    ASSERT_EQ(merged->entries.size(), 1u);
+    EXPECT_TRUE(merged->entries[0].variants.empty()) << merged->name;
+  }
+}
+
+TEST(SuiteTest, MergeOfExtraPathsKeepsBothLists) {
+  // net.unix's variants are sockets to try besides the policy's: none is none extra, not all.
+  Suite a = ParsedSuite("a", R"([{"family": "net.unix", "variants": ["/run/a.sock"]}])");
+  Suite b = ParsedSuite("b", R"([{"family": "net.unix"}])");
+  Suite c = ParsedSuite("c", R"([{"family": "net.unix", "variants": ["/run/c.sock", "/run/a.sock"]}])");
+  StatusOr<Suite> merged = MergeSuites({a, b, c}, kFamilies);
+  ASSERT_TRUE(merged.ok());
+  ASSERT_EQ(merged->entries.size(), 1u);
+  EXPECT_EQ(merged->entries[0].variants, (std::vector<std::string>{"/run/a.sock", "/run/c.sock"}));
+}
+
+TEST(SuiteTest, MergeOfOneIsTheSuiteAndOfNoneAnError) {
+  Suite a = ParsedSuite("a", R"([{"family": "fs.read"}])");
+  StatusOr<Suite> one = MergeSuites({a}, kFamilies);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->name, "a");
+  EXPECT_EQ(one->names, (std::vector<std::string>{"a"}));
+  EXPECT_EQ(one->entries[0].pointer, "/families/0");
+  EXPECT_FALSE(MergeSuites({}, kFamilies).ok());
+}
+
 }  // namespace
 }  // namespace sandprobe
