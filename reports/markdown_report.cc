@@ -47,7 +47,10 @@ std::string Headline(const RunReport& r, const Counts& c) {
   auto checks = [](int count) { return fmt::format("{} check{}", count, count == 1 ? "" : "s"); };
   std::string verdict;
   if (r.interrupted) verdict = "INTERRUPTED";
-  else if (n(Outcome::kFail) > 0) verdict = fmt::format("FAIL: {} of {} failed", n(Outcome::kFail), checks(c.total));
+  else if (n(Outcome::kFail) > 0) {
+    verdict = fmt::format("FAIL: {} of {} failed", n(Outcome::kFail), checks(c.total));
+    if (c.waived > 0) verdict += fmt::format(" ({} waived)", c.waived);
+  }
   else if (n(Outcome::kError) > 0) verdict = fmt::format("ERROR: {} could not run", checks(n(Outcome::kError)));
   else if (n(Outcome::kInconclusive) > 0) verdict = fmt::format("INCONCLUSIVE: {} proved nothing", checks(n(Outcome::kInconclusive)));
   else if (n(Outcome::kPass) == 0) verdict = "NOTHING CHECKED";

@@ -102,6 +102,7 @@ TEST(MarkdownSummaryWaiverTest, TheCountTableHasAWaivedColumnWhenTheRunHadWaiver
   const std::string md = RenderMarkdownSummary(reports);
   EXPECT_THAT(md, HasSubstr("| pass | fail | waived | error | inconclusive | skip | total |\n"));
   EXPECT_THAT(md, HasSubstr("| 1 | 2 | 1 | 1 | 2 | 1 | 7 |\n"));
+  EXPECT_THAT(md, HasSubstr(": FAIL: 2 of 7 checks failed (1 waived)\n"));
 }
 
 TEST(MarkdownSummaryGroupTest, OneLeakedFileIsOneRowWithItsAliases) {
