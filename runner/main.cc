@@ -390,7 +390,9 @@ int Main(int argc, char** argv) {
   app.set_version_flag("--version", fmt::format("sandprobe {} (commit {}, built {})", SANDPROBE_VERSION,
                                                 SANDPROBE_BUILD_COMMIT, SANDPROBE_BUILD_DATE));
   // Relative to this binary: an install's share/ and lib/, or the build tree's checkout.
-  const DataPaths found = DiscoverDataPaths(SelfExecutable());
+  // argv[0] only when /proc is not there to say where this binary is.
+  const std::string self = SelfExecutable();
+  const DataPaths found = DiscoverDataPaths(!self.empty() || argc == 0 ? self : argv[0]);
   CliGlobals globals{.data_dir = found.data_dir, .probe_dir = found.probe_dir};
   // No default shown: --help feeds the man page, which must not name the build machine's paths.
   app.add_option("--data-dir", globals.data_dir,
