@@ -2,7 +2,8 @@
 // unpacks it into a scratch root (never the real /usr), and the unpacked /usr/bin/sandprobe
 // must find its data and probe relative to itself: `list` names every built-in, a host run
 // judges (exit 1, the baseline fails) and writes its report from the installed profile, and
-// the binary names no path of this checkout.
+// the binary names no path of this checkout. Its own binary, build/tests/install_test: one
+// CTest entry, one cpack run for every case.
 #include <stdlib.h>
 
 #include <filesystem>
