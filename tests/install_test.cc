@@ -127,10 +127,13 @@ TEST_F(InstallTest, ThePackageHoldsBinaryProbeDataSchemasAndManPage) {
 TEST_F(InstallTest, TheInstalledBinaryNamesNoPathOfThisCheckout) {
   const std::string binary = ReadAll(Installed());
   ASSERT_FALSE(binary.empty());
-  EXPECT_EQ(binary.find(SANDPROBE_SOURCE_DIR), std::string::npos)
-      << "the installed sandprobe contains " << SANDPROBE_SOURCE_DIR;
-  EXPECT_EQ(binary.find(SANDPROBE_BINARY_DIR), std::string::npos)
-      << "the installed sandprobe contains " << SANDPROBE_BINARY_DIR;
+  // Whole strings (a compiled-in directory) and source file names (__FILE__): a short checkout
+  // path like "/src" alone could match unrelated bytes.
+  const std::string source = SANDPROBE_SOURCE_DIR, build = SANDPROBE_BINARY_DIR;
+  for (const std::string& baked : {source + '\0', source + "/\0", source + "/runner/",
+                                   build + '\0', build + "/probe"}) {
+    EXPECT_EQ(binary.find(baked), std::string::npos) << "the installed sandprobe contains " << baked;
+  }
 }
 
 TEST_F(InstallTest, VersionNamesTheCommitAndTheBuildDate) {
