@@ -1,13 +1,16 @@
 #include "reports/console_report.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <utility>
 
 #include <fmt/format.h>
 #include <utf8cpp/utf8.h>
 
+#include "reports/fail_groups.h"
 #include "reports/json_report.h"
 #include "reports/sanitize.h"
 
@@ -71,6 +74,40 @@ std::string CheckLine(const Verdict& v, bool color) {
   return line + "\n";
 }
 
+// A fail with the others of its group (fail_groups.h): one line per leaked file.
+std::string GroupLine(const FailGroup& group, bool color) {
+  std::string line = CheckLine(*group.lead, color);
+  if (group.others.empty()) return line;
+  line.pop_back();
+  return line + fmt::format(" [also through {}: {}]\n",
+                            group.others.size() == 1 ? "1 more way" : fmt::format("{} more ways", group.others.size()),
+                            ForTerminal(AliasList(group)));
+}
+
+// One line per skip reason, with the first checks it skipped: a whole family skipped for a
+// missing backend reads as one cause, not as a bare count.
+std::string SkipLines(const RunReport& report, bool color) {
+  constexpr std::size_t kNamesShown = 3;
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::string>> by_reason;
+  for (const Verdict& v : report.verdicts) {
+    if (v.outcome != Outcome::kSkip) continue;
+    const std::string reason = v.observed.empty() ? "no reason given" : ForTerminal(v.observed);
+    if (!by_reason.contains(reason)) order.push_back(reason);
+    by_reason[reason].push_back(ForTerminal(v.check.id));
+  }
+  std::string out;
+  for (const std::string& reason : order) {
+    const std::vector<std::string>& ids = by_reason[reason];
+    std::string names;
+    for (std::size_t i = 0; i < ids.size() && i < kNamesShown; ++i) names += (i ? ", " : "") + ids[i];
+    if (ids.size() > kNamesShown) names += fmt::format(" and {} more", ids.size() - kNamesShown);
+    out += fmt::format("{} {:>3} check{}: {} ({})\n", Label(Outcome::kSkip, color, 12), ids.size(),
+                       ids.size() == 1 ? "" : "s", reason, names);
+  }
+  return out;
+}
+
 // One line per distinct program (path and hash) that launches ran from where it is easy to
 // forge: a profile naming `env` proves nothing if a writable PATH entry supplied the `env`.
 std::string ExecutableWarnings(const RunReport& report, bool color) {
@@ -107,11 +144,13 @@ std::string RenderConsole(const RunReport& report, bool color) {
                        ForTerminal(report.left_for_sweep));
   }
   out += ExecutableWarnings(report, color);
-  for (Outcome shown : {Outcome::kFail, Outcome::kError, Outcome::kInconclusive}) {
+  for (const FailGroup& group : GroupFails(report.verdicts)) out += GroupLine(group, color);
+  for (Outcome shown : {Outcome::kError, Outcome::kInconclusive}) {
     for (const Verdict& v : report.verdicts) {
       if (v.outcome == shown) out += CheckLine(v, color);
     }
   }
+  out += SkipLines(report, color);
   const nlohmann::json counts = SummaryCounts(report.verdicts);
   out += fmt::format("\n{:<12}{:>6}\n", "OUTCOME", "COUNT");
   for (Outcome o : {Outcome::kPass, Outcome::kFail, Outcome::kInconclusive, Outcome::kError,
@@ -119,6 +158,13 @@ std::string RenderConsole(const RunReport& report, bool color) {
     const int n = counts.at(std::string(OutcomeName(o))).get<int>();
     // Colour only rows that have something in them, so the eye goes to those.
     out += fmt::format("{}{:>6}\n", Label(o, color && n > 0, 12), n);
+    if (o == Outcome::kFail) {
+      // Of the fails, those a waiver lets through the gate (counted in FAIL too); shown when
+      // the run had waivers, so "0 waived" says the file matched nothing.
+      const auto waived = std::count_if(report.verdicts.begin(), report.verdicts.end(),
+                                        [](const Verdict& v) { return v.waived(); });
+      if (report.waivers || waived > 0) out += fmt::format("{:<12}{:>6}\n", "  waived", waived);
+    }
   }
   out += fmt::format("{:<12}{:>6}\n", "TOTAL", counts.at("total").get<int>());
   if (report.waivers) {

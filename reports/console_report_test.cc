@@ -39,7 +39,9 @@ TEST(RenderConsole, ListsEachCheckThatDidNotPassWithItsRemediation) {
   EXPECT_THAT(lines[4], HasSubstr("INCONCLUSIVE high     net.egress.denied:tcp"));
   EXPECT_THAT(lines[5], HasSubstr("INCONCLUSIVE high     net.egress.denied:dns"));
   EXPECT_THAT(out, Not(HasSubstr("fs.read.allowed:/workspace/a")));  // passes are not listed
-  EXPECT_THAT(out, Not(HasSubstr("net.egress.denied:udp")));         // nor skips
+  // A skip is not a line of its own: its reason is, naming it.
+  EXPECT_THAT(out, HasSubstr("SKIP           1 check: not applicable: udp listener disabled "
+                             "(net.egress.denied:udp)\n"));
 }
 
 TEST(RenderConsole, EndsWithACountTable) {
@@ -107,6 +109,63 @@ TEST(RenderConsole, WarnsOncePerSuspiciousProgram) {
   EXPECT_THAT(lines[3], HasSubstr("FAIL"));
   EXPECT_THAT(out, Not(HasSubstr("/usr/bin/docker")));
   EXPECT_THAT(RenderConsole(HardenedReport(), false), Not(HasSubstr("warning:")));
+}
+
+// An alias fail for `v`'s file through `variant`.
+Verdict AliasOf(const Verdict& v, const std::string& variant) {
+  Verdict alias = v;
+  alias.check.family = "fs.alias";
+  alias.check.variant = variant;
+  alias.check.id = "fs.alias.denied:" + v.check.target + "[" + variant + "]";
+  return alias;
+}
+
+Verdict* Find(RunReport& r, const std::string& id) {
+  for (Verdict& v : r.verdicts) {
+    if (v.check.id == id) return &v;
+  }
+  return nullptr;
+}
+
+TEST(RenderConsole, OneLeakedFileIsOneLineWithItsAliases) {
+  RunReport r = HardenedReport();
+  const Verdict* leak = Find(r, "fs.read.denied:{host_canary}");
+  ASSERT_NE(leak, nullptr);
+  ASSERT_EQ(leak->check.target, "{host_canary}");
+  const Verdict read = *leak;
+  for (const char* variant : {"symlink", "dotdot", "proc_root"}) r.verdicts.push_back(AliasOf(read, variant));
+  const std::string out = RenderConsole(r, /*color=*/false);
+  EXPECT_THAT(out, HasSubstr("fs.read.denied:{host_canary} (too-permissive)"));
+  EXPECT_THAT(out, HasSubstr(" [also through 3 more ways: symlink, dotdot, proc_root]\n"));
+  EXPECT_THAT(out, Not(HasSubstr("FAIL         critical fs.alias.denied")));
+  // The counts stay per check.
+  EXPECT_THAT(out, HasSubstr("FAIL             5\n"));
+}
+
+TEST(RenderConsole, EverySkipReasonIsShownOnceWithItsChecks) {
+  RunReport r = HardenedReport();
+  Verdict skip;
+  skip.outcome = Outcome::kSkip;
+  skip.observed = "backend docker unavailable; install: apt-get install docker.io";
+  for (int i = 0; i < 5; ++i) {
+    skip.check.id = "net.case" + std::to_string(i);
+    r.verdicts.push_back(skip);
+  }
+  const std::string out = RenderConsole(r, /*color=*/false);
+  EXPECT_THAT(out, HasSubstr("SKIP           5 checks: backend docker unavailable; install: apt-get "
+                             "install docker.io (net.case0, net.case1, net.case2 and 2 more)\n"));
+  // The fixture's own skip, with its own reason.
+  EXPECT_THAT(out, HasSubstr("SKIP           1 check: "));
+}
+
+TEST(RenderConsole, WaivedFailsAreCountedWhenTheRunHadWaivers) {
+  RunReport r = HardenedReport();
+  EXPECT_THAT(RenderConsole(r, false), Not(HasSubstr("waived")));
+  r.waivers = WaiverSummary{.source_path = "w.json"};
+  EXPECT_THAT(RenderConsole(r, false), HasSubstr("FAIL             2\n  waived         0\nINCONCLUSIVE"));
+  Find(r, "fs.read.denied:{host_canary}")->waiver =
+      AppliedWaiver{"fs.read.*", "tracked in SEC-12", "2027-01-31", "w.json:3:5", false};
+  EXPECT_THAT(RenderConsole(r, false), HasSubstr("FAIL             2\n  waived         1\n"));
 }
 
 TEST(RenderConsole, LongTextIsCut) {

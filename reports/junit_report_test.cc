@@ -166,6 +166,50 @@ TEST_F(JunitReportTest, ErrorInconclusiveSkipAndPassMapToTheirElements) {
   EXPECT_FALSE(pass.first_child());  // a pass is an empty testcase
 }
 
+TEST_F(JunitReportTest, AWaivedFailIsASkipThatNamesItsWaiverAndStillValidates) {
+  std::vector<RunReport> reports = BothReports();
+  for (Verdict& v : reports[0].verdicts) {
+    if (v.check.id == "fs.read.denied:{host_canary}") {
+      v.waiver = AppliedWaiver{"fs.read.*", "tracked in SEC-12", "2027-01-31", "w.json:3:5", false};
+    }
+  }
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(RenderJunit(reports).c_str()));
+  const auto leak = doc.select_node("//testcase[@name='fs.read.denied:(host canary)']").node();
+  EXPECT_FALSE(leak.child("failure"));
+  const auto skipped = leak.child("skipped");
+  ASSERT_TRUE(skipped);
+  EXPECT_STREQ(skipped.attribute("type").value(), "critical:waived");
+  EXPECT_THAT(skipped.attribute("message").value(),
+              HasSubstr("waived until 2027-01-31: tracked in SEC-12 ([critical] expected read denied"));
+  EXPECT_THAT(skipped.text().get(), HasSubstr("check: fs.read.denied:{host_canary}"));
+  EXPECT_THAT(skipped.text().get(), HasSubstr("waiver: fs.read.* (w.json:3:5), until 2027-01-31: tracked in SEC-12"));
+  const auto suite = doc.select_node("//testsuite[@name='docker-hardened/tier-low/default/fs.read']");
+  EXPECT_EQ(Attr(suite, "failures"), "0");
+  EXPECT_EQ(Attr(suite, "skipped"), "1");
+  EXPECT_EQ(Attr(doc.select_node("/testsuites"), "failures"), "2");
+  const std::string path = dir_ + "/waived.xml";
+  ASSERT_TRUE(WriteJunitReport(reports, path).ok());
+  const std::string cmd = "xmllint --noout --schema '" + kXsd + "' '" + path + "'";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
+TEST_F(JunitReportTest, AnExpiredWaiverLeavesAFailureThatSaysSo) {
+  std::vector<RunReport> reports = BothReports();
+  for (Verdict& v : reports[0].verdicts) {
+    if (v.check.id == "fs.read.denied:{host_canary}") {
+      v.waiver = AppliedWaiver{"fs.read.*", "tracked in SEC-12", "2026-01-31", "w.json:3:5", true};
+    }
+  }
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(RenderJunit(reports).c_str()));
+  const auto failure =
+      doc.select_node("//testcase[@name='fs.read.denied:(host canary)']/failure").node();
+  ASSERT_TRUE(failure);
+  EXPECT_THAT(failure.attribute("message").value(), HasSubstr("(waiver expired 2026-01-31)"));
+  EXPECT_THAT(failure.text().get(), HasSubstr("waiver: fs.read.* (w.json:3:5), expired after 2026-01-31"));
+}
+
 TEST_F(JunitReportTest, DuplicateCheckIdsStayDistinct) {
   EXPECT_TRUE(One("//testcase[@classname='bwrap-basic.tier-medium.quick.pids' and @name='pids.limit']"));
   EXPECT_TRUE(One("//testcase[@classname='bwrap-basic.tier-medium.quick.pids' and @name='pids.limit #2']"));

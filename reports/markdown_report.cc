@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "reports/atomic_file.h"
+#include "reports/fail_groups.h"
 #include "reports/sanitize.h"
 
 namespace sandprobe {
@@ -26,6 +27,8 @@ std::string Code(const std::string& id) {
 struct Counts {
   std::map<Outcome, int> by_outcome;
   int total = 0;
+  int waived = 0;             // of the fails
+  bool with_waivers = false;  // the run had --waivers: the table shows a waived column
 };
 
 Counts Count(const RunReport& r) {
@@ -33,7 +36,9 @@ Counts Count(const RunReport& r) {
   for (const Verdict& v : r.verdicts) {
     ++c.by_outcome[v.outcome];
     ++c.total;
+    if (v.waived()) ++c.waived;
   }
+  c.with_waivers = r.waivers.has_value() || c.waived > 0;
   return c;
 }
 
@@ -42,7 +47,10 @@ std::string Headline(const RunReport& r, const Counts& c) {
   auto checks = [](int count) { return fmt::format("{} check{}", count, count == 1 ? "" : "s"); };
   std::string verdict;
   if (r.interrupted) verdict = "INTERRUPTED";
-  else if (n(Outcome::kFail) > 0) verdict = fmt::format("FAIL: {} of {} failed", n(Outcome::kFail), checks(c.total));
+  else if (n(Outcome::kFail) > 0) {
+    verdict = fmt::format("FAIL: {} of {} failed", n(Outcome::kFail), checks(c.total));
+    if (c.waived > 0) verdict += fmt::format(" ({} waived)", c.waived);
+  }
   else if (n(Outcome::kError) > 0) verdict = fmt::format("ERROR: {} could not run", checks(n(Outcome::kError)));
   else if (n(Outcome::kInconclusive) > 0) verdict = fmt::format("INCONCLUSIVE: {} proved nothing", checks(n(Outcome::kInconclusive)));
   else if (n(Outcome::kPass) == 0) verdict = "NOTHING CHECKED";
@@ -65,25 +73,41 @@ std::string CountTable(const Counts& c) {
     head += fmt::format(" {} |", OutcomeName(o));
     rule += " ---: |";
     row += fmt::format(" {} |", c.by_outcome.contains(o) ? c.by_outcome.at(o) : 0);
+    if (o == Outcome::kFail && c.with_waivers) {  // of the fails: let through the gate
+      head += " waived |";
+      rule += " ---: |";
+      row += fmt::format(" {} |", c.waived);
+    }
   }
   return fmt::format("{} total |\n{} ---: |\n{} {} |\n\n", head, rule, row, c.total);
 }
 
+// " (also `fs.alias.denied:X[symlink]`, ...)" for a group of fails about one file.
+std::string AlsoFailed(const FailGroup& group) {
+  if (group.others.empty()) return "";
+  std::string ids;
+  for (const Verdict* other : group.others) ids += (ids.empty() ? "" : ", ") + Code(other->check.id);
+  return fmt::format("<br>also through {} ({})", MarkdownCell(AliasList(group), 200), ids);
+}
+
 std::string Failures(const RunReport& r) {
+  const std::vector<FailGroup> groups = GroupFails(r.verdicts);
   std::string out;
   for (Severity severity : kSeverities) {
     std::string rows;
-    int count = 0;
-    for (const Verdict& v : r.verdicts) {
-      if (v.outcome != Outcome::kFail || v.check.severity != severity) continue;
-      ++count;
+    std::size_t count = 0;
+    // A group sits under its lead's severity, one row per leaked file.
+    for (const FailGroup& group : groups) {
+      const Verdict& v = *group.lead;
+      if (v.check.severity != severity) continue;
+      count += group.size();
       // A waived fail stays a fail, marked with its waiver: it is why the gate did not fail.
       const std::string waived =
           v.waived() ? fmt::format(" (waived until {}: {})", MarkdownCell(v.waiver->expires, 40),
                                    MarkdownCell(v.waiver->reason, 200))
                      : "";
-      rows += fmt::format("| {}{} | {} | {} | {} |\n", Code(v.check.id), waived, MarkdownCell(v.expected),
-                          MarkdownCell(v.observed),
+      rows += fmt::format("| {}{}{} | {} | {} | {} |\n", Code(v.check.id), waived, AlsoFailed(group),
+                          MarkdownCell(v.expected), MarkdownCell(v.observed),
                           v.remediation.empty() ? "(none recorded)" : MarkdownCell(v.remediation));
     }
     if (count == 0) continue;

@@ -90,6 +90,43 @@ TEST(MarkdownSummaryWaiverTest, AWaivedFailIsMarkedWithItsWaiver) {
   EXPECT_THAT(RenderMarkdownSummary(reports), Not(HasSubstr("waived until")));
 }
 
+TEST(MarkdownSummaryWaiverTest, TheCountTableHasAWaivedColumnWhenTheRunHadWaivers) {
+  std::vector<RunReport> reports = BothReports();
+  EXPECT_THAT(RenderMarkdownSummary(reports), Not(HasSubstr("| waived |")));
+  reports[0].waivers = WaiverSummary{.source_path = "w.json"};
+  for (Verdict& v : reports[0].verdicts) {
+    if (v.check.id == "fs.read.denied:{host_canary}") {
+      v.waiver = AppliedWaiver{"fs.read.*", "tracked in SEC-12", "2027-01-31", "w.json:3:5", false};
+    }
+  }
+  const std::string md = RenderMarkdownSummary(reports);
+  EXPECT_THAT(md, HasSubstr("| pass | fail | waived | error | inconclusive | skip | total |\n"));
+  EXPECT_THAT(md, HasSubstr("| 1 | 2 | 1 | 1 | 2 | 1 | 7 |\n"));
+  EXPECT_THAT(md, HasSubstr(": FAIL: 2 of 7 checks failed (1 waived)\n"));
+}
+
+TEST(MarkdownSummaryGroupTest, OneLeakedFileIsOneRowWithItsAliases) {
+  std::vector<RunReport> reports = BothReports();
+  Verdict read;
+  for (const Verdict& v : reports[0].verdicts) {
+    if (v.check.id == "fs.read.denied:{host_canary}") read = v;
+  }
+  ASSERT_EQ(read.outcome, Outcome::kFail);
+  for (const char* variant : {"symlink", "dotdot"}) {
+    Verdict alias = read;
+    alias.check.family = "fs.alias";
+    alias.check.variant = variant;
+    alias.check.id = std::string("fs.alias.denied:{host_canary}[") + variant + "]";
+    reports[0].verdicts.push_back(alias);
+  }
+  const std::string md = RenderMarkdownSummary({reports[0]});
+  EXPECT_THAT(md, HasSubstr("| `fs.read.denied:{host_canary}`<br>also through symlink, dotdot "
+                            "(`fs.alias.denied:{host_canary}[symlink]`, "
+                            "`fs.alias.denied:{host_canary}[dotdot]`) |"));
+  EXPECT_THAT(md, HasSubstr("#### critical (3)"));  // still counted per check
+  EXPECT_THAT(md, Not(HasSubstr("| `fs.alias.denied")));  // no row of their own
+}
+
 TEST(MarkdownCellTest, EscapesAndCaps) {
   EXPECT_EQ(MarkdownCell("a|b <script>&\nnext"), "a\\|b &lt;script&gt;&amp; next");
   EXPECT_THAT(MarkdownCell(std::string(1000, 'x'), 100), HasSubstr("bytes truncated]"));

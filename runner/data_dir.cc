@@ -13,6 +13,18 @@ namespace fs = std::filesystem;
 
 constexpr DataKind kAllKinds[] = {DataKind::kSandbox, DataKind::kPolicy, DataKind::kSuite};
 
+constexpr DataLayout kLayouts[] = {
+    {.name = "installed", .data = "../share/sandprobe", .probe = "../lib/sandprobe"},
+    {.name = "build tree", .data = "sandprobe-data", .probe = "probe"},
+};
+
+// `dir` without symlinks and dot-dots when it exists, else lexically normal.
+std::string Canonical(const fs::path& dir) {
+  std::error_code ec;
+  fs::path canonical = fs::canonical(dir, ec);
+  return (ec ? dir.lexically_normal() : canonical).string();
+}
+
 bool LooksLikePath(const std::string& arg) {
   return arg.find('/') != std::string::npos ||
          (arg.size() >= 5 && arg.compare(arg.size() - 5, 5, ".json") == 0);
@@ -34,6 +46,25 @@ std::string DidYouMean(const std::string& name, const std::vector<std::string>& 
 }
 
 }  // namespace
+
+std::span<const DataLayout> DataLayouts() { return kLayouts; }
+
+DataPaths DiscoverDataPaths(const std::string& executable) {
+  const fs::path bin = fs::path(executable).parent_path();
+  for (const DataLayout& layout : kLayouts) {
+    std::error_code ec;
+    if (fs::is_directory(bin / layout.data / "suites", ec)) {
+      return {.data_dir = Canonical(bin / layout.data), .probe_dir = Canonical(bin / layout.probe)};
+    }
+  }
+  return {.data_dir = Canonical(bin / kLayouts[0].data), .probe_dir = Canonical(bin / kLayouts[0].probe)};
+}
+
+std::string SelfExecutable() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? "" : self.string();
+}
 
 std::string_view DataKindName(DataKind kind) {
   switch (kind) {

@@ -3,6 +3,7 @@
 // `sandprobe list` prints. A path still works as before.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +11,30 @@
 #include "runner/status.h"
 
 namespace sandprobe {
+
+// Where a sandprobe binary finds its data and its probe, relative to itself (no checkout path
+// is compiled in). Rows in order; the first whose data directory holds suites/ wins, data and
+// probe together (an install's data never pairs with a build tree's probe):
+//   installed   <bin>/../share/sandprobe   <bin>/../lib/sandprobe   (/usr/bin/sandprobe, the .deb)
+//   build tree  <bin>/sandprobe-data       <bin>/probe              (build/sandprobe; CMake links
+//                                                                     build/sandprobe-data to the
+//                                                                     checkout it was configured from)
+struct DataLayout {
+  std::string_view name;
+  std::string_view data;   // relative to the binary's directory
+  std::string_view probe;  // likewise
+};
+std::span<const DataLayout> DataLayouts();
+
+struct DataPaths {
+  std::string data_dir;   // canonical: messages name /usr/share/sandprobe, not .../bin/../share
+  std::string probe_dir;
+};
+// The layout that fits the binary at `executable`; with none, the installed row's paths (a
+// missing file is then reported at the path an install would have).
+DataPaths DiscoverDataPaths(const std::string& executable);
+// The running binary (/proc/self/exe, symlinks resolved); "" when it cannot be read.
+std::string SelfExecutable();
 
 // Which data directory a name is looked up in.
 enum class DataKind { kSandbox, kPolicy, kSuite };

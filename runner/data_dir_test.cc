@@ -1,11 +1,72 @@
 #include "runner/data_dir.h"
 
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 namespace sandprobe {
 namespace {
 
 const std::string kDataDir = SANDPROBE_SOURCE_DIR;
+
+namespace fs = std::filesystem;
+
+// A scratch tree; removed at the end of the test.
+class DiscoverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "sp-discover-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    root_ = fs::canonical(tmpl);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  void Touch(const fs::path& file) {
+    fs::create_directories(file.parent_path());
+    std::ofstream(file) << "x";
+  }
+  fs::path root_;
+};
+
+TEST_F(DiscoverTest, AnInstalledBinaryFindsShareAndLibBesideItsBin) {
+  Touch(root_ / "usr/bin/sandprobe");
+  fs::create_directories(root_ / "usr/share/sandprobe/suites");
+  DataPaths paths = DiscoverDataPaths((root_ / "usr/bin/sandprobe").string());
+  EXPECT_EQ(paths.data_dir, (root_ / "usr/share/sandprobe").string());
+  // Not created here: the path an install would have, so the error names it.
+  EXPECT_EQ(paths.probe_dir, (root_ / "usr/lib/sandprobe").string());
+}
+
+TEST_F(DiscoverTest, ABuildTreeFollowsItsLinkToTheCheckout) {
+  fs::create_directories(root_ / "src/suites");
+  fs::create_directories(root_ / "src/build/probe");
+  fs::create_directory_symlink(root_ / "src", root_ / "src/build/sandprobe-data");
+  DataPaths paths = DiscoverDataPaths((root_ / "src/build/sandprobe").string());
+  EXPECT_EQ(paths.data_dir, (root_ / "src").string());
+  EXPECT_EQ(paths.probe_dir, (root_ / "src/build/probe").string());
+}
+
+TEST_F(DiscoverTest, TheInstalledLayoutWinsAndIsNeverMixedWithTheBuildTree) {
+  // A prefix that holds both: the installed row comes first, data and probe together.
+  fs::create_directories(root_ / "share/sandprobe/suites");
+  fs::create_directories(root_ / "bin/sandprobe-data/suites");
+  fs::create_directories(root_ / "bin/probe");
+  DataPaths paths = DiscoverDataPaths((root_ / "bin/sandprobe").string());
+  EXPECT_EQ(paths.data_dir, (root_ / "share/sandprobe").string());
+  EXPECT_EQ(paths.probe_dir, (root_ / "lib/sandprobe").string());
+}
+
+TEST_F(DiscoverTest, NoLayoutNamesTheInstalledPaths) {
+  DataPaths paths = DiscoverDataPaths((root_ / "opt/x/bin/sandprobe").string());
+  EXPECT_EQ(paths.data_dir, (root_ / "opt/x/share/sandprobe").string());
+  EXPECT_EQ(paths.probe_dir, (root_ / "opt/x/lib/sandprobe").string());
+}
+
+TEST(DataDirTest, SelfExecutableIsThisTestBinary) {
+  EXPECT_EQ(fs::path(SelfExecutable()).filename(), "gate_test");
+}
 
 TEST(DataDirTest, ResolvesBuiltinNamesInTheirOwnDirectory) {
   StatusOr<std::string> sandbox = ResolveDataFile(DataKind::kSandbox, "docker-hardened", kDataDir);

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "contract/exit_code.h"
+#include "sandprobe_build_info.h"
 #include "reports/atomic_file.h"
 #include "reports/console_report.h"
 #include "reports/matrix_report.h"
@@ -505,10 +506,17 @@ constexpr CliCommand kCommands[] = {
 int Main(int argc, char** argv) {
   CLI::App app{"sandprobe: checks that a sandbox enforces the policy it declares"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", SANDPROBE_VERSION);
-  CliGlobals globals{.data_dir = SANDPROBE_DATA_DIR, .probe_dir = SANDPROBE_PROBE_DIR};
-  app.add_option("--data-dir", globals.data_dir, "where suites/, policies/ and sandboxes/ live")
-      ->capture_default_str();
+  app.set_version_flag("--version", fmt::format("sandprobe {} (commit {}, built {})", SANDPROBE_VERSION,
+                                                SANDPROBE_BUILD_COMMIT, SANDPROBE_BUILD_DATE));
+  // Relative to this binary: an install's share/ and lib/, or the build tree's checkout.
+  // argv[0] only when /proc is not there to say where this binary is.
+  const std::string self = SelfExecutable();
+  const DataPaths found = DiscoverDataPaths(!self.empty() || argc == 0 ? self : argv[0]);
+  CliGlobals globals{.data_dir = found.data_dir, .probe_dir = found.probe_dir};
+  // No default shown: --help feeds the man page, which must not name the build machine's paths.
+  app.add_option("--data-dir", globals.data_dir,
+                 "where suites/, policies/ and sandboxes/ live (default: share/sandprobe beside "
+                 "the binary's bin/, or the checkout of a build tree)");
   std::vector<std::pair<CLI::App*, CliHandler>> handlers;
   for (const CliCommand& command : kCommands) {
     CLI::App* sub = app.add_subcommand(command.name, command.help);

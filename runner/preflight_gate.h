@@ -12,11 +12,28 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "runner/profile.h"
 #include "runner/status.h"
 
 namespace sandprobe {
+
+// Whether this process may talk to the docker daemon's socket, as the harness sees it.
+enum class DockerSocketAccess {
+  kAllowed,   // it may open it (root, or a member of the socket's group)
+  kNoSocket,  // there is no socket there: the daemon is not running, or not installed
+  kDenied,    // the socket is there and this user may not open it
+};
+// `docker_host` is $DOCKER_HOST: a unix:// address names the socket, anything else or ""
+// means the default /var/run/docker.sock.
+DockerSocketAccess ProbeDockerSocketAccess(std::string_view docker_host);
+
+// What ends a failed preflight's message: "; install: <install_hint>" ("" without a hint). When
+// the failed command is docker and its socket is there but denied to this user, installing is
+// not the fix, the docker group is: that hint instead.
+std::string PreflightHint(std::string_view failed_program, DockerSocketAccess access,
+                          std::string_view install_hint);
 
 class PreflightGate {
  public:

@@ -1,5 +1,6 @@
 #include "runner/sandbox.h"
 
+#include <cstdlib>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 
 #include "runner/frames.h"
 #include "runner/placeholders.h"
+#include "runner/preflight_gate.h"
 #include "runner/sweep_ids.h"
 
 namespace sandprobe {
@@ -155,7 +157,10 @@ Status Sandbox::Preflight() {
                                                            FirstLine(record.stderr_tail.empty() ? record.stdout_tail : record.stderr_tail));
     std::string message = fmt::format("backend {} unavailable for profile {}: `{}` failed: {}",
                                       NameOf(profile_.backend), profile_.name, FormatArgv(record.argv.empty() ? command : record.argv), why);
-    if (!profile_.requires_hint.empty()) message += "; install: " + profile_.requires_hint;
+    const char* docker_host = std::getenv("DOCKER_HOST");
+    const std::vector<std::string>& ran = record.argv.empty() ? command : record.argv;
+    message += PreflightHint(ran.empty() ? "" : ran.front(), ProbeDockerSocketAccess(docker_host ? docker_host : ""),
+                             profile_.requires_hint);
     return Status::Error(message);
   }
   return Status::Ok();

@@ -16,6 +16,7 @@ PACKAGES=(
   libxml2-utils python3 python3-jsonschema procps iproute2
   clang libclang-rt-14-dev
   qemu-system-x86 linux-image-amd64 cpio kmod file
+  help2man dpkg-dev
 )
 
 install_packages() {

@@ -1,0 +1,59 @@
+# `cmake --install` and the Debian package (cpack -G DEB): the layout runner/data_dir.cc's
+# DataLayouts() "installed" row finds relative to the binary, so nothing of the build machine
+# is compiled in:
+#   /usr/bin/sandprobe
+#   /usr/lib/sandprobe/sandprobe-probe      (the static probe; sandboxes bind this directory)
+#   /usr/share/sandprobe/{suites,policies,sandboxes,docs/*.schema.json,scripts/microvm}
+#   /usr/share/man/man1/sandprobe.1.gz      (help2man from `sandprobe --help`)
+# scripts/microvm is data for the microvm profiles: their guest is built from it (see
+# sandboxes/microvm.json) into /var/lib/sandprobe-microvm by
+# /usr/share/sandprobe/scripts/microvm/build-initramfs.sh.
+
+set(SANDPROBE_INSTALL_BIN "bin")
+set(SANDPROBE_INSTALL_PROBE "lib/sandprobe")
+set(SANDPROBE_INSTALL_DATA "share/sandprobe")
+
+install(TARGETS sandprobe RUNTIME DESTINATION "${SANDPROBE_INSTALL_BIN}")
+install(TARGETS sandprobe-probe RUNTIME DESTINATION "${SANDPROBE_INSTALL_PROBE}")
+install(DIRECTORY suites policies sandboxes DESTINATION "${SANDPROBE_INSTALL_DATA}")
+file(GLOB SP_SCHEMAS CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/docs/*.schema.json")
+install(FILES ${SP_SCHEMAS} DESTINATION "${SANDPROBE_INSTALL_DATA}/docs")
+install(DIRECTORY scripts/microvm DESTINATION "${SANDPROBE_INSTALL_DATA}/scripts"
+        USE_SOURCE_PERMISSIONS)
+
+# The man page: help2man runs the built binary (its --help and --version), plus the sections
+# of cmake/sandprobe.h2m. gzip -n: no name or time stamp in the archive (reproducible).
+find_program(HELP2MAN help2man REQUIRED)
+find_program(GZIP gzip REQUIRED)
+set(SP_MAN "${CMAKE_BINARY_DIR}/man/sandprobe.1")
+add_custom_command(
+  OUTPUT "${SP_MAN}.gz"
+  COMMAND "${CMAKE_COMMAND}" -E make_directory "${CMAKE_BINARY_DIR}/man"
+  COMMAND "${HELP2MAN}" --no-info --section=1 --source=sandprobe
+          "--name=checks that a sandbox enforces the policy it declares"
+          "--include=${CMAKE_SOURCE_DIR}/cmake/sandprobe.h2m"
+          --output=${SP_MAN} $<TARGET_FILE:sandprobe>
+  COMMAND "${GZIP}" -n -9 -f "${SP_MAN}"
+  DEPENDS sandprobe "${CMAKE_SOURCE_DIR}/cmake/sandprobe.h2m"
+  COMMENT "man page sandprobe.1 (help2man)"
+  VERBATIM)
+add_custom_target(sandprobe_man ALL DEPENDS "${SP_MAN}.gz")
+install(FILES "${SP_MAN}.gz" DESTINATION share/man/man1)
+
+# The package. Library dependencies come from dpkg-shlibdeps (dpkg-dev); the backends are
+# Recommends/Suggests: a missing one makes its profiles skip with the reason, never fail.
+set(CPACK_GENERATOR "DEB")
+set(CPACK_PACKAGE_NAME "sandprobe")
+set(CPACK_PACKAGE_VENDOR "sandprobe")
+set(CPACK_PACKAGE_CONTACT "sandprobe maintainers <sandprobe@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "sandbox escape and policy test harness")
+set(CPACK_PACKAGE_DESCRIPTION
+    "sandprobe runs a static probe inside a sandbox (docker, gVisor, bubblewrap, firejail, a microVM, agent sandboxes) and judges what it observed against a declared policy, with host-side witnesses. Reports: JSON, JUnit, SARIF, Markdown.")
+set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
+set(CPACK_STRIP_FILES TRUE)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION "utils")
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "bubblewrap, docker.io")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "firejail, runsc, qemu-system-x86, busybox-static, linux-image-amd64")
+include(CPack)
