@@ -4,10 +4,10 @@
 
 #include "reports/json_report.h"
 #include "reports/junit_report.h"
-#include "runner/evaluate.h"
-#include "runner/json_source.h"
-#include "runner/plan.h"
-#include "runner/policy.h"
+#include "families/evaluate.h"
+#include "load/json_source.h"
+#include "families/plan.h"
+#include "load/policy.h"
 
 namespace sandprobe {
 namespace {

@@ -12,10 +12,10 @@
 
 #include <benchmark/benchmark.h>
 
-#include "runner/launcher.h"
-#include "runner/profile.h"
-#include "runner/run_registry.h"
-#include "runner/witness.h"
+#include "launch/launcher.h"
+#include "load/profile.h"
+#include "launch/run_registry.h"
+#include "witnesses/witness.h"
 
 namespace sandprobe {
 namespace {

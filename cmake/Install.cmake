@@ -1,4 +1,4 @@
-# `cmake --install` and the Debian package (cpack -G DEB): the layout runner/data_dir.cc's
+# `cmake --install` and the Debian package (cpack -G DEB): the layout load/data_dir.cc's
 # DataLayouts() "installed" row finds relative to the binary, so nothing of the build machine
 # is compiled in:
 #   /usr/bin/sandprobe

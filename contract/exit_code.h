@@ -1,4 +1,4 @@
-// Exit codes: one definition for the CLI (runner/main.cc), its judgement (ExitCodeFor) and the
+// Exit codes: one definition for the CLI (cli/main.cc), its judgement (ExitCodeFor) and the
 // in-sandbox probe, so a code means the same thing on both sides of the sandbox.
 #pragma once
 

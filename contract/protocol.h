@@ -1,6 +1,6 @@
-// The host/sandbox protocol: what the probe (probes/) and the runner (runner/) must spell the
+// The host/sandbox protocol: what the probe (probes/) and the host side must spell the
 // same way, defined once for both sides of the sandbox boundary. The probe's family names are
-// the other half of the contract; runner/probe_contract_test.cc checks that every family a
+// the other half of the contract; families/probe_contract_test.cc checks that every family a
 // shipped suite expands to is one the built probe knows (`sandprobe-probe --families`).
 #pragma once
 
@@ -9,15 +9,15 @@
 
 namespace sandprobe {
 
-// A frame: `@@sandprobe <NONCE> <json object>\n` (probes/frame.h writes, runner/frames.h reads).
+// A frame: `@@sandprobe <NONCE> <json object>\n` (probes/frame.h writes, launch/frames.h reads).
 inline constexpr std::string_view kFrameMarker = "@@sandprobe";
 inline constexpr std::string_view kFramePrefix = "@@sandprobe ";
 // A last line `@@sandprobe-exit N` carrying the probe's exit status, for sandboxes whose own
-// exit status says nothing (a VM: scripts/microvm/init writes it; runner/frames.h reads it).
+// exit status says nothing (a VM: scripts/microvm/init writes it; launch/frames.h reads it).
 inline constexpr std::string_view kExitLinePrefix = "@@sandprobe-exit ";
 
-// DNS probes ask for <nonce>.sandprobe.test, and only the harness's canary responder (runner/
-// witness_net_listeners.cc) answers names under it.
+// DNS probes ask for <nonce>.sandprobe.test, and only the harness's canary responder
+// (witnesses/witness_net_listeners.cc) answers names under it.
 inline constexpr std::string_view kDnsZone = "sandprobe.test";
 
 // The container runtimes' well-known control sockets: the probe tries them (net.unix with no

@@ -5,10 +5,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "runner/json_source.h"
-#include "runner/policy.h"
-#include "runner/profile.h"
-#include "runner/suite.h"
+#include "load/json_source.h"
+#include "load/policy.h"
+#include "load/profile.h"
+#include "load/suite.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 
 namespace sandprobe {
 
-// glibc's own table (2.32+): the same names the runner uses (runner/errno_text.h), and the
+// glibc's own table (2.32+): the same names the runner uses (model/errno_text.h), and the
 // aliases come out as one name each (EAGAIN, EDEADLK, EOPNOTSUPP).
 std::string ErrnoName(int err) {
   const char* name = strerrorname_np(err);

@@ -2,7 +2,7 @@
 //
 // The probe's own view ("connected", "sent", "acked") is reported as a fact, but it proves
 // nothing by itself: a transparent proxy can accept any connection. Egress is proven on the
-// host, when the canary listener logs this run's nonce (runner/witness_net.cc).
+// host, when the canary listener logs this run's nonce (witnesses/witness_net.cc).
 #include <arpa/inet.h>
 #include <poll.h>
 #include <unistd.h>

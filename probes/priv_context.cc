@@ -1,7 +1,7 @@
 // The context a privilege fact is only meaningful in: which user namespace the probe runs in
 // (access(W_OK) answers for that namespace, not for the host's root) and which kernel answers
 // its syscalls (a user-space kernel such as gVisor's sentry is not Linux). Facts only: the host
-// decides what they mean (runner/family_priv_context.cc).
+// decides what they mean (families/family_priv_context.cc).
 #include <sys/utsname.h>
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // The privilege and escape-exposure families (priv_status.cc, priv_syscalls.cc, priv_host.cc,
-// priv_kernel.cc). Names match the host-side families in runner/family_priv*.cc.
+// priv_kernel.cc). Names match the host-side families in families/family_priv*.cc.
 #include "probes/families.h"
 #include "probes/priv_families.h"
 

@@ -1,4 +1,4 @@
-#include "reports/atomic_file.h"
+#include "launch/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/inotify.h>

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "runner/run_report.h"
+#include "model/run_report.h"
 
 namespace sandprobe {
 

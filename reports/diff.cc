@@ -9,7 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "reports/sanitize.h"
-#include "runner/check_selection.h"
+#include "gate/check_selection.h"
 
 namespace sandprobe {
 namespace {

@@ -23,7 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runner/status.h"
+#include "model/status.h"
 
 namespace sandprobe {
 

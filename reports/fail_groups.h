@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/verdict.h"
+#include "model/verdict.h"
 
 namespace sandprobe {
 

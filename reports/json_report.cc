@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "reports/atomic_file.h"
+#include "launch/atomic_file.h"
 
 namespace sandprobe {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runner/run_report.h"
-#include "runner/status.h"
+#include "model/run_report.h"
+#include "model/status.h"
 
 namespace sandprobe {
 

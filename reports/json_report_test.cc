@@ -275,7 +275,7 @@ TEST(JsonReport, DashWritesToStdout) {
 namespace sandprobe {
 namespace {
 
-// The plan record (runner/rejudge_record.h) and a re-judge's mark: written only when set,
+// The plan record (recorded/rejudge_record.h) and a re-judge's mark: written only when set,
 // validated, and a batch without the harness's nonce is refused.
 TEST_F(JsonReportFileTest, PlanRecordAndRejudgedFromOnlyWhenSet) {
   RunReport r = report_fixture::HardenedReport();

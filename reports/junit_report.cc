@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <pugixml.hpp>
 
-#include "reports/atomic_file.h"
+#include "launch/atomic_file.h"
 #include "reports/sanitize.h"
 
 namespace sandprobe {

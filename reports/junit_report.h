@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "runner/run_report.h"
-#include "runner/status.h"
+#include "model/run_report.h"
+#include "model/status.h"
 
 namespace sandprobe {
 

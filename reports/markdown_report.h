@@ -7,7 +7,7 @@
 // are only counted. Probe-controlled text is cleaned (no controls or escapes), capped per cell,
 // and escaped so it cannot break the table or inject HTML.
 //
-// The file is replaced, like every report (reports/atomic_file.h): in a GitHub step that writes
+// The file is replaced, like every report (launch/atomic_file.h): in a GitHub step that writes
 // other summary text too, write to a file and append it to $GITHUB_STEP_SUMMARY yourself.
 #pragma once
 
@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
-#include "runner/run_report.h"
-#include "runner/status.h"
+#include "model/run_report.h"
+#include "model/status.h"
 
 namespace sandprobe {
 

@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runner/run_report.h"
-#include "runner/status.h"
-#include "runner/verdict.h"
+#include "model/run_report.h"
+#include "model/status.h"
+#include "model/verdict.h"
 
 namespace sandprobe {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/run_report.h"
+#include "model/run_report.h"
 
 namespace sandprobe::report_fixture {
 

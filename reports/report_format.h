@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "runner/run_report.h"
-#include "runner/status.h"
+#include "model/run_report.h"
+#include "model/status.h"
 
 namespace sandprobe {
 

@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "reports/atomic_file.h"
+#include "launch/atomic_file.h"
 #include "reports/json_report.h"
 #include "reports/sanitize.h"
-#include "runner/json_document.h"
+#include "load/json_document.h"
 
 namespace sandprobe {
 namespace {

@@ -23,8 +23,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runner/run_report.h"
-#include "runner/status.h"
+#include "model/run_report.h"
+#include "model/status.h"
 
 namespace sandprobe {
 
@@ -32,7 +32,7 @@ namespace sandprobe {
 using SourceLocator =
     std::function<std::optional<SourcePosition>(const std::string& file, const std::string& pointer)>;
 
-// Reads each file named once (runner/json_source.h, comments allowed) and looks the pointer up;
+// Reads each file named once (load/json_source.h, comments allowed) and looks the pointer up;
 // an unreadable file or a missing pointer gives nullopt (the result is then located at the
 // file's first line).
 SourceLocator FileSourceLocator();

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runner/launcher.h"
+#include "launch/launcher.h"
 #include "tests/test_cli_runner.h"
 
 namespace sandprobe::testing {

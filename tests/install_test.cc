@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "runner/launcher.h"
+#include "launch/launcher.h"
 #include "tests/test_cli_runner.h"
 
 namespace sandprobe::testing {
@@ -130,7 +130,7 @@ TEST_F(InstallTest, TheInstalledBinaryNamesNoPathOfThisCheckout) {
   // Whole strings (a compiled-in directory) and source file names (__FILE__): a short checkout
   // path like "/src" alone could match unrelated bytes.
   const std::string source = SANDPROBE_SOURCE_DIR, build = SANDPROBE_BINARY_DIR;
-  for (const std::string& baked : {source + '\0', source + "/\0", source + "/runner/",
+  for (const std::string& baked : {source + '\0', source + "/",
                                    build + '\0', build + "/probe"}) {
     EXPECT_EQ(binary.find(baked), std::string::npos) << "the installed sandprobe contains " << baked;
   }

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runner/launch_executable.h"
+#include "launch/launch_executable.h"
 #include "tests/test_cli_runner.h"
 
 namespace sandprobe::testing {

@@ -62,7 +62,7 @@ TEST(SchedulingTest, AThousandDeniedPathsAreOneLaunch) {
 }
 
 // 5,000 denied paths make ~15,000 probe arguments, past bwrap's 9,000: the plan splits the
-// launch by its argument budget (runner/plan_split.h), and every check still passes.
+// launch by its argument budget (families/plan_split.h), and every check still passes.
 TEST(SchedulingTest, AFiveThousandPathPolicyIsSplitAndPassesOnBwrapStrict) {
   if (!BackendAvailable("bwrap", {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"})) return;
   json unreadable = {"/etc/shadow", "{host_canary}"};

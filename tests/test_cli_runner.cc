@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "runner/launcher.h"
-#include "runner/proc_info.h"
+#include "launch/launcher.h"
+#include "launch/proc_info.h"
 
 namespace sandprobe::testing {
 

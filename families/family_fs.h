@@ -1,0 +1,52 @@
+// Shared by the filesystem family files (family_fs*.cc): how a read seen inside the sandbox is
+// weighed against the host's own facts.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "families/family.h"
+
+namespace sandprobe {
+
+// Alias variants fs.alias tries when the suite names none.
+const std::vector<std::string>& DefaultAliasVariants();
+
+// What one successful read of a denied path showed, decided against the host's witness.
+struct ReadWeight {
+  bool leak = false;  // the host's data (or the host's object) was seen
+  std::string why;    // one clause for `observed`: "decoy: ..." or "matches the host's content"
+};
+
+// A read (`got`: an fs.read / fs.alias fact, or one mount_root hit, with ok:true) of a denied
+// path whose host-side facts are `host` (witness_host_paths.h "paths" entry; null: none):
+//   - the same device and inode as the host's object: the host's object itself -> leak;
+//   - the same sha256 as the host's non-empty content -> leak;
+//   - the same sha256 as the host's *empty* content (a 0-byte file, a directory of 0 entries):
+//     a leak only when nothing tells them apart; with another device/inode it is a decoy;
+//   - another kind or sha256 -> a decoy (a tmpfs, a 0-byte bind) or the sandbox's own file;
+//     except truncated directory listings, which cannot be compared -> leak;
+//   - the host has no such path (ENOENT) -> the sandbox's own file;
+//   - no host witness, or the host could not read its copy -> leak (nothing to clear it).
+ReadWeight WeighRead(const nlohmann::json& got, const nlohmann::json* host);
+
+// The canary a check is about: the host canary ({host_canary}) or a mounted canary
+// ({mounted_canary:DIR}). nullopt: not a canary check; "" : a canary whose hash is unknown.
+std::optional<std::string> CanarySha(const Check& check, const WitnessFacts& witnesses);
+
+// Where a canary's sha256 appears in any fact of the launches (this one, then the others when
+// JudgeInput::launches is set): "" when nowhere, else the first place, for `observed`; the
+// frame index is added to the verdict's evidence when it is this launch's.
+std::string FindCanaryAnywhere(const JudgeInput& in, const std::string& sha, Verdict& v);
+
+// The host witness entry of `path` (observed["host_paths"]["paths"][path]), or null.
+const nlohmann::json* HostPathFact(const WitnessFacts& witnesses, const std::string& path);
+
+// Expansion and judgement of fs.mounts (family_fs_mounts.cc).
+Status ExpandFsMounts(const ExpandInput& in, BatchBuilder& batch);
+Verdict JudgeFsMounts(const JudgeInput& in);
+
+}  // namespace sandprobe

@@ -1,0 +1,297 @@
+// Judges of the filesystem families with hand-made facts: a canary's hash anywhere fails the
+// canary checks; a decoy over a denied path passes and says so, while the host's own content
+// or object fails; mount_root hits are weighed the same way; fs.mounts flags a host root or
+// host disk bound in, but not docker's single-file binds or a sandbox whose "/" is the host's;
+// fs.write never calls a mount read-write when a source says ro.
+#include <gtest/gtest.h>
+
+#include "families/evaluate.h"
+#include "families/test_policies.h"
+
+namespace sandprobe {
+namespace {
+
+using nlohmann::json;
+
+const std::string kCanary = "/var/tmp/sp/canary.txt";
+const std::string kCanarySha(64, 'c');
+const std::string kShadowSha(64, 's');
+const std::string kEmptySha = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+Plan FsPlan(std::map<std::string, std::string> values = {}) {
+  Policy policy = testing::TierLowPolicy();
+  policy.filesystem.unreadable = testing::Paths({"/etc/shadow", "/root", "{host_canary}"}, "unreadable");
+  Suite suite = testing::SuiteOf({"fs.read", "fs.write", "fs.alias", "fs.mounts"});
+  PlanContext context{kCanary, "/workspace", std::move(values)};
+  auto plan = ExpandChecks(policy, suite, context);
+  EXPECT_TRUE(plan.ok()) << plan.status().message();
+  return plan.ok() ? *plan : Plan{};
+}
+
+json Denied(const std::string& family, const std::string& path, const std::string& variant = "") {
+  json f = {{"family", family}, {"path", path}, {"ok", false}, {"step", "open"}, {"errno", "EACCES"}};
+  if (!variant.empty()) f["variant"] = variant;
+  return f;
+}
+
+json Mount(int id, const std::string& point, const std::string& dev, const std::string& root,
+           const std::string& source = "/dev/vda") {
+  return {{"family", "fs.mounts"}, {"variant", "id:" + std::to_string(id)}, {"path", point},
+          {"mount_id", id}, {"dev", dev}, {"root", root}, {"source", source},
+          {"mount_options", "rw"}, {"super_options", "rw"}, {"fstype", "ext4"}};
+}
+
+// A sandbox that shows nothing denied: overlay root, docker's /etc/hosts bind from the host disk.
+std::vector<json> TightFacts() {
+  std::vector<json> f;
+  for (const char* p : {"/workspace", "/tmp"}) {
+    f.push_back({{"family", "fs.read"}, {"path", p}, {"ok", true}, {"kind", "dir"}, {"entries", 0}, {"sha256", kEmptySha}});
+    f.push_back({{"family", "fs.write"}, {"path", p}, {"ok", true}, {"ro_mount", false}});
+  }
+  for (const std::string& p : {std::string("/etc/shadow"), std::string("/root"), kCanary}) {
+    f.push_back(Denied("fs.read", p));
+    for (const char* v : {"symlink", "dotdot", "proc_root"}) f.push_back(Denied("fs.alias", p, v));
+    f.push_back({{"family", "fs.alias"}, {"path", p}, {"variant", "mount_root"}, {"ok", false},
+                 {"tried", 4}, {"mounts", 3}, {"hits", json::array()}});
+  }
+  f.push_back({{"family", "fs.write"}, {"path", "/etc"}, {"ok", false}, {"step", "open"}, {"errno", "EROFS"}, {"ro_mount", true}});
+  f.push_back(Mount(1, "/", "0:50", "/", "overlay"));
+  f.push_back(Mount(2, "/etc/hosts", "254:0", "/var/lib/docker/containers/abc/hosts"));
+  f.push_back(Mount(3, "/workspace", "254:0", "/var/tmp/sandprobe-x/workspace"));
+  f.push_back({{"family", "fs.mounts"}, {"variant", "summary"}, {"path", ""}, {"ok", true}, {"mounts", 3}, {"truncated", false}});
+  return f;
+}
+
+WitnessFacts Witness() {
+  WitnessFacts w{kCanary, kCanarySha, std::string(64, 'e')};
+  w.observed["host_paths"] = {
+      {"paths", {{"/etc/shadow", {{"ok", true}, {"kind", "file"}, {"bytes", 631}, {"sha256", kShadowSha}, {"dev", "254:0"}, {"ino", 11}}},
+                 {"/root", {{"ok", true}, {"kind", "dir"}, {"entries", 0}, {"sha256", kEmptySha}, {"dev", "254:0"}, {"ino", 12}}}}},
+      {"root", {{"dev", "254:0"}, {"root", "/"}, {"mount_point", "/"}, {"source", "/dev/vda"}}},
+      {"block_mounts", json::array({{{"dev", "254:0"}, {"root", "/"}, {"mount_point", "/"}, {"source", "/dev/vda"}},
+                                    {{"dev", "259:1"}, {"root", "/"}, {"mount_point", "/boot"}, {"source", "/dev/nvme0n1p1"}}})}};
+  return w;
+}
+
+BatchResult Ran(std::vector<json> facts) {
+  BatchResult r;
+  r.state = BatchResult::State::kRan;
+  r.launch_id = "L1";
+  r.frames.facts = std::move(facts);
+  r.frames.done = true;
+  r.complete = true;
+  return r;
+}
+
+json& FactOf(std::vector<json>& facts, const std::string& family, const std::string& path,
+             const std::string& variant = "") {
+  for (json& f : facts) {
+    if (f["family"] == family && f.value("path", "") == path && f.value("variant", "") == variant) return f;
+  }
+  ADD_FAILURE() << "no fact " << family << " " << path << " " << variant;
+  static json none;
+  return none;
+}
+
+Verdict Judged(const std::vector<json>& facts, const std::string& id, const WitnessFacts& w = Witness(),
+               const Plan& plan = FsPlan()) {
+  for (const Verdict& v : Evaluate(plan, {Ran(facts)}, w)) {
+    if (v.check.id == id) return v;
+  }
+  ADD_FAILURE() << "no verdict " << id;
+  return {};
+}
+
+TEST(FamilyFsTest, TightSandboxPassesEveryCheck) {
+  for (const Verdict& v : Evaluate(FsPlan(), {Ran(TightFacts())}, Witness())) {
+    EXPECT_EQ(v.outcome, Outcome::kPass) << v.check.id << ": " << v.observed;
+  }
+}
+
+TEST(FamilyFsTest, CanaryHashInAnotherFactFailsEveryCanaryCheck) {
+  auto facts = TightFacts();
+  // A lying sandbox (or a probe of another family) prints the real canary hash elsewhere.
+  facts.push_back({{"family", "env.secret"}, {"note", "x " + kCanarySha}});
+  int index = static_cast<int>(facts.size()) - 1;
+  for (const char* id : {"fs.read.denied:{host_canary}", "fs.alias.denied:{host_canary}[symlink]",
+                         "fs.alias.denied:{host_canary}[mount_root]"}) {
+    Verdict v = Judged(facts, id);
+    EXPECT_EQ(v.outcome, Outcome::kFail) << id << ": " << v.observed;
+    EXPECT_EQ(v.direction, Direction::kTooPermissive);
+    EXPECT_NE(v.observed.find("frame " + std::to_string(index)), std::string::npos) << v.observed;
+    EXPECT_NE(std::find(v.evidence.frame_indexes.begin(), v.evidence.frame_indexes.end(), index),
+              v.evidence.frame_indexes.end());
+  }
+  EXPECT_EQ(Judged(facts, "fs.read.denied:/etc/shadow").outcome, Outcome::kPass);
+}
+
+TEST(FamilyFsTest, CanaryHashInASecondFactForTheSameKeyFails) {
+  auto facts = TightFacts();
+  json second = {{"family", "fs.read"}, {"path", kCanary}, {"ok", true}, {"kind", "file"}, {"bytes", 55}, {"sha256", kCanarySha}};
+  facts.push_back(second);
+  EXPECT_EQ(Judged(facts, "fs.read.denied:{host_canary}").outcome, Outcome::kFail);
+}
+
+TEST(FamilyFsTest, CanaryHashInAnotherLaunchFails) {
+  Plan plan = FsPlan();
+  SplitSharedLaunch(plan, 1);
+  LaunchBatch other{.id = "B9"};
+  plan.batches.push_back(other);
+  BatchResult leak = Ran({{{"family", "x"}, {"sha256", kCanarySha}}});
+  leak.launch_id = "L9";
+  for (const Verdict& v : Evaluate(plan, {Ran(TightFacts()), leak}, Witness())) {
+    if (v.check.id != "fs.read.denied:{host_canary}") continue;
+    EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
+    EXPECT_NE(v.observed.find("launch B9"), std::string::npos) << v.observed;
+  }
+}
+
+TEST(FamilyFsTest, ZeroByteDecoyOverShadowPassesAndSaysDecoy) {
+  auto facts = TightFacts();
+  FactOf(facts, "fs.read", "/etc/shadow") = {{"family", "fs.read"}, {"path", "/etc/shadow"}, {"ok", true},
+                                              {"kind", "file"}, {"bytes", 0}, {"sha256", kEmptySha}, {"dev", "0:99"}, {"ino", 5}};
+  Verdict v = Judged(facts, "fs.read.denied:/etc/shadow");
+  EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
+  EXPECT_NE(v.observed.find("decoy"), std::string::npos) << v.observed;
+}
+
+TEST(FamilyFsTest, HostContentOrHostObjectFails) {
+  auto facts = TightFacts();
+  json& shadow = FactOf(facts, "fs.read", "/etc/shadow");
+  shadow = {{"family", "fs.read"}, {"path", "/etc/shadow"}, {"ok", true}, {"kind", "file"}, {"bytes", 631}, {"sha256", kShadowSha}};
+  Verdict v = Judged(facts, "fs.read.denied:/etc/shadow");
+  EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
+  EXPECT_NE(v.observed.find("matches the host's content"), std::string::npos) << v.observed;
+  // Other bytes, but the very host inode: the host's object (e.g. read mid-rewrite) -> fail.
+  shadow["sha256"] = std::string(64, '0');
+  shadow["dev"] = "254:0";
+  shadow["ino"] = 11;
+  EXPECT_EQ(Judged(facts, "fs.read.denied:/etc/shadow").outcome, Outcome::kFail);
+}
+
+TEST(FamilyFsTest, EmptyTmpfsOverAnEmptyHostDirIsToldApartByDevice) {
+  auto facts = TightFacts();
+  json& root = FactOf(facts, "fs.read", "/root");
+  root = {{"family", "fs.read"}, {"path", "/root"}, {"ok", true}, {"kind", "dir"}, {"entries", 0},
+          {"sha256", kEmptySha}, {"dev", "0:77"}, {"ino", 1}};
+  Verdict v = Judged(facts, "fs.read.denied:/root");
+  EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
+  EXPECT_NE(v.observed.find("decoy"), std::string::npos);
+  // The host's own (empty) directory: the same object -> fail.
+  root["dev"] = "254:0";
+  root["ino"] = 12;
+  EXPECT_EQ(Judged(facts, "fs.read.denied:/root").outcome, Outcome::kFail);
+  // Nothing to tell them apart: a weak match still fails, and says it is weak.
+  root.erase("dev");
+  root.erase("ino");
+  v = Judged(facts, "fs.read.denied:/root");
+  EXPECT_EQ(v.outcome, Outcome::kFail);
+  EXPECT_NE(v.observed.find("weak"), std::string::npos) << v.observed;
+}
+
+TEST(FamilyFsTest, PathTheHostLacksIsTheSandboxsOwn) {
+  auto facts = TightFacts();
+  WitnessFacts w = Witness();
+  w.observed["host_paths"]["paths"]["/etc/shadow"] = {{"ok", false}, {"step", "open"}, {"errno", "ENOENT"}};
+  FactOf(facts, "fs.read", "/etc/shadow") = {{"family", "fs.read"}, {"path", "/etc/shadow"}, {"ok", true},
+                                              {"kind", "file"}, {"bytes", 9}, {"sha256", kShadowSha}};
+  Verdict v = Judged(facts, "fs.read.denied:/etc/shadow", w);
+  EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
+  // Without any host witness the read counts, as before.
+  w.observed.erase("host_paths");
+  EXPECT_EQ(Judged(facts, "fs.read.denied:/etc/shadow", w).outcome, Outcome::kFail);
+}
+
+TEST(FamilyFsTest, MountRootHitWithTheCanaryFails) {
+  auto facts = TightFacts();
+  FactOf(facts, "fs.alias", kCanary, "mount_root") = {
+      {"family", "fs.alias"}, {"path", kCanary}, {"variant", "mount_root"}, {"ok", true}, {"tried", 6}, {"mounts", 3},
+      {"hits", json::array({{{"via", "/host" + kCanary}, {"ok", true}, {"kind", "file"}, {"bytes", 55}, {"sha256", kCanarySha}}})}};
+  Verdict v = Judged(facts, "fs.alias.denied:{host_canary}[mount_root]");
+  EXPECT_EQ(v.outcome, Outcome::kFail);
+  EXPECT_NE(v.observed.find("/host" + kCanary), std::string::npos) << v.observed;
+  // And, the hash being anywhere, the direct read of the canary fails with it.
+  EXPECT_EQ(Judged(facts, "fs.read.denied:{host_canary}").outcome, Outcome::kFail);
+}
+
+TEST(FamilyFsTest, MountRootHitOfTheSandboxsOwnFileIsNotALeak) {
+  auto facts = TightFacts();
+  FactOf(facts, "fs.alias", "/etc/shadow", "mount_root") = {
+      {"family", "fs.alias"}, {"path", "/etc/shadow"}, {"variant", "mount_root"}, {"ok", true}, {"tried", 6}, {"mounts", 3},
+      {"hits", json::array({{{"via", "/tmp/etc/shadow"}, {"ok", true}, {"kind", "file"}, {"bytes", 3}, {"sha256", std::string(64, '1')}}})}};
+  Verdict v = Judged(facts, "fs.alias.denied:/etc/shadow[mount_root]");
+  EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
+  EXPECT_NE(v.observed.find("decoy"), std::string::npos) << v.observed;
+}
+
+TEST(FamilyFsTest, HostRootBoundElsewhereIsCritical) {
+  auto facts = TightFacts();
+  facts.insert(facts.end() - 1, Mount(9, "/host", "254:0", "/"));
+  Verdict v = Judged(facts, "fs.mounts.host-root-bind");
+  EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
+  EXPECT_EQ(v.check.severity, Severity::kCritical);
+  EXPECT_NE(v.observed.find("/host"), std::string::npos);
+  EXPECT_EQ(Judged(facts, "fs.mounts.host-block-device").outcome, Outcome::kPass);
+}
+
+TEST(FamilyFsTest, SandboxWhoseRootIsTheHostsIsNotABind) {
+  auto facts = TightFacts();
+  FactOf(facts, "fs.mounts", "/", "id:1") = Mount(1, "/", "254:0", "/");
+  facts.insert(facts.end() - 1, Mount(8, "/boot", "259:1", "/"));  // the host's own /boot, inherited
+  Verdict v = Judged(facts, "fs.mounts.host-root-bind");
+  EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
+  EXPECT_NE(v.observed.find("is the host's own"), std::string::npos) << v.observed;
+  EXPECT_EQ(Judged(facts, "fs.mounts.host-block-device").outcome, Outcome::kPass);
+}
+
+TEST(FamilyFsTest, HostDiskBoundElsewhereFails) {
+  auto facts = TightFacts();
+  facts.insert(facts.end() - 1, Mount(9, "/data", "259:1", "/", "/dev/whatever"));
+  Verdict v = Judged(facts, "fs.mounts.host-block-device");
+  EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
+  EXPECT_NE(v.observed.find("/dev/nvme0n1p1"), std::string::npos) << v.observed;  // the host's name
+  // A subdirectory of that disk is a directory bind, not the disk.
+  FactOf(facts, "fs.mounts", "/data", "id:9")["root"] = "/grub";
+  EXPECT_EQ(Judged(facts, "fs.mounts.host-block-device").outcome, Outcome::kPass);
+}
+
+TEST(FamilyFsTest, MountsWithoutHostTableOrProbeTableAreInconclusive) {
+  WitnessFacts w = Witness();
+  w.observed.erase("host_paths");
+  EXPECT_EQ(Judged(TightFacts(), "fs.mounts.host-root-bind", w).outcome, Outcome::kInconclusive);
+  auto facts = TightFacts();
+  facts.pop_back();  // no summary
+  EXPECT_EQ(Judged(facts, "fs.mounts.host-root-bind").outcome, Outcome::kInconclusive);
+}
+
+TEST(FamilyFsTest, WriteWordingNeverCallsARoMountReadWrite) {
+  auto facts = TightFacts();
+  json& etc = FactOf(facts, "fs.write", "/etc");
+  etc["ro_mount"] = false;
+  etc["mountinfo_ro"] = true;
+  etc["mount_point"] = "/";
+  Verdict v = Judged(facts, "fs.write.denied:/etc");
+  EXPECT_EQ(v.observed.find("mount is read-write"), std::string::npos) << v.observed;
+  EXPECT_NE(v.observed.find("read-only mount: statvfs: read-write; mountinfo /: ro"), std::string::npos) << v.observed;
+  etc["mountinfo_ro"] = false;
+  EXPECT_NE(Judged(facts, "fs.write.denied:/etc").observed.find("mount is read-write"), std::string::npos);
+}
+
+TEST(FamilyFsTest, MountedCanaryIsJudgedByItsOwnHash) {
+  const std::string inside = "/mnt/home/sandprobe-canary-00.txt";
+  Plan plan = FsPlan({{"mounted_canaries.count", "1"}, {"mounted_canaries.0.label", "/root"},
+                      {"mounted_canaries.0.inside", inside}});
+  WitnessFacts w = Witness();
+  w.observed["mounted_canaries"] = json::array({{{"label", "/root"}, {"inside_path", inside}, {"sha256", std::string(64, 'm')}}});
+  auto facts = TightFacts();
+  facts.push_back({{"family", "fs.read"}, {"path", inside}, {"ok", true}, {"kind", "file"}, {"bytes", 60}, {"sha256", std::string(64, 'm')}});
+  Verdict v = Judged(facts, "fs.read.denied:{mounted_canary:/root}", w, plan);
+  EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
+  facts.back()["sha256"] = std::string(64, '2');  // another file at that path: not the canary
+  EXPECT_EQ(Judged(facts, "fs.read.denied:{mounted_canary:/root}", w, plan).outcome, Outcome::kPass);
+  w.observed.erase("mounted_canaries");  // no record of the canary's hash
+  EXPECT_EQ(Judged(facts, "fs.read.denied:{mounted_canary:/root}", w, plan).outcome, Outcome::kInconclusive);
+}
+
+}  // namespace
+}  // namespace sandprobe

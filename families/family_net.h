@@ -1,0 +1,32 @@
+// The network families, host side: egress to the harness's canaries (net.tcp, net.udp,
+// net.dns; family_net_egress.cc) and local exposure (net.unix, net.ifaces; family_net_local.cc).
+//
+// Canary endpoint names a policy's network.allow may list (see witnesses/witness_net.h):
+//   "loopback-tcp", "loopback-udp": the host's 127.0.0.1. Reaching it means the sandbox shares
+//       the host's network namespace (or forwards to it), so `egress: allow` does NOT imply it;
+//       it is expected only when listed or when host.network_namespace is "shared".
+//   "bridge-tcp", "bridge-udp": this host's address on the sandbox's link (docker0's gateway,
+//       or the profile var canary_bridge_ip). It stands for "another machine": expected when
+//       listed or when egress is "allow".
+// DNS is judged by network.dns alone (responders "loopback-dns", "bridge-dns"). Any other
+// allow entry ("pypi.org:443") is never contacted: it becomes a skipped check saying so.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "families/family.h"
+
+namespace sandprobe {
+
+std::vector<FamilyRow> NetworkEgressFamilies();  // family_net_egress.cc
+std::vector<FamilyRow> NetworkLocalFamilies();   // family_net_local.cc
+
+// The "net" witness's observations, or null (verdict set to error) when it reported none.
+const nlohmann::json* NetObservations(const JudgeInput& in, Verdict& v);
+// The well-known runtime socket paths (witness_net.cc; the probe tries the same list).
+const std::vector<std::string>& RuntimeSocketPaths();
+
+}  // namespace sandprobe

@@ -1,0 +1,301 @@
+// The network families' expansion and judgement, with the canary witness's observations made
+// up: a leak counts only by receipt of this launch's nonce, both directions, skips with reasons;
+// a runtime socket gets one judgement in net.unix and priv.runtime_sockets; the interfaces are
+// judged by the namespace's own view, a host sysfs apart.
+#include <gtest/gtest.h>
+
+#include "families/evaluate.h"
+#include "families/plan.h"
+#include "families/runtime_socket_judgement.h"
+#include "families/test_policies.h"
+
+namespace sandprobe {
+namespace {
+
+using nlohmann::json;
+using testing::SuiteOf;
+using testing::TierLowPolicy;
+
+const char kNonce[] = "n0nce";
+
+PlanContext Context(bool bridge) {
+  PlanContext context{"/c", "/workspace", {}};
+  context.values["net.loopback-tcp"] = "127.0.0.1:4000";
+  context.values["net.loopback-udp"] = "127.0.0.1:4001";
+  context.values["net.loopback-dns"] = "127.0.0.1:4002";
+  if (bridge) {
+    context.values["net.bridge-tcp"] = "172.17.0.1:5000";
+    context.values["net.bridge-udp"] = "172.17.0.1:5001";
+  }
+  return context;
+}
+
+json Witness(std::vector<json> receipts, bool bridge = true) {
+  json endpoints = {{"loopback-tcp", "127.0.0.1:4000"}, {"loopback-udp", "127.0.0.1:4001"}};
+  if (bridge) endpoints["bridge-tcp"] = "172.17.0.1:5000";
+  json net = {{"endpoints", endpoints}, {"receipts", receipts}, {"host_interfaces", json::object()}};
+  if (!bridge) net["bridge_unavailable"] = "no bridge canary: docker: not found";
+  return net;
+}
+
+json TcpFact(const std::string& site, bool ok) {
+  json fact = {{"family", "net.tcp"}, {"path", site}, {"nonce", kNonce}, {"ok", ok}};
+  if (!ok) fact["step"] = "connect", fact["errno"] = "ECONNREFUSED";
+  return fact;
+}
+
+std::map<std::string, Verdict> JudgeNet(const Policy& policy, bool bridge, std::vector<json> facts,
+                                   const json& net, Plan* plan_out = nullptr,
+                                   const Suite& suite = SuiteOf({"net.tcp"})) {
+  StatusOr<Plan> plan = ExpandChecks(policy, suite, Context(bridge));
+  EXPECT_TRUE(plan.ok()) << plan.status().message();
+  BatchResult result{.state = BatchResult::State::kRan, .launch_id = "L1", .nonce = kNonce,
+                     .complete = true};
+  result.frames.facts = std::move(facts);
+  result.frames.done = true;
+  WitnessFacts witnesses;
+  witnesses.observed["net"] = net;
+  std::map<std::string, Verdict> by_id;
+  for (Verdict& v : Evaluate(*plan, {result}, witnesses)) by_id[v.check.id] = v;
+  if (plan_out) *plan_out = *plan;
+  return by_id;
+}
+
+TEST(FamilyNetTest, ExpandsEndpointsIntoProbeArguments) {
+  Plan plan;
+  JudgeNet(TierLowPolicy(), true, {}, Witness({}), &plan);
+  ASSERT_EQ(plan.batches.size(), 1u);
+  EXPECT_EQ(plan.batches[0].invocations[0].args,
+            (std::vector<std::string>{"loopback=127.0.0.1:4000", "bridge=172.17.0.1:5000"}));
+}
+
+TEST(FamilyNetTest, OnlyAReceiptOfThisNonceIsALeak) {
+  const json ours = {{"endpoint", "bridge-tcp"}, {"peer", "172.17.0.2:3"}, {"nonce", kNonce}};
+  const json other = {{"endpoint", "loopback-tcp"}, {"peer", "127.0.0.1:9"}, {"nonce", "older"}};
+  auto v = JudgeNet(TierLowPolicy(), true, {TcpFact("loopback", true), TcpFact("bridge", true)},
+               Witness({ours, other}));
+  EXPECT_EQ(v["net.tcp.denied:bridge"].outcome, Outcome::kFail);
+  EXPECT_EQ(v["net.tcp.denied:bridge"].direction, Direction::kTooPermissive);
+  EXPECT_EQ(v["net.tcp.denied:bridge"].check.severity, Severity::kHigh);
+  // The probe "connected" (a proxy could do that) but the canary never got this nonce: a pass
+  // that says so.
+  EXPECT_EQ(v["net.tcp.denied:loopback"].outcome, Outcome::kPass);
+  EXPECT_NE(v["net.tcp.denied:loopback"].observed.find("connected"), std::string::npos);
+  EXPECT_NE(v["net.tcp.denied:loopback"].observed.find("never received"), std::string::npos);
+}
+
+TEST(FamilyNetTest, AnAllowedCanaryNotReachedIsTooRestrictive) {
+  Policy policy = TierLowPolicy();
+  policy.network.allow = {"loopback-tcp", "pypi.org:443"};
+  auto v = JudgeNet(policy, true, {TcpFact("loopback", false), TcpFact("bridge", false)}, Witness({}));
+  EXPECT_EQ(v["net.tcp.allowed:loopback"].outcome, Outcome::kFail);
+  EXPECT_EQ(v["net.tcp.allowed:loopback"].direction, Direction::kTooRestrictive);
+  EXPECT_EQ(v["net.tcp.denied:bridge"].outcome, Outcome::kPass);
+  EXPECT_EQ(v["net.allow.untested:pypi.org:443"].outcome, Outcome::kSkip);
+}
+
+TEST(FamilyNetTest, EgressAllowCoversTheBridgeButNotTheHostLoopback) {
+  Policy policy = TierLowPolicy();
+  policy.network.egress = Permission::kAllow;
+  const json ours = {{"endpoint", "bridge-tcp"}, {"peer", "172.17.0.2:3"}, {"nonce", kNonce}};
+  auto v = JudgeNet(policy, true, {TcpFact("loopback", false), TcpFact("bridge", true)}, Witness({ours}));
+  EXPECT_EQ(v["net.tcp.allowed:bridge"].outcome, Outcome::kPass);
+  EXPECT_EQ(v["net.tcp.denied:loopback"].outcome, Outcome::kPass);
+}
+
+TEST(FamilyNetTest, NoBridgeIsASkipWithTheReason) {
+  auto v = JudgeNet(TierLowPolicy(), false, {TcpFact("loopback", false)}, Witness({}, false));
+  EXPECT_EQ(v["net.tcp.denied:bridge"].outcome, Outcome::kSkip);
+  EXPECT_NE(v["net.tcp.denied:bridge"].observed.find("docker: not found"), std::string::npos);
+  EXPECT_EQ(v["net.tcp.denied:loopback"].outcome, Outcome::kPass);
+}
+
+TEST(FamilyNetTest, NoAttemptAndNoReceiptIsInconclusive) {
+  auto v = JudgeNet(TierLowPolicy(), true, {}, Witness({}));
+  EXPECT_EQ(v["net.tcp.denied:loopback"].outcome, Outcome::kInconclusive);
+}
+
+// The nonce that decides is the harness's own. A sandbox that delivers this launch's nonce to
+// every canary and reports another one in its facts (or none) still fails every denied check.
+TEST(FamilyNetTest, EgressIsJudgedByTheHarnessNonceNotTheOneTheFactsName) {
+  std::vector<json> lying;
+  for (const char* site : {"loopback", "bridge"}) {
+    json fact = TcpFact(site, false);
+    fact["nonce"] = "x";
+    lying.push_back(fact);
+  }
+  const json receipts = Witness({{{"endpoint", "loopback-tcp"}, {"peer", "127.0.0.1:7"}, {"nonce", kNonce}},
+                                 {{"endpoint", "bridge-tcp"}, {"peer", "172.17.0.2:7"}, {"nonce", kNonce}}});
+  auto by_id = JudgeNet(TierLowPolicy(), true, lying, receipts);
+  for (const char* id : {"net.tcp.denied:loopback", "net.tcp.denied:bridge"}) {
+    EXPECT_EQ(by_id[id].outcome, Outcome::kFail) << id << ": " << by_id[id].observed;
+    EXPECT_EQ(by_id[id].direction, Direction::kTooPermissive) << id;
+  }
+  // A receipt carrying the nonce the facts name, not the harness's, proves nothing.
+  const json forged = Witness({{{"endpoint", "loopback-tcp"}, {"peer", "127.0.0.1:7"}, {"nonce", "x"}}});
+  by_id = JudgeNet(TierLowPolicy(), true, lying, forged);
+  EXPECT_EQ(by_id["net.tcp.denied:loopback"].outcome, Outcome::kPass);
+}
+
+// ---- runtime sockets: one fact, one judgement in both families ----
+
+const char kDockerSock[] = "/var/run/docker.sock";
+const char kSockCheck[] = "net.unix.hidden:/var/run/docker.sock";
+
+// The same attempt at docker.sock as each probe reports it, with the launch's hello frame.
+std::vector<json> SocketFacts(long euid, bool connected, const std::string& err,
+                              const std::string& step = "connect") {
+  json unix_fact = {{"family", "net.unix"}, {"path", kDockerSock}, {"exists", true},
+                    {"is_socket", true}, {"ok", connected}};
+  json priv_fact = {{"family", "priv.runtime_sockets"}, {"source", "list"}, {"path", kDockerSock},
+                    {"exists", true}, {"kind", "socket"}, {"connect_ok", connected}};
+  if (connected) {
+    unix_fact["status_line"] = "HTTP/1.0 200 OK";
+  } else {
+    unix_fact["step"] = step;
+    unix_fact["errno"] = err;
+    priv_fact["errno"] = err;
+  }
+  return {{{"family", "hello"}, {"pid", 1}, {"euid", euid}},
+          unix_fact,
+          priv_fact,
+          {{"family", "priv.runtime_sockets"}, {"summary", true}, {"paths", 1}}};
+}
+
+std::map<std::string, Verdict> JudgeSockets(std::vector<json> facts) {
+  return JudgeNet(TierLowPolicy(), true, std::move(facts), Witness({}), nullptr,
+                  SuiteOf({"net.unix", "priv.runtime_sockets"}));
+}
+
+TEST(FamilyNetTest, SeccompEpermOnConnectIsADenialInBothFamilies) {
+  for (long euid : {0L, 1000L}) {
+    auto v = JudgeSockets(SocketFacts(euid, false, "EPERM"));
+    for (const char* id : {kSockCheck, "priv.runtime_sockets"}) {
+      EXPECT_EQ(v[id].outcome, Outcome::kPass) << id << " euid " << euid << ": " << v[id].observed;
+      EXPECT_NE(v[id].observed.find("EPERM"), std::string::npos) << v[id].observed;
+      EXPECT_NE(v[id].observed.find("denied"), std::string::npos) << v[id].observed;
+    }
+  }
+  // socket(AF_UNIX) itself refused: the same denial.
+  auto v = JudgeSockets(SocketFacts(1000, false, "EPERM", "socket"));
+  EXPECT_EQ(v[kSockCheck].outcome, Outcome::kPass) << v[kSockCheck].observed;
+}
+
+TEST(FamilyNetTest, EaccesForANonRootProbeIsAMediumFindingInBothFamilies) {
+  auto v = JudgeSockets(SocketFacts(1000, false, "EACCES"));
+  for (const char* id : {kSockCheck, "priv.runtime_sockets"}) {
+    EXPECT_EQ(v[id].outcome, Outcome::kFail) << id;
+    EXPECT_EQ(v[id].direction, Direction::kTooPermissive) << id;
+    EXPECT_EQ(v[id].check.severity, Severity::kMedium) << id;
+    EXPECT_NE(v[id].observed.find("another uid or group"), std::string::npos) << v[id].observed;
+  }
+  // Root passes the file's mode: its EACCES comes from an LSM (or an owner outside its user
+  // namespace), a denial.
+  auto root = JudgeSockets(SocketFacts(0, false, "EACCES"));
+  for (const char* id : {kSockCheck, "priv.runtime_sockets"}) {
+    EXPECT_EQ(root[id].outcome, Outcome::kPass) << id << ": " << root[id].observed;
+  }
+}
+
+TEST(FamilyNetTest, AConnectableSocketIsACriticalFailInBothFamilies) {
+  auto v = JudgeSockets(SocketFacts(0, true, ""));
+  for (const char* id : {kSockCheck, "priv.runtime_sockets"}) {
+    EXPECT_EQ(v[id].outcome, Outcome::kFail) << id;
+    EXPECT_EQ(v[id].check.severity, Severity::kCritical) << id;
+  }
+  EXPECT_NE(v[kSockCheck].observed.find("GET /_ping -> \"HTTP/1.0 200 OK\""), std::string::npos);
+  // A stale socket file (nothing listens) is not reachable; an unknown errno proves nothing.
+  auto stale = JudgeSockets(SocketFacts(0, false, "ECONNREFUSED"));
+  EXPECT_EQ(stale[kSockCheck].outcome, Outcome::kPass);
+  EXPECT_EQ(stale["priv.runtime_sockets"].outcome, Outcome::kPass);
+  auto odd = JudgeSockets(SocketFacts(0, false, "EIO"));
+  EXPECT_EQ(odd[kSockCheck].outcome, Outcome::kInconclusive);
+  EXPECT_EQ(odd["priv.runtime_sockets"].outcome, Outcome::kInconclusive);
+}
+
+TEST(FamilyNetTest, WorstSocketDecidesAndNoHelloKeepsTheFinding) {
+  EXPECT_EQ(WorstReach({SocketReach::kDenied, SocketReach::kReachable, SocketReach::kOtherUserMay}),
+            SocketReach::kReachable);
+  EXPECT_EQ(WorstReach({SocketReach::kDenied, SocketReach::kUnclear}), SocketReach::kUnclear);
+  EXPECT_EQ(WorstReach({}), SocketReach::kAbsent);
+  SocketAttempt a = ReadSocketAttempt({{"path", "/s"}, {"exists", true}, {"kind", "socket"},
+                                       {"connect_ok", false}, {"errno", "EACCES"}});
+  EXPECT_EQ(ClassifySocket(a, std::nullopt), SocketReach::kOtherUserMay);
+  EXPECT_EQ(ClassifySocket(a, 0L), SocketReach::kDenied);
+  a.error = "EAGAIN";  // a full backlog: the connect was permitted
+  EXPECT_EQ(ClassifySocket(a, 1000L), SocketReach::kReachable);
+}
+
+// ---- interfaces: the namespace's own view, the host's sysfs apart ----
+
+const json kHostIfaces = {{"lo", "00:00:00:00:00:00"}, {"eth0", "02:fc:00:00:00:01"},
+                          {"docker0", "02:42:5f:33:27:1c"}};
+
+json IfacesFact(json netlink, json proc, json sys) {
+  return {{"family", "net.ifaces"}, {"summary", true}, {"netlink", netlink},
+          {"proc_net_dev", proc}, {"sys_class_net", sys}};
+}
+json View(std::vector<std::string> names, json macs = json::object()) {
+  return {{"ok", true}, {"names", names}, {"macs", macs}};
+}
+const json kLoOnly = View({"lo"}, {{"lo", "00:00:00:00:00:00"}});
+const json kHostSys = View({"lo", "eth0", "docker0"}, kHostIfaces);
+
+std::map<std::string, Verdict> JudgeIfaces(const json& fact) {
+  json net = Witness({});
+  net["host_interfaces"] = kHostIfaces;
+  return JudgeNet(TierLowPolicy(), true, {fact}, net, nullptr, SuiteOf({"net.ifaces"}));
+}
+
+TEST(FamilyNetTest, HostSysfsInAnIsolatedNamespaceIsALowFindingApart) {
+  auto v = JudgeIfaces(IfacesFact(kLoOnly, View({"lo"}), kHostSys));
+  EXPECT_EQ(v["net.ifaces.loopback-only"].outcome, Outcome::kPass) << v["net.ifaces.loopback-only"].observed;
+  EXPECT_EQ(v["net.ifaces.host-netns-hidden"].outcome, Outcome::kPass) << v["net.ifaces.host-netns-hidden"].observed;
+  const Verdict& sysfs = v["net.ifaces.host-sysfs-hidden"];
+  EXPECT_EQ(sysfs.outcome, Outcome::kFail);
+  EXPECT_EQ(sysfs.direction, Direction::kTooPermissive);
+  EXPECT_EQ(sysfs.check.severity, Severity::kLow);
+  EXPECT_NE(sysfs.observed.find("eth0 (02:fc:00:00:00:01)"), std::string::npos) << sysfs.observed;
+  EXPECT_NE(sysfs.remediation.find("fresh sysfs"), std::string::npos);
+  // sysfs listing other interfaces of the same names (the namespace's own sysfs): no finding.
+  auto own = JudgeIfaces(IfacesFact(kLoOnly, View({"lo"}), View({"lo", "eth0"}, {{"eth0", "02:42:ac:11:00:02"}})));
+  EXPECT_EQ(own["net.ifaces.host-sysfs-hidden"].outcome, Outcome::kPass);
+  // No /sys at all: nothing to leak.
+  auto none = JudgeIfaces(IfacesFact(kLoOnly, View({"lo"}), {{"ok", false}, {"step", "opendir"}, {"errno", "ENOENT"}}));
+  EXPECT_EQ(none["net.ifaces.host-sysfs-hidden"].outcome, Outcome::kPass);
+  EXPECT_NE(none["net.ifaces.host-sysfs-hidden"].observed.find("ENOENT"), std::string::npos);
+}
+
+TEST(FamilyNetTest, TheHostsNamespaceFailsByItsOwnViewNotBySysfs) {
+  auto v = JudgeIfaces(IfacesFact(kHostSys, View({"lo", "eth0", "docker0"}), kHostSys));
+  EXPECT_EQ(v["net.ifaces.host-netns-hidden"].outcome, Outcome::kFail);
+  EXPECT_EQ(v["net.ifaces.host-netns-hidden"].check.severity, Severity::kCritical);
+  EXPECT_NE(v["net.ifaces.host-netns-hidden"].observed.find("netlink shows"), std::string::npos);
+  // sysfs adds nothing the namespace does not show itself: judged once, by host-netns-hidden.
+  EXPECT_EQ(v["net.ifaces.host-sysfs-hidden"].outcome, Outcome::kPass);
+  // More than lo that is not the host's (a container's own eth0) is no host interface.
+  auto own = JudgeIfaces(IfacesFact(View({"lo", "eth0"}, {{"eth0", "02:42:ac:11:00:02"}}), View({"lo", "eth0"}), kLoOnly));
+  EXPECT_EQ(own["net.ifaces.host-netns-hidden"].outcome, Outcome::kPass);
+  EXPECT_EQ(own["net.ifaces.loopback-only"].outcome, Outcome::kFail);
+}
+
+TEST(FamilyNetTest, NetlinkDeniedFallsBackToProcNetDev) {
+  const json denied = {{"ok", false}, {"step", "socket"}, {"errno", "EPERM"}};
+  // No MACs in /proc/net/dev: the host's exact set of names is the host's namespace.
+  auto host = JudgeIfaces(IfacesFact(denied, View({"lo", "eth0", "docker0"}), kHostSys));
+  EXPECT_EQ(host["net.ifaces.host-netns-hidden"].outcome, Outcome::kFail);
+  EXPECT_NE(host["net.ifaces.host-netns-hidden"].observed.find("/proc/net/dev shows"), std::string::npos);
+  EXPECT_EQ(host["net.ifaces.host-sysfs-hidden"].outcome, Outcome::kPass);
+  auto lo = JudgeIfaces(IfacesFact(denied, View({"lo"}), kHostSys));
+  EXPECT_EQ(lo["net.ifaces.host-netns-hidden"].outcome, Outcome::kPass);
+  EXPECT_EQ(lo["net.ifaces.host-sysfs-hidden"].outcome, Outcome::kFail);
+  // Neither namespace source: sysfs alone cannot say which namespace it is.
+  auto blind = JudgeIfaces(IfacesFact(denied, {{"ok", false}, {"step", "open"}, {"errno", "ENOENT"}}, kHostSys));
+  for (const char* id : {"net.ifaces.loopback-only", "net.ifaces.host-netns-hidden", "net.ifaces.host-sysfs-hidden"}) {
+    EXPECT_EQ(blind[id].outcome, Outcome::kInconclusive) << id;
+    EXPECT_NE(blind[id].observed.find("netlink: socket: EPERM"), std::string::npos) << blind[id].observed;
+  }
+}
+
+}  // namespace
+}  // namespace sandprobe

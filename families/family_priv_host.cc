@@ -1,0 +1,399 @@
+// Host exposure, host side: host namespaces (priv.namespaces, priv.host_pid with the canary
+// process), container runtime sockets, inherited descriptors, a leaked working directory and
+// TIOCSTI into the harness's terminal.
+#include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "families/family_net.h"
+#include "families/family_priv.h"
+#include "families/runtime_socket_judgement.h"
+
+namespace sandprobe {
+namespace {
+
+using nlohmann::json;
+
+// ---- priv.namespaces ----
+
+struct NamespaceSpec {
+  const char* ns;
+  Severity severity;  // when the policy asks for isolation (pid, net) or always (the rest)
+};
+const std::vector<NamespaceSpec>& NamespaceSpecs() {
+  static const std::vector<NamespaceSpec> kSpecs = {
+      {"pid", Severity::kCritical}, {"net", Severity::kCritical}, {"mnt", Severity::kHigh},
+      {"ipc", Severity::kMedium},   {"uts", Severity::kLow},      {"cgroup", Severity::kLow},
+      {"user", Severity::kLow},
+  };
+  return kSpecs;
+}
+
+Status ExpandNamespaces(const ExpandInput& in, BatchBuilder& batch) {
+  for (const NamespaceSpec& spec : NamespaceSpecs()) {
+    const std::string ns = spec.ns;
+    std::string pointer = "/host";
+    bool shared_ok = false;
+    if (ns == "pid") {
+      pointer = "/host/pid_namespace";
+      shared_ok = in.policy.host.pid_namespace == NamespaceSharing::kShared;
+    } else if (ns == "net") {
+      pointer = "/host/network_namespace";
+      shared_ok = in.policy.host.network_namespace == NamespaceSharing::kShared;
+    }
+    // mnt, ipc, uts, cgroup, user: no policy field; isolation is hardening, judged at its
+    // exposure (a shared mount namespace is the host's filesystem tree).
+    Check check = PrivCheck(in, "priv.namespaces", "priv.namespace:" + ns,
+                            shared_ok ? Severity::kInfo : spec.severity,
+                            shared_ok ? Expectation::kAllowed : Expectation::kDenied, pointer, ns);
+    batch.AddArg("priv.namespaces", ns);
+    if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Verdict JudgeNamespaces(const JudgeInput& in) {
+  Verdict v = StartVerdict(in);
+  const std::string& ns = in.check.target;
+  v.expected = in.check.expect == Expectation::kDenied ? ns + " namespace differs from the harness's"
+                                                       : ns + " namespace may be shared";
+  const std::string flag = ns == "pid" ? "--pid host" : ns == "net" ? "--network host" : ns == "ipc" ? "--ipc host" : ns == "uts" ? "--uts host" : ns == "cgroup" ? "--cgroupns host" : ns == "user" ? "--userns host (or enable userns-remap)" : "bind mounts of host paths";
+  const json& witness = PrivWitnessFacts(in);
+  // On a cgroup v1 host docker's default is the host's cgroup namespace: the fix is a flag to add.
+  const bool cgroup_v1 = witness.is_object() && witness.value("host_cgroup", "") == "v1";
+  const std::string docker_fix =
+      ns == "cgroup" && cgroup_v1
+          ? "docker run --cgroupns private (on this cgroup v1 host docker shares the host's cgroup "
+            "namespace by default)"
+          : fmt::format("do not run docker with {} (and not --privileged)", flag);
+  v.remediation = RemedyFor(
+      in, {docker_fix.c_str(),
+           (ns == "mnt" ? std::string("bwrap always unshares the mount namespace: run the workload inside it")
+                       : fmt::format("bwrap --unshare-{} (or --unshare-all)", ns == "net" ? "net" : ns)).c_str(),
+           fmt::format("run the workload in a sandbox with its own {} namespace", ns).c_str()});
+  const json& w = PrivWitnessFacts(in);
+  const json* f = PrivFactAt(in, v, "priv.namespaces", ns);
+  if (f == nullptr || !f->value("ok", false)) {
+    Inconclusive(v, f == nullptr ? "the probe reported no namespace link"
+                                 : "readlink /proc/self/ns/" + ns + ": " + f->value("errno", std::string("?")));
+    return v;
+  }
+  const std::string host = w.is_object() && w.contains("host_namespaces")
+                               ? w["host_namespaces"].value(ns, "") : "";
+  if (host.empty()) {
+    Inconclusive(v, "the harness could not read its own " + ns + " namespace");
+    return v;
+  }
+  const std::string link = f->value("link", "");
+  v.evidence.witness_facts.push_back("harness " + ns + " namespace " + host);
+  // Every kernel numbers its initial namespaces alike: equal links mean "shared" only when the
+  // probe ran on the harness's kernel.
+  const std::string boot_id = f->value("boot_id", "");
+  const std::string host_boot_id = w.value("host_boot_id", "");
+  if (!boot_id.empty() && !host_boot_id.empty() && boot_id != host_boot_id) {
+    v.evidence.witness_facts.push_back("harness kernel boot_id " + host_boot_id);
+    v.observed = fmt::format("{} in another kernel (boot_id {}, the harness's {}): not the host's "
+                             "namespace whatever its number",
+                             link, boot_id, host_boot_id);
+    JudgeFinding(v, false);
+    return v;
+  }
+  v.observed = link == host ? fmt::format("{}: the same as the harness's", link)
+                            : fmt::format("{} (the harness's is {})", link, host);
+  JudgeFinding(v, link == host);
+  return v;
+}
+
+// ---- priv.host_pid (the canary process) ----
+
+Status ExpandHostPid(const ExpandInput& in, BatchBuilder& batch) {
+  auto it = in.context.values.find("priv.canary_sha256");
+  if (it == in.context.values.end()) {
+    return Status::Error(in.entry.pointer + ": priv.host_pid: the priv witness offered no canary process");
+  }
+  const bool shared_ok = in.policy.host.pid_namespace == NamespaceSharing::kShared;
+  batch.AddArg("priv.host_pid", it->second);
+  return batch.AddCheck(PrivCheck(in, "priv.host_pid", "host.pid_namespace",
+                                  shared_ok ? Severity::kInfo : Severity::kCritical,
+                                  shared_ok ? Expectation::kAllowed : Expectation::kDenied,
+                                  "/host/pid_namespace", "canary host process"));
+}
+
+Verdict JudgeHostPid(const JudgeInput& in) {
+  Verdict v = StartVerdict(in);
+  v.expected = in.check.expect == Expectation::kDenied ? "the canary host process is not visible"
+                                                       : "host processes may be visible";
+  v.remediation = RemedyFor(in, {"do not run docker with --pid host", "bwrap --unshare-pid",
+                                 "run the workload in a sandbox with its own PID namespace"});
+  const json& w = PrivWitnessFacts(in);
+  const json canary = w.is_object() ? w.value("canary_process", json::object()) : json::object();
+  if (canary.value("host_pid", 0L) != 0) {
+    v.evidence.witness_facts.push_back(fmt::format("canary process host pid {}", canary.value("host_pid", 0L)));
+  }
+  const json* f = PrivFact(in, v, "priv.host_pid", true);
+  if (f == nullptr) {
+    Inconclusive(v, "the probe reported no process scan");
+    return v;
+  }
+  if (f->value("seen", false)) {
+    v.observed = fmt::format("the canary host process (host pid {}) is visible as pid {} among {} "
+                             "processes", canary.value("host_pid", 0L), f->value("pid", 0L),
+                             f->value("processes_scanned", 0L));
+    JudgeFinding(v, true);
+    return v;
+  }
+  const long readable = f->value("cmdlines_readable", 0L);
+  v.observed = fmt::format("the canary host process is not among the {} processes visible ({} "
+                           "command lines readable)", f->value("processes_scanned", 0L), readable);
+  if (!canary.value("alive_at_collect", false)) {
+    Inconclusive(v, v.observed + "; but the canary process was not running to the end, so not "
+                                 "seeing it proves nothing");
+  } else if (readable == 0) {
+    Inconclusive(v, v.observed + "; no command line was readable, so not seeing it proves nothing");
+  } else {
+    JudgeFinding(v, false);
+  }
+  return v;
+}
+
+// ---- priv.runtime_sockets ----
+
+Status ExpandRuntimeSockets(const ExpandInput& in, BatchBuilder& batch) {
+  const bool visible_ok = in.policy.host.runtime_sockets == Visibility::kVisible;
+  for (const std::string& path : RuntimeSocketPaths()) batch.AddArg("priv.runtime_sockets", path);
+  return batch.AddCheck(PrivCheck(in, "priv.runtime_sockets", "priv.runtime_sockets",
+                                  visible_ok ? Severity::kInfo : Severity::kCritical,
+                                  visible_ok ? Expectation::kAllowed : Expectation::kDenied,
+                                  "/host/runtime_sockets", "docker/containerd/podman/crio sockets"));
+}
+
+Verdict JudgeRuntimeSockets(const JudgeInput& in) {
+  Verdict v = StartVerdict(in);
+  v.expected = in.check.expect == Expectation::kDenied ? "no container runtime socket connectable"
+                                                       : "runtime sockets may be visible";
+  v.remediation = RemedyFor(in, {"do not bind-mount the runtime socket (-v /var/run/docker.sock:...)",
+                                 "do not --bind /run or the runtime socket into the sandbox",
+                                 "run the workload in a sandbox that does not see /run"});
+  if (PrivFact(in, v, "priv.runtime_sockets", true) == nullptr) {
+    Inconclusive(v, "the probe reported no socket scan");
+    return v;
+  }
+  // Each socket judged as net.unix judges it (runtime_socket_judgement.h); the most exposed
+  // one decides.
+  const std::optional<long> euid = ProbeEuid(in.facts);
+  std::vector<SocketReach> reaches;
+  std::vector<std::string> seen;
+  for (int index : in.facts.OfFamily("priv.runtime_sockets")) {
+    const json& f = in.facts.Fact(index);
+    if (!f.value("exists", false)) continue;
+    v.evidence.frame_indexes.push_back(index);
+    const SocketAttempt attempt = ReadSocketAttempt(f);
+    reaches.push_back(ClassifySocket(attempt, euid));
+    seen.push_back(attempt.path + ": " + DescribeSocket(attempt, reaches.back(), euid));
+  }
+  v.observed = seen.empty() ? "no runtime socket present" : JoinLimited(seen);
+  if (in.check.expect == Expectation::kAllowed) {
+    JudgeFinding(v, false);
+  } else {
+    JudgeHiddenSocket(v, WorstReach(reaches));
+  }
+  return v;
+}
+
+// ---- priv.fds ----
+
+Status ExpandFds(const ExpandInput& in, BatchBuilder& batch) {
+  batch.Invocation("priv.fds");
+  if (Status s = batch.AddCheck(PrivCheck(in, "priv.fds", "priv.fds.inherited", Severity::kMedium,
+                                          Expectation::kDenied, "/host"));
+      !s.ok()) {
+    return s;
+  }
+  return batch.AddCheck(PrivCheck(in, "priv.fds", "priv.fds.directory", Severity::kHigh,
+                                  Expectation::kDenied, "/host"));
+}
+
+Verdict JudgeFds(const JudgeInput& in) {
+  Verdict v = StartVerdict(in);
+  const bool dirs_only = in.check.id == "priv.fds.directory";
+  v.expected = dirs_only ? "no inherited directory descriptor" : "only fds 0-2 open";
+  v.remediation = RemedyFor(in, {"close descriptors before docker run/exec (update runc: "
+                                 "CVE-2024-21626 leaked a directory fd)",
+                                 "close descriptors before starting bwrap (no --sync-fd/--info-fd "
+                                 "left open into the sandbox)",
+                                 "start the sandbox with only fds 0-2 open (close_range)"});
+  const json* summary = PrivFact(in, v, "priv.fds", true);
+  if (summary == nullptr || !summary->value("ok", false)) {
+    Inconclusive(v, summary == nullptr ? "the probe reported no fd listing"
+                                       : "/proc/self/fd: " + summary->value("errno", std::string("?")));
+    return v;
+  }
+  std::vector<std::string> found;
+  for (int index : in.facts.OfFamily("priv.fds")) {
+    const json& f = in.facts.Fact(index);
+    if (f.value("summary", false) || (dirs_only && f.value("kind", "") != "dir")) continue;
+    v.evidence.frame_indexes.push_back(index);
+    found.push_back(fmt::format("fd {} -> {} ({})", f.value("fd", -1), f.value("target", "?"),
+                                f.value("kind", "?")));
+  }
+  v.observed = found.empty() ? (dirs_only ? "no directory fd" : "no fd beyond 0-2")
+                             : JoinLimited(found);
+  JudgeFinding(v, !found.empty());
+  return v;
+}
+
+// ---- priv.cwd ----
+
+Status ExpandCwd(const ExpandInput& in, BatchBuilder& batch) {
+  batch.Invocation("priv.cwd");
+  return batch.AddCheck(PrivCheck(in, "priv.cwd", "priv.cwd", Severity::kHigh, Expectation::kDenied, "/host"));
+}
+
+Verdict JudgeCwd(const JudgeInput& in) {
+  Verdict v = StartVerdict(in);
+  v.expected = "the working directory is inside the sandbox's root";
+  v.remediation = RemedyFor(in, {"set -w/--workdir to a path inside the container; update runc "
+                                 "(CVE-2024-21626)",
+                                 "bwrap --chdir DIR inside the sandbox",
+                                 "chdir into the sandbox's root before starting the workload"});
+  const json* f = PrivFact(in, v, "priv.cwd", false);
+  if (f == nullptr || !(*f)["reaches_root"].is_boolean()) {
+    Inconclusive(v, f == nullptr ? "the probe reported no working directory"
+                                 : "walking up from the working directory failed: " + f->value("walk_errno", std::string("?")));
+    return v;
+  }
+  const bool inside = (*f)["reaches_root"].get<bool>() && f->value("getcwd_ok", false);
+  v.observed = fmt::format("getcwd: {}; '..' from it {} the root", f->value("cwd", f->value("errno", std::string("?"))),
+                           (*f)["reaches_root"].get<bool>() ? "reaches" : "never reaches");
+  JudgeFinding(v, !inside);
+  return v;
+}
+
+// ---- priv.tiocsti ----
+
+Status ExpandTiocsti(const ExpandInput& in, BatchBuilder& batch) {
+  batch.Invocation("priv.tiocsti");
+  return batch.AddCheck(PrivCheck(in, "priv.tiocsti", "priv.tiocsti", Severity::kMedium, Expectation::kDenied, "/host"));
+}
+
+// Whether an attempt got past every check: EFAULT (the bad pointer was the only obstacle) or
+// success. `cmd64` is the same ioctl with bits above 32 set (CVE-2019-10063).
+bool TiocstiReached(const json& f) {
+  auto reached = [](const json& a) { return a.value("errno", "") == "EFAULT" || a.value("returned", false); };
+  return reached(f) || (f.contains("cmd64") && reached(f["cmd64"]));
+}
+
+// On fd -1: EBADF means the request got past the filter; EPERM/ENOSYS or SIGSYS, it did not.
+std::string FilterAnswer(const json& a) {
+  if (a.contains("signal")) return "filtered (" + a.value("signal", std::string("?")) + ")";
+  const std::string err = a.value("errno", "?");
+  return (err == "EBADF" ? "passes the filter (" : "filtered (") + err + ")";
+}
+
+// The harness's own terminals ("dev rdev" of its fds 0-2, its controlling terminal's rdev), from
+// the witness; nullopt when the witness did not record them.
+struct HarnessTerminals {
+  std::vector<std::pair<std::string, std::string>> fds;  // (st_dev, st_rdev)
+  std::vector<std::string> rdevs;                         // every rdev, the ctty's too
+};
+std::optional<HarnessTerminals> ReadHarnessTerminals(const JudgeInput& in) {
+  const json& w = PrivWitnessFacts(in);
+  if (!w.is_object() || !w.contains("host_ttys") || !w["host_ttys"].is_array()) return std::nullopt;
+  HarnessTerminals t;
+  for (const json& tty : w["host_ttys"]) {
+    t.fds.emplace_back(tty.value("dev", ""), tty.value("rdev", ""));
+    t.rdevs.push_back(tty.value("rdev", ""));
+  }
+  if (w.contains("harness_ctty_rdev") && w["harness_ctty_rdev"].is_string()) {
+    t.rdevs.push_back(w["harness_ctty_rdev"].get<std::string>());
+  }
+  return t;
+}
+
+Verdict JudgeTiocsti(const JudgeInput& in) {
+  Verdict v = StartVerdict(in);
+  v.expected = "no terminal from outside the sandbox the probe can push input into";
+  v.remediation = RemedyFor(in, {"do not give the container a terminal (-t) shared with a shell",
+                                 "bwrap --new-session",
+                                 "start the workload in a new session (setsid) without the "
+                                 "caller's terminal; sysctl dev.tty.legacy_tiocsti=0"});
+  const json* summary = PrivFact(in, v, "priv.tiocsti", true);
+  if (summary == nullptr) {
+    Inconclusive(v, "the probe reported no terminal scan");
+    return v;
+  }
+  const std::optional<HarnessTerminals> harness = ReadHarnessTerminals(in);
+  auto has = [](const std::vector<std::string>& list, const std::string& x) {
+    return std::find(list.begin(), list.end(), x) != list.end();
+  };
+  // A terminal is the harness's when its devpts instance and pty match one of the harness's
+  // fds. /dev/tty shows only the controlling terminal's rdev (TIOCGDEV), which another devpts
+  // instance can repeat: it counts unless one of the sandbox's own fds is that terminal. With no
+  // record of the harness's terminals every terminal counts (the cautious reading).
+  std::vector<std::string> own_rdevs;
+  for (int index : in.facts.OfFamily("priv.tiocsti")) {
+    const json& f = in.facts.Fact(index);
+    if (!f.value("isatty", false) || f.value("path", "") == "/dev/tty") continue;
+    const bool outside = harness && std::find(harness->fds.begin(), harness->fds.end(),
+                                              std::pair(f.value("dev", ""), f.value("rdev", ""))) !=
+                                        harness->fds.end();
+    if (harness && !outside) own_rdevs.push_back(f.value("rdev", ""));
+  }
+  std::vector<std::string> reachable, own, refused, filter;
+  bool bypass = false;
+  for (int index : in.facts.OfFamily("priv.tiocsti")) {
+    const json& f = in.facts.Fact(index);
+    if (f.value("variant", "") == "filter") {
+      v.evidence.frame_indexes.push_back(index);
+      const std::string plain = FilterAnswer(f);
+      const std::string wide = f.contains("cmd64") ? FilterAnswer(f["cmd64"]) : "not tried";
+      filter.push_back("TIOCSTI " + plain + ", TIOCSTI | 1 << 32 " + wide);
+      // A filter that stops TIOCSTI but not its 64-bit spelling is bypassable (CVE-2019-10063).
+      bypass = plain.rfind("filtered", 0) == 0 && wide.rfind("passes", 0) == 0;
+      continue;
+    }
+    if (!f.value("isatty", false)) continue;
+    v.evidence.frame_indexes.push_back(index);
+    const std::string path = f.value("path", "?");
+    const std::string rdev = path == "/dev/tty" ? f.value("ctty_rdev", "") : f.value("rdev", "");
+    bool outside = !harness;
+    if (harness && path == "/dev/tty") {
+      outside = (rdev.empty() ? !harness->rdevs.empty() : has(harness->rdevs, rdev)) && !has(own_rdevs, rdev);
+    } else if (harness) {
+      outside = std::find(harness->fds.begin(), harness->fds.end(), std::pair(f.value("dev", ""), rdev)) !=
+                harness->fds.end();
+    }
+    const std::string item = fmt::format("{} ({}{}): {}{}", path, outside ? "the harness's terminal " : "its own terminal ",
+                                         rdev.empty() ? "?" : rdev, f.value("errno", f.value("returned", false) ? "ok" : "?"),
+                                         f.contains("cmd64") ? ", 64-bit: " + f["cmd64"].value("errno", std::string("?")) : "");
+    if (!TiocstiReached(f)) {
+      refused.push_back(item);
+    } else {
+      (outside ? reachable : own).push_back(item);
+    }
+  }
+  v.observed = fmt::format("{} terminal fd(s); TIOCSTI into a terminal from outside: {}", summary->value("ttys", 0),
+                           JoinLimited(reachable));
+  if (!own.empty()) v.observed += "; reachable but the sandbox's own (not an injection path): " + JoinLimited(own);
+  if (!refused.empty()) v.observed += "; refused: " + JoinLimited(refused);
+  if (!filter.empty()) v.observed += "; with no terminal (fd -1): " + JoinLimited(filter);
+  if (bypass) v.observed += "; the filter stops TIOCSTI but not TIOCSTI | 1 << 32 (CVE-2019-10063)";
+  JudgeFinding(v, !reachable.empty() || bypass);
+  return v;
+}
+
+}  // namespace
+
+std::vector<FamilyRow> PrivilegeHostFamilies() {
+  return {
+      {"priv.namespaces", ExpandNamespaces, JudgeNamespaces},
+      {"priv.host_pid", ExpandHostPid, JudgeHostPid},
+      {"priv.runtime_sockets", ExpandRuntimeSockets, JudgeRuntimeSockets},
+      {"priv.fds", ExpandFds, JudgeFds},
+      {"priv.cwd", ExpandCwd, JudgeCwd},
+      {"priv.tiocsti", ExpandTiocsti, JudgeTiocsti},
+  };
+}
+
+}  // namespace sandprobe

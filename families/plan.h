@@ -1,0 +1,47 @@
+// Plan: suite x policy -> Checks, and Checks -> as few probe launches as possible.
+//
+// A new probe family is one row in the family table in plan.cc (its check expansion) plus the
+// probe's own file; everything downstream works from Checks and LaunchBatches.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <set>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/check.h"
+#include "model/plan_types.h"
+#include "load/policy.h"
+#include "model/status.h"
+#include "load/suite.h"
+
+namespace sandprobe {
+
+// Families the planner knows how to expand (what a suite may name), with the variants each
+// takes (FamilyRow::variants).
+const FamilyCatalog& KnownFamilies();
+
+StatusOr<Plan> ExpandChecks(const Policy& policy, const Suite& suite, const PlanContext& context);
+
+// For parallel runs (-j N): splits the shared launch into up to `parts` launches by family
+// group (fs, env, net, priv: the text before the first '.'), keeping each group whole (a
+// group's judges may read each other's facts: fs.alias uses fs.read's control). The number
+// of launches still grows with the number of groups, never with the number of checks.
+void SplitSharedLaunch(Plan& plan, int parts);
+
+// The probe's command line after the probe path: --nonce N FAMILY ARGS [--next FAMILY ARGS]...
+std::vector<std::string> ProbeCommandArgs(const LaunchBatch& batch, std::string_view nonce);
+
+// The most bytes of probe arguments one launch may carry, counted as execve does (each string,
+// its NUL and its argv pointer). The kernel refuses an execve whose arguments and environment
+// pass ARG_MAX (a quarter of the stack limit: 2 MiB by default) with E2BIG, and the sandbox's
+// own argv and environment share that budget; half of it is left to them. A policy large enough to pass it (the loaders' 1 MiB input cap allows ~60,000 short
+// paths) is refused per launch with the sizes, not launched into an obscure E2BIG.
+inline constexpr std::size_t kMaxProbeArgvBytes = 1 << 20;
+// Why `args` cannot be one launch's probe command line, or nullopt when it fits.
+std::optional<std::string> ProbeArgvTooLong(const std::vector<std::string>& args);
+
+}  // namespace sandprobe

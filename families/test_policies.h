@@ -1,0 +1,48 @@
+// Small Policy/Suite builders for unit tests of the planner and evaluate.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "load/policy.h"
+#include "load/suite.h"
+
+namespace sandprobe::testing {
+
+inline std::vector<PolicyPath> Paths(std::initializer_list<const char*> paths,
+                                     const std::string& list) {
+  std::vector<PolicyPath> out;
+  int i = 0;
+  for (const char* p : paths) {
+    out.push_back(PolicyPath{p, {.file = "p.json", .pointer = "/filesystem/" + list + "/" + std::to_string(i++), .position = {1, 1}}});
+  }
+  return out;
+}
+
+// tier-low's filesystem section.
+inline Policy TierLowPolicy() {
+  Policy policy;
+  policy.name = "tier-low";
+  policy.source_path = "p.json";
+  policy.filesystem.readable = Paths({"{workspace}", "/tmp"}, "readable");
+  policy.filesystem.unreadable = Paths({"/etc/shadow", "{host_canary}"}, "unreadable");
+  policy.filesystem.writable = Paths({"{workspace}", "/tmp"}, "writable");
+  policy.filesystem.unwritable = Paths({"/etc"}, "unwritable");
+  return policy;
+}
+
+inline Suite SuiteOf(std::initializer_list<const char*> families) {
+  Suite suite;
+  suite.name = "t";
+  suite.source_path = "s.json";
+  int i = 0;
+  for (const char* f : families) {
+    SuiteEntry entry;
+    entry.family = f;
+    entry.pointer = "/families/" + std::to_string(i++);
+    suite.entries.push_back(entry);
+  }
+  return suite;
+}
+
+}  // namespace sandprobe::testing

@@ -1,0 +1,101 @@
+#include "gate/check_selection.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace sandprobe {
+namespace {
+
+bool MatchesAny(const std::vector<std::string>& patterns, const std::string& id) {
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&id](const std::string& p) { return CheckIdMatches(p, id); });
+}
+
+std::string GroupOf(const std::string& family) { return family.substr(0, family.find('.')); }
+
+// A check of family `check` needs an invocation of `invocation`: "res.memory" needs
+// "res.memory"; "persist" needs "persist.plant" and "persist.check".
+bool Needs(const std::string& check, const std::string& invocation) {
+  return invocation == check || invocation.rfind(check + ".", 0) == 0;
+}
+
+// Drops from the shared launch the invocations of groups left with no check in it.
+void TrimSharedLaunch(LaunchBatch& batch, const std::vector<Check>& checks) {
+  std::set<std::string> groups;
+  for (std::size_t i : batch.check_indexes) groups.insert(GroupOf(checks[i].family));
+  std::erase_if(batch.invocations, [&groups](const ProbeInvocation& inv) {
+    return !groups.count(GroupOf(inv.family));
+  });
+}
+
+bool ExclusiveLaunchNeeded(const LaunchBatch& batch, const std::set<std::string>& families) {
+  for (const ProbeInvocation& inv : batch.invocations) {
+    for (const std::string& family : families) {
+      if (Needs(family, inv.family)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool CheckIdMatches(const std::string& pattern, const std::string& id) {
+  return pattern == id || ::fnmatch(pattern.c_str(), id.c_str(), 0) == 0;
+}
+
+Status SelectChecks(Plan& plan, const CheckSelection& selection) {
+  if (selection.empty()) return Status::Ok();
+  for (const std::string& pattern : selection.only) {
+    bool any = std::any_of(plan.checks.begin(), plan.checks.end(),
+                           [&](const Check& c) { return CheckIdMatches(pattern, c.id); });
+    if (!any) {
+      return Status::Error(fmt::format("--check {}: matches none of the plan's {} checks",
+                                       pattern, plan.checks.size()));
+    }
+  }
+  // Old index -> new index, for the selected checks only.
+  std::vector<std::optional<std::size_t>> renumbered(plan.checks.size());
+  std::vector<Check> kept;
+  for (std::size_t i = 0; i < plan.checks.size(); ++i) {
+    const std::string& id = plan.checks[i].id;
+    bool selected = (selection.only.empty() || MatchesAny(selection.only, id)) &&
+                    !MatchesAny(selection.skip, id);
+    if (!selected) continue;
+    renumbered[i] = kept.size();
+    kept.push_back(plan.checks[i]);
+  }
+  if (kept.empty()) {
+    return Status::Error(fmt::format("--check {} --skip {}: no check of the plan's {} is left",
+                                     fmt::join(selection.only, ","), fmt::join(selection.skip, ","),
+                                     plan.checks.size()));
+  }
+  std::set<std::string> families;
+  for (const Check& c : kept) families.insert(c.family);
+  plan.checks = std::move(kept);
+  for (LaunchBatch& batch : plan.batches) {
+    std::vector<std::size_t> indexes;
+    for (std::size_t i : batch.check_indexes) {
+      if (renumbered[i]) indexes.push_back(*renumbered[i]);
+    }
+    batch.check_indexes = std::move(indexes);
+    if (!batch.exclusive) TrimSharedLaunch(batch, plan.checks);
+    // An exclusive launch shared by a group (res.disk + res.fds) runs only what is selected.
+    if (batch.exclusive) {
+      std::erase_if(batch.invocations, [&families](const ProbeInvocation& inv) {
+        return std::none_of(families.begin(), families.end(),
+                            [&inv](const std::string& f) { return Needs(f, inv.family); });
+      });
+    }
+  }
+  std::erase_if(plan.batches, [&families](const LaunchBatch& b) {
+    return b.exclusive ? !ExclusiveLaunchNeeded(b, families) : b.check_indexes.empty();
+  });
+  return Status::Ok();
+}
+
+}  // namespace sandprobe

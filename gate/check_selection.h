@@ -1,0 +1,36 @@
+// CheckSelection: `--check GLOB` / `--skip GLOB`, applied to a plan before anything launches.
+//
+// Globs are fnmatch(3) patterns without FNM_PATHNAME, so `*` spans the '/' of path ids:
+// `fs.read.*`, `*:/etc/shadow`, `priv.caps.*`. A pattern equal to an id selects it even when
+// the id holds fnmatch syntax (`fs.alias.denied:{host_canary}[symlink]`).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "families/plan.h"
+#include "model/status.h"
+
+namespace sandprobe {
+
+struct CheckSelection {
+  std::vector<std::string> only;  // --check: keep the checks matching any (none given: all)
+  std::vector<std::string> skip;  // --skip: then drop the checks matching any
+  bool empty() const { return only.empty() && skip.empty(); }
+};
+
+// Whether `id` matches `pattern` (equal, or an fnmatch glob match).
+bool CheckIdMatches(const std::string& pattern, const std::string& id);
+
+// Keeps the selected checks of `plan` and only the launches they need:
+// - the shared launch keeps the invocations of family groups (fs, env, net, priv) that still
+//   have a check in it, whole, since a group's judges read each other's facts (fs.alias reads
+//   fs.read's control);
+// - an exclusive launch stays while a selected check's family is, or is the prefix of, one of
+//   its invocations: the persistence plant launch stays for its turn and session checks, a
+//   resource launch goes with its own check.
+// Checks keep their order. Invalid input (exit 2): a --check glob that matches no check of the
+// plan (a typo would otherwise gate on nothing), or no check left.
+Status SelectChecks(Plan& plan, const CheckSelection& selection);
+
+}  // namespace sandprobe

@@ -1,0 +1,117 @@
+#include "gate/check_selection.h"
+
+#include <algorithm>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "families/test_policies.h"
+
+namespace sandprobe {
+namespace {
+
+using testing::SuiteOf;
+
+Policy FullPolicy() {
+  Policy policy = testing::TierLowPolicy();
+  policy.limits.pids = 64;
+  policy.limits.memory_mib = 256;
+  policy.persistence.survives = testing::Paths({"{workspace}"}, "survives");
+  return policy;
+}
+
+Plan Expand(std::initializer_list<const char*> families) {
+  PlanContext context{"/c", "/workspace", {{"persist.token", "tok"}}, true};
+  StatusOr<Plan> plan = ExpandChecks(FullPolicy(), SuiteOf(families), context);
+  EXPECT_TRUE(plan.ok()) << plan.status().message();
+  return *plan;
+}
+
+std::vector<std::string> Ids(const Plan& plan) {
+  std::vector<std::string> ids;
+  for (const Check& c : plan.checks) ids.push_back(c.id);
+  return ids;
+}
+
+std::set<std::string> InvokedFamilies(const Plan& plan) {
+  std::set<std::string> out;
+  for (const LaunchBatch& b : plan.batches) {
+    for (const ProbeInvocation& inv : b.invocations) out.insert(inv.family);
+  }
+  return out;
+}
+
+// Every check in exactly one launch, every index in range.
+void ExpectConsistent(const Plan& plan) {
+  std::multiset<std::size_t> seen;
+  for (const LaunchBatch& b : plan.batches) seen.insert(b.check_indexes.begin(), b.check_indexes.end());
+  ASSERT_EQ(seen.size(), plan.checks.size());
+  for (std::size_t i = 0; i < plan.checks.size(); ++i) EXPECT_EQ(seen.count(i), 1u) << i;
+}
+
+TEST(CheckSelectionTest, GlobsSpanSlashesAndExactIdsMatchDespiteBrackets) {
+  EXPECT_TRUE(CheckIdMatches("fs.read.*", "fs.read.denied:/etc/shadow"));
+  EXPECT_TRUE(CheckIdMatches("*:/etc/shadow", "fs.read.denied:/etc/shadow"));
+  EXPECT_FALSE(CheckIdMatches("fs.write.*", "fs.read.denied:/etc/shadow"));
+  EXPECT_TRUE(CheckIdMatches("fs.alias.denied:{host_canary}[symlink]", "fs.alias.denied:{host_canary}[symlink]"));
+  EXPECT_FALSE(CheckIdMatches("fs.read", "fs.read.denied:/etc/shadow"));
+}
+
+TEST(CheckSelectionTest, EmptySelectionLeavesThePlanAlone) {
+  Plan plan = Expand({"fs.read", "env.secret"});
+  Plan before = plan;
+  ASSERT_TRUE(SelectChecks(plan, {}).ok());
+  EXPECT_EQ(Ids(plan), Ids(before));
+  EXPECT_EQ(plan.batches.size(), before.batches.size());
+}
+
+TEST(CheckSelectionTest, CheckKeepsMatchesInOrderAndTrimsOtherGroupsFromTheSharedLaunch) {
+  Plan plan = Expand({"fs.read", "fs.write", "env.secret", "res.pids", "res.memory"});
+  ASSERT_TRUE(SelectChecks(plan, {.only = {"fs.read.denied:*"}}).ok());
+  EXPECT_EQ(Ids(plan), (std::vector<std::string>{"fs.read.denied:/etc/shadow",
+                                                 "fs.read.denied:{host_canary}"}));
+  ExpectConsistent(plan);
+  ASSERT_EQ(plan.batches.size(), 1u);
+  // fs.write stays: the fs group's judges read each other's facts (the controls).
+  EXPECT_EQ(InvokedFamilies(plan), (std::set<std::string>{"fs.read", "fs.write"}));
+}
+
+TEST(CheckSelectionTest, SkipDropsMatchesAndAnExclusiveLaunchGoesWithItsOnlyCheck) {
+  Plan plan = Expand({"fs.read", "res.pids", "res.memory"});
+  ASSERT_TRUE(SelectChecks(plan, {.skip = {"res.memory*", "limits.memory*"}}).ok());
+  for (const Check& c : plan.checks) EXPECT_NE(c.family, "res.memory") << c.id;
+  EXPECT_EQ(InvokedFamilies(plan).count("res.memory"), 0u);
+  EXPECT_EQ(InvokedFamilies(plan).count("res.pids"), 1u);
+  ExpectConsistent(plan);
+}
+
+TEST(CheckSelectionTest, APersistenceCheckKeepsThePlantLaunchItDependsOn) {
+  Plan full = Expand({"persist"});
+  ASSERT_GE(full.batches.size(), 2u);
+  // The last launch's checks only (a fresh session): the plant launch must still run.
+  std::string last_id = full.checks[full.batches.back().check_indexes.front()].id;
+  Plan plan = full;
+  ASSERT_TRUE(SelectChecks(plan, {.only = {last_id}}).ok());
+  ASSERT_EQ(plan.checks.size(), 1u);
+  EXPECT_EQ(plan.batches.size(), full.batches.size());
+  EXPECT_EQ(InvokedFamilies(plan).count("persist.plant"), 1u);
+  ExpectConsistent(plan);
+}
+
+TEST(CheckSelectionTest, AGlobThatMatchesNothingIsInvalidInput) {
+  Plan plan = Expand({"fs.read"});
+  Status s = SelectChecks(plan, {.only = {"fs.read.*", "fs.raed.*"}});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidInput);
+  EXPECT_NE(s.message().find("--check fs.raed.*: matches none"), std::string::npos) << s.message();
+}
+
+TEST(CheckSelectionTest, NothingLeftIsInvalidInput) {
+  Plan plan = Expand({"fs.read"});
+  Status s = SelectChecks(plan, {.only = {"fs.read.*"}, .skip = {"*"}});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("no check of the plan's 4 is left"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace sandprobe

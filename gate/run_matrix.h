@@ -1,0 +1,34 @@
+// `sandprobe run --sandbox a,b,c`: the same suites against several sandboxes, one run each.
+//
+// Every input is loaded before the first run (a typo in the third profile is exit 2, not a
+// failure after two runs of minutes); each run writes its own reports, their paths marked
+// with the sandbox's name; the exit code is the worst of the runs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/status.h"
+#include "load/suite.h"
+
+namespace sandprobe {
+
+// A report path for one sandbox of several: its name before the extension.
+// "out.json" -> "out.docker-hardened.json", "r/junit.xml" -> "r/junit.docker-hardened.xml",
+// "out" -> "out.docker-hardened", ".hidden" -> ".hidden.docker-hardened".
+std::string PerSandboxPath(const std::string& path, const std::string& sandbox);
+
+// The exit code of several runs: 2 (invalid input: the user's to fix) before 3 (a harness
+// error, inconclusive or interrupted: a sandbox not verified) before 1 (a fail) before 0.
+int WorstExitCode(const std::vector<int>& codes);
+
+// Loads every profile, the policy each is judged against (`policy_path` when given, else the
+// profile's) and every suite; returns the profiles' names in order. Any load error, and with
+// several sandboxes two profiles of one name (their report paths would collide), is invalid
+// input.
+StatusOr<std::vector<std::string>> PreloadRunInputs(const std::vector<std::string>& profile_paths,
+                                                    const std::string& policy_path,
+                                                    const std::vector<std::string>& suite_paths,
+                                                    const FamilyCatalog& families);
+
+}  // namespace sandprobe

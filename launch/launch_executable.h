@@ -1,0 +1,53 @@
+// Which program a launch runs. Part of the launcher (ProcessLauncher resolves every argv[0]
+// here before it forks); its own file because it is a concept of its own.
+//
+// Profiles name programs by bare name (`env`, `bwrap`, `docker`), so whoever controls PATH
+// controls what runs: a forged `env` earlier in PATH would give a report byte-identical to a
+// real run. So each launch records the absolute path it ran and the SHA-256 of that file, and
+// says when the file is easy to forge (a writable directory, someone else's file, a PATH
+// directory outside the system ones). The launcher execs exactly the resolved path, so the
+// record and what ran cannot differ by PATH. They can only differ if the file itself is
+// replaced between hashing and execve; a file where that is possible gets the warning.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "model/status.h"
+
+namespace sandprobe {
+
+struct ResolvedExecutable {
+  std::string path;     // absolute; what the launcher hands to execve
+  std::string sha256;   // lowercase hex of the file's bytes; "" when it could not be read
+  std::string warning;  // "" or why the file is suspect; "; "-separated when several
+};
+
+// The directories a bare name may resolve into without a warning.
+inline constexpr const char* kSystemPath =
+    "/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin:/usr/local/sbin";
+
+// argv[0] resolved as execvp(3) would in the child: a name with a '/' is taken as is; a bare
+// name is searched in `path_env` (the child's PATH; unset: confstr(_CS_PATH), as glibc), where
+// an empty entry means the current directory, and the first regular file the caller may
+// execute wins. Relative results are made absolute against `working_dir` (the directory the
+// child changes to before execve; empty: this process's cwd). Error only when a bare name is
+// nowhere: `execve(foo): ENOENT (not in PATH)`, or EACCES when only unexecutable ones exist.
+StatusOr<ResolvedExecutable> ResolveExecutable(const std::string& argv0,
+                                               const std::optional<std::string>& path_env,
+                                               const std::string& working_dir);
+
+// SHA-256 of the file at `path`. Cached for the life of the process by (device, inode, size,
+// mtime, ctime): a 50 MB docker binary is hashed once per run, not once per launch, and any
+// change to the file (ctime cannot be set back by its owner) is hashed again.
+StatusOr<std::string> ExecutableSha256(const std::string& path);
+
+// Why the file at absolute `path` is easy to forge, or "": a directory on its path (as named
+// and after resolving symlinks) that is group- or world-writable without the sticky bit; the
+// file itself group- or world-writable; a directory, symlink or the file owned by someone other
+// than root or this process's user; and, when `found_in_path` (argv[0] was a bare name), a
+// directory outside kSystemPath. A path the profile spelled out is the profile's choice, so it
+// is not held against it for its location, only for its permissions.
+std::string ExecutableWarning(const std::string& path, bool found_in_path);
+
+}  // namespace sandprobe

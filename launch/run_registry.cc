@@ -1,0 +1,235 @@
+#include "launch/run_registry.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "launch/atomic_file.h"
+#include "launch/launch_pids_cgroup.h"
+#include "launch/proc_info.h"
+
+namespace sandprobe {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr std::size_t kMinTokenLength = 16;
+
+// RecordProcessToken is a read-modify-write; witnesses may call it from several threads.
+std::mutex g_owner_file_mutex;
+
+std::string OwnerPath(const std::string& run_root) { return run_root + "/owner.json"; }
+
+std::string PidNamespace(const std::string& pid) {
+  char link[128];
+  ssize_t n = ::readlink(("/proc/" + pid + "/ns/pid").c_str(), link, sizeof link - 1);
+  return n > 0 ? std::string(link, static_cast<std::size_t>(n)) : "";
+}
+
+Status WriteOwner(const std::string& run_root, const OwnerRecord& owner) {
+  json planted = json::array();
+  for (const PlantedFiles& p : owner.planted_files) planted.push_back({{"token", p.token}, {"dirs", p.dirs}});
+  json doc = {{"pid", owner.pid},
+              {"start_time_ticks", owner.start_ticks},
+              {"pid_namespace", owner.pid_namespace},
+              {"profile_path", owner.profile_path},
+              {"process_tokens", owner.process_tokens},
+              {"planted_files", planted},
+              {"planted_canaries", owner.planted_canaries},
+              {"pids_cgroups", owner.pids_cgroups},
+              {"kept", owner.kept}};
+  return WriteFileAtomically(OwnerPath(run_root), doc.dump(2) + "\n");
+}
+
+// Owned by us and not a symlink: /var/tmp is world-writable, and a root harness must not
+// act on (run the profile named in, remove) a directory someone else planted there.
+bool OwnedByUs(const std::string& path, bool directory) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return false;
+  bool right_type = directory ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode);
+  return right_type && st.st_uid == ::geteuid();
+}
+
+// The owner's liveness: "" while it runs, else why it is dead.
+std::string WhyOwnerIsDead(const OwnerRecord& owner) {
+  if (owner.pid_namespace != PidNamespace("self")) return "";  // cannot tell: leave it
+  std::optional<ProcStat> stat = ReadProcStat(owner.pid);
+  if (!stat) return fmt::format("owner pid {} is gone", owner.pid);
+  if (stat->start_ticks != owner.start_ticks) {
+    return fmt::format("owner pid {} is another process now (started at tick {}, not {})",
+                       owner.pid, stat->start_ticks, owner.start_ticks);
+  }
+  if (stat->dead()) return fmt::format("owner pid {} has exited", owner.pid);
+  return "";
+}
+
+// Seconds since the run dir (or its workspace, which probes write into) last changed.
+std::chrono::seconds Untouched(const std::string& root) {
+  std::error_code ec;
+  auto newest = fs::last_write_time(root, ec);
+  auto workspace = fs::last_write_time(root + "/workspace", ec);
+  if (!ec) newest = std::max(newest, workspace);
+  auto age = fs::file_time_type::clock::now() - newest;
+  return std::chrono::duration_cast<std::chrono::seconds>(age);
+}
+
+}  // namespace
+
+std::string RunDirParent() {
+  const char* root = std::getenv(kRunRootEnv);
+  return root != nullptr && root[0] == '/' ? std::string(root) : std::string(kRunDirParent);
+}
+
+bool IsProcessToken(const std::string& token) {
+  return token.size() >= kMinTokenLength &&
+         std::all_of(token.begin(), token.end(), [](unsigned char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '-';
+         });
+}
+
+Status ClaimRunDir(const std::string& run_root, const std::string& profile_path) {
+  std::optional<ProcStat> self = ReadProcStat(::getpid());
+  if (!self) return Status::Error(fmt::format("claim {}: /proc/self/stat unreadable", run_root));
+  std::error_code ec;
+  fs::path profile = fs::absolute(profile_path, ec).lexically_normal();
+  OwnerRecord owner{.pid = ::getpid(),
+                    .start_ticks = self->start_ticks,
+                    .pid_namespace = PidNamespace("self"),
+                    .profile_path = ec ? profile_path : profile.string(),
+                    .process_tokens = {}};
+  std::string name = fs::path(run_root).filename().string();
+  if (IsProcessToken(name)) owner.process_tokens.push_back(name);
+  // Made only for launches with a pids envelope; recorded always (a sweep finds none then).
+  if (StatusOr<std::string> cgroups = LaunchCgroupPrefix(); cgroups.ok()) owner.pids_cgroups = *cgroups;
+  std::lock_guard<std::mutex> lock(g_owner_file_mutex);
+  return WriteOwner(run_root, owner).WithContext("claim run dir");
+}
+
+void MarkRunDirKept(const std::string& run_root) {
+  std::lock_guard<std::mutex> lock(g_owner_file_mutex);
+  StatusOr<OwnerRecord> owner = LoadOwner(run_root);
+  if (!owner.ok() || owner->pid != ::getpid()) return;
+  owner->kept = true;
+  (void)WriteOwner(run_root, *owner);
+}
+
+void RecordProcessToken(const std::string& run_root, const std::string& token) {
+  if (!IsProcessToken(token)) return;
+  std::lock_guard<std::mutex> lock(g_owner_file_mutex);
+  StatusOr<OwnerRecord> owner = LoadOwner(run_root);
+  if (!owner.ok() || owner->pid != ::getpid()) return;
+  auto& tokens = owner->process_tokens;
+  if (std::find(tokens.begin(), tokens.end(), token) != tokens.end()) return;
+  tokens.push_back(token);
+  (void)WriteOwner(run_root, *owner);
+}
+
+void RecordPlantedCanary(const std::string& run_root, const std::string& path) {
+  if (path.empty() || path[0] != '/') return;
+  std::lock_guard<std::mutex> lock(g_owner_file_mutex);
+  StatusOr<OwnerRecord> owner = LoadOwner(run_root);
+  if (!owner.ok() || owner->pid != ::getpid()) return;
+  owner->planted_canaries.push_back(path);
+  (void)WriteOwner(run_root, *owner);
+}
+
+bool IsPlantedCanary(const std::string& path) {
+  std::string name = fs::path(path).filename().string();
+  const std::string prefix = "sandprobe-canary-", suffix = ".txt";
+  bool named = name.size() > prefix.size() + suffix.size() && name.rfind(prefix, 0) == 0 &&
+               name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+               std::all_of(name.begin() + prefix.size(), name.end() - suffix.size(), [](char c) {
+                 return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+               });
+  return !path.empty() && path[0] == '/' && named && OwnedByUs(path, /*directory=*/false);
+}
+
+void RecordPlantedFiles(const std::string& run_root, const std::string& token,
+                        const std::vector<std::string>& dirs) {
+  if (!IsProcessToken(token)) return;
+  std::vector<std::string> absolute;
+  for (const std::string& dir : dirs)
+    if (!dir.empty() && dir[0] == '/') absolute.push_back(dir);
+  std::lock_guard<std::mutex> lock(g_owner_file_mutex);
+  StatusOr<OwnerRecord> owner = LoadOwner(run_root);
+  if (!owner.ok() || owner->pid != ::getpid()) return;
+  owner->planted_files.push_back({token, absolute});
+  (void)WriteOwner(run_root, *owner);
+}
+
+StatusOr<OwnerRecord> LoadOwner(const std::string& run_root) {
+  std::string path = OwnerPath(run_root);
+  std::ifstream in(path);
+  if (!in) return Status::Error(fmt::format("open({}): not readable", path));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    json doc = json::parse(text);
+    OwnerRecord owner;
+    owner.pid = doc.at("pid").get<int>();
+    owner.start_ticks = doc.at("start_time_ticks").get<unsigned long long>();
+    owner.pid_namespace = doc.at("pid_namespace").get<std::string>();
+    owner.profile_path = doc.at("profile_path").get<std::string>();
+    for (const std::string& token : doc.at("process_tokens").get<std::vector<std::string>>()) {
+      if (IsProcessToken(token)) owner.process_tokens.push_back(token);
+    }
+    // Older owner.json files have neither.
+    for (const json& planted : doc.value("planted_files", json::array())) {
+      PlantedFiles p{planted.at("token").get<std::string>(), planted.at("dirs").get<std::vector<std::string>>()};
+      if (IsProcessToken(p.token)) owner.planted_files.push_back(std::move(p));
+    }
+    owner.pids_cgroups = doc.value("pids_cgroups", "");
+    owner.kept = doc.value("kept", false);
+    if (doc.contains("planted_canaries")) {
+      owner.planted_canaries = doc.at("planted_canaries").get<std::vector<std::string>>();
+    }
+    if (owner.pid <= 0) return Status::Error(fmt::format("{}: pid {}", path, owner.pid));
+    return owner;
+  } catch (const json::exception& e) {
+    return Status::Error(fmt::format("{}: {}", path, e.what()));
+  }
+}
+
+std::vector<DeadRun> FindDeadRuns(const std::string& parent, std::chrono::seconds unowned_age) {
+  std::vector<DeadRun> dead;
+  std::error_code ec;
+  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::directory_entry& entry = *it;
+    std::string name = entry.path().filename().string();
+    if (name.rfind(kRunDirPrefix, 0) != 0 || name.size() == std::string(kRunDirPrefix).size()) {
+      continue;
+    }
+    std::string root = entry.path().string();
+    if (!OwnedByUs(root, /*directory=*/true)) continue;
+    DeadRun run{.run_id = name.substr(std::string(kRunDirPrefix).size()), .root = root};
+    StatusOr<OwnerRecord> owner = OwnedByUs(OwnerPath(root), /*directory=*/false)
+                                      ? LoadOwner(root)
+                                      : StatusOr<OwnerRecord>(Status::Error("no owner.json"));
+    if (owner.ok()) {
+      if (owner->kept) continue;
+      run.why = WhyOwnerIsDead(*owner);
+      run.owner = std::move(*owner);
+    } else {
+      std::chrono::seconds age = Untouched(root);
+      if (age >= unowned_age) {
+        run.why = fmt::format("{}; untouched for {} min", owner.status().message(), age.count() / 60);
+      }
+    }
+    if (!run.why.empty()) dead.push_back(std::move(run));
+  }
+  std::sort(dead.begin(), dead.end(),
+            [](const DeadRun& a, const DeadRun& b) { return a.run_id < b.run_id; });
+  return dead;
+}
+
+}  // namespace sandprobe

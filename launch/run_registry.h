@@ -1,0 +1,110 @@
+// The run registry: which /var/tmp/sandprobe-<run_id>/ directories still belong to a live
+// `sandprobe run`, and which were left behind by a runner that died (kill -9, OOM kill, power
+// loss) and need sweeping (run/run_sweep.h).
+//
+// A run claims its directory with owner.json:
+//   {"pid": 4242, "start_time_ticks": 981234, "pid_namespace": "pid:[4026531836]",
+//    "profile_path": "/abs/sandboxes/docker-hardened.json",
+//    "process_tokens": ["sandprobe-3f2a1b2c4d5e", "sandprobe-canary-..."],
+//    "planted_files": [{"token": "persist3f...", "dirs": ["/tmp", "/root", ...]}],
+//    "pids_cgroups": "/sys/fs/cgroup/pids/sandprobe/4242-981234-"}
+// The owner is alive while a process with that pid has that start time (field 22 of
+// /proc/<pid>/stat): a recycled pid is not mistaken for the runner. Pids are compared only
+// within the same pid namespace; a run dir claimed from another one is never judged dead.
+// Process tokens are strings ([A-Za-z0-9-], at least 16 characters) that appear in the argv of
+// processes the run starts or may leave behind; the run dir's own name is always one (it is
+// in every argv that names the workspace or the canary file). Planted files: a token (of the
+// same form) that names files a probe of the run may plant in those host directories (the
+// persistence probe's `.sandprobe-persist-<token>`); a sweep removes the regular files whose
+// name holds it. pids_cgroups: where the harness's launch cgroups go and how their names begin
+// (launch/launch_pids_cgroup.h), so a sweep removes those a killed harness left.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/status.h"
+
+namespace sandprobe {
+
+// Where runs put their directories (run/run.cc), and the prefix of their names.
+// /var/tmp, not /tmp: many sandboxes put a tmpfs on /tmp, which would hide the canary from a
+// sandbox that otherwise sees the whole host. SANDPROBE_RUN_ROOT (an absolute path) replaces it
+// for `run` and `sweep` alike: runs under another root are invisible to each other's sweeps
+// (tests that kill a runner use one so a concurrent run does not sweep their evidence first).
+inline constexpr const char* kRunDirParent = "/var/tmp";
+inline constexpr const char* kRunRootEnv = "SANDPROBE_RUN_ROOT";
+std::string RunDirParent();
+inline constexpr const char* kRunDirPrefix = "sandprobe-";
+
+// Files a run's probes may plant on the host: names holding `token`, in `dirs`.
+struct PlantedFiles {
+  std::string token;
+  std::vector<std::string> dirs;  // absolute
+};
+
+struct OwnerRecord {
+  int pid = 0;
+  unsigned long long start_ticks = 0;  // JSON start_time_ticks
+  std::string pid_namespace;           // readlink(/proc/self/ns/pid) of the owner
+  std::string profile_path;            // absolute: the sweep loads its `sweep` spec
+  std::vector<std::string> process_tokens;
+  std::vector<PlantedFiles> planted_files;
+  std::string pids_cgroups;  // LaunchCgroupPrefix() of the owner; "" when unknown
+  // Canary files the run planted outside its run dir (a profile's canaries_in): the sweep
+  // removes each that is still a regular file named sandprobe-canary-*.txt.
+  std::vector<std::string> planted_canaries;
+  // The run ended normally with --keep-run-dir: the dir stays until removed by hand, and is
+  // never swept.
+  bool kept = false;
+};
+
+// Writes owner.json for this process into `run_root` (atomically). Call right after creating
+// the run dir, before anything is launched.
+Status ClaimRunDir(const std::string& run_root, const std::string& profile_path);
+
+// Adds `token` to owner.json (atomic rewrite). Tokens that are not [A-Za-z0-9-]{16,} are
+// refused (a short token would match unrelated processes); so is a run dir this process does
+// not own. Best effort: a failure only means a later sweep cannot find that process.
+void RecordProcessToken(const std::string& run_root, const std::string& token);
+
+// Adds `path` (absolute) to owner.json's planted_canaries (atomic rewrite). Best effort, like
+// RecordProcessToken.
+void RecordPlantedCanary(const std::string& run_root, const std::string& path);
+
+// Whether `path` is a file a sweep may remove as a planted canary: absolute, a regular file
+// (not a symlink) owned by this uid, named sandprobe-canary-<hex>.txt.
+bool IsPlantedCanary(const std::string& path);
+
+// Adds planted files (a token of the process-token form, absolute dirs) to owner.json, as
+// RecordProcessToken does (same refusals, best effort).
+void RecordPlantedFiles(const std::string& run_root, const std::string& token,
+                        const std::vector<std::string>& dirs);
+
+// Marks a run dir kept (--keep-run-dir) when its run ends normally. Best effort.
+void MarkRunDirKept(const std::string& run_root);
+
+// owner.json of `run_root`; an error when missing, unreadable or malformed.
+StatusOr<OwnerRecord> LoadOwner(const std::string& run_root);
+
+// True for [A-Za-z0-9-]{16,}.
+bool IsProcessToken(const std::string& token);
+
+// A run dir whose run is over without having cleaned up.
+struct DeadRun {
+  std::string run_id;
+  std::string root;                  // <parent>/sandprobe-<run_id>
+  std::string why;                   // "owner pid 4242 is gone"
+  std::optional<OwnerRecord> owner;  // nullopt: no (readable) owner.json
+};
+
+// Run dirs under `parent` owned by this uid (not symlinks) whose owner is dead (and that are
+// not kept), and those with
+// no readable owner.json (older sandprobe, or a crash before the claim) untouched for
+// `unowned_age`. Sorted by run id.
+std::vector<DeadRun> FindDeadRuns(const std::string& parent = RunDirParent(),
+                                  std::chrono::seconds unowned_age = std::chrono::hours(1));
+
+}  // namespace sandprobe

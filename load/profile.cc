@@ -1,0 +1,345 @@
+#include "load/profile.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace sandprobe {
+namespace {
+
+// [A-Za-z_][A-Za-z0-9_]*
+bool IsVariableName(const std::string& name) {
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  return !name.empty() && letter(name.front()) &&
+         std::all_of(name.begin(), name.end(), [&](char c) { return letter(c) || (c >= '0' && c <= '9'); });
+}
+constexpr std::string_view kProbeArgs = "{probe_args...}";
+
+// Placeholders every argv may use; {probe_args...}, {probe} and {id} have their own rules.
+bool IsCommonPlaceholder(std::string_view name) {
+  return name == "run_id" || name == "instance" || name == "probe_dir" || name == "workspace";
+}
+
+// Which of the restricted placeholders the field being checked may use.
+struct PlaceholderRules {
+  bool probe = true;       // {probe}: not in probe_path itself
+  bool probe_args = false;  // {probe_args...}: only run / exec, as a whole element
+  bool id = false;          // {id}: only sweep.remove
+};
+
+// Checks every `{name}` in `text`, reading it the way ExpandString (placeholders.cc) will:
+// `{` up to the next `}` is a placeholder (even `{}`); a `{` with no `}` after it is literal.
+void CheckPlaceholders(ObjectReader& r, const JsonPointer& ptr, const std::string& text,
+                       const PlaceholderRules& rules,
+                       const std::map<std::string, std::string>& vars) {
+  for (std::size_t open = text.find('{'); open != std::string::npos && r.ok();
+       open = text.find('{', open)) {
+    std::size_t close = text.find('}', open);
+    if (close == std::string::npos) return;
+    std::string name = text.substr(open + 1, close - open - 1);
+    open = close + 1;
+    if (name == "probe_args...") {
+      if (!rules.probe_args) {
+        r.FailAt(ptr, "{probe_args...} is only allowed in run and exec");
+      } else if (text != kProbeArgs) {
+        r.FailAt(ptr, "{probe_args...} must be a whole argv element");
+      }
+    } else if (name == "probe") {
+      if (!rules.probe) r.FailAt(ptr, "{probe} is not allowed here");
+    } else if (name == "id") {
+      if (!rules.id) r.FailAt(ptr, "{id} is only allowed in sweep.remove");
+    } else if (!IsCommonPlaceholder(name) && !vars.contains(name)) {
+      r.FailAt(ptr, fmt::format("unknown placeholder {{{}}}", name));
+    }
+  }
+}
+
+void CheckArgv(ObjectReader& r, const JsonPointer& ptr, const std::vector<std::string>& argv,
+               const PlaceholderRules& rules, const std::map<std::string, std::string>& vars) {
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    CheckPlaceholders(r, ptr / i, argv[i], rules, vars);
+  }
+}
+
+// `run` and `exec` start the probe: they must name it and pass its arguments through.
+void CheckLaunchArgv(ObjectReader& r, const std::string& key,
+                     const std::vector<std::string>& argv,
+                     const std::map<std::string, std::string>& vars) {
+  CheckArgv(r, r.PointerTo(key), argv, {.probe_args = true}, vars);
+  bool has_probe = false;
+  int probe_args = 0;
+  for (const std::string& arg : argv) {
+    has_probe = has_probe || arg.find("{probe}") != std::string::npos;
+    probe_args += arg == kProbeArgs ? 1 : 0;
+  }
+  if (!has_probe) r.FailAt(r.PointerTo(key), "must contain {probe} (the probe's path inside)");
+  if (probe_args != 1) {
+    r.FailAt(r.PointerTo(key), "must contain the element {probe_args...} exactly once");
+  }
+}
+
+// The policy's {workspace} paths resolve under workspace_path, so it must be absolute: "/..."
+// or "{workspace}" (the run's host workspace, an absolute path) followed by nothing or "/...".
+// The run expands only {workspace} here; any other placeholder would fail the run, not load.
+void CheckWorkspacePath(ObjectReader& r, const std::string& path) {
+  if (!r.ok()) return;
+  constexpr std::string_view kWorkspace = "{workspace}";
+  std::string_view rest = path;
+  if (rest.starts_with(kWorkspace)) rest.remove_prefix(kWorkspace.size());
+  if (rest.size() == path.size() && !rest.starts_with('/')) {
+    r.FailAt(r.PointerTo("workspace_path"),
+             fmt::format("must be absolute or start with {{workspace}}, got \"{}\"", path));
+  } else if (!rest.empty() && !rest.starts_with('/')) {
+    r.FailAt(r.PointerTo("workspace_path"), "{workspace} must be followed by nothing or \"/\"");
+  } else if (rest.find_first_of("{}") != std::string_view::npos) {
+    r.FailAt(r.PointerTo("workspace_path"), "only {workspace} is allowed, at the start");
+  }
+}
+
+void ReadVars(ObjectReader& r, Profile& p) {
+  p.vars = r.StringMap("vars", Presence::kOptional).value_or(p.vars);
+  for (const auto& [name, value] : p.vars) {
+    if (!IsVariableName(name)) {
+      r.FailAtKey(r.PointerTo("vars"), name, "variable name must match [A-Za-z_][A-Za-z0-9_]*");
+    } else if (IsCommonPlaceholder(name) || name == "probe" || name == "id") {
+      r.FailAtKey(r.PointerTo("vars"), name, "variable shadows a built-in placeholder");
+    }
+  }
+}
+
+// run / start / exec / stop: which are required and which forbidden depends on the lifecycle.
+void ReadLifecycleArgvs(ObjectReader& r, Profile& p) {
+  const char* lifecycle = p.lifecycle == Lifecycle::kOneShot ? "oneshot" : "session";
+  auto forbid = [&](const std::string& key, std::string_view instead) {
+    if (r.Has(key)) {
+      r.FailAtKey(r.pointer(), key,
+                  fmt::format("not allowed with lifecycle \"{}\" (use {})", lifecycle, instead));
+    }
+  };
+  switch (p.lifecycle) {
+    case Lifecycle::kOneShot:
+      for (const char* key : {"start", "exec", "stop"}) forbid(key, "run");
+      p.run = r.Argv("run", Presence::kRequired).value_or(p.run);
+      if (r.ok()) CheckLaunchArgv(r, "run", p.run, p.vars);
+      break;
+    case Lifecycle::kSession:
+      forbid("run", "start, exec and stop");
+      p.start = r.Argv("start", Presence::kRequired).value_or(p.start);
+      p.exec = r.Argv("exec", Presence::kRequired).value_or(p.exec);
+      p.stop = r.Argv("stop", Presence::kRequired).value_or(p.stop);
+      CheckArgv(r, r.PointerTo("start"), p.start, {}, p.vars);
+      if (r.ok()) CheckLaunchArgv(r, "exec", p.exec, p.vars);
+      CheckArgv(r, r.PointerTo("stop"), p.stop, {}, p.vars);
+      break;
+  }
+}
+
+SweepSpec ReadOneSweep(ObjectReader& parent, const JsonPointer& ptr, const Profile& p) {
+  ObjectReader r(parent.doc(), ptr, {"list", "remove"});
+  SweepSpec sweep;
+  sweep.list = r.Argv("list", Presence::kRequired).value_or(sweep.list);
+  sweep.remove = r.Argv("remove", Presence::kRequired).value_or(sweep.remove);
+  CheckArgv(r, r.PointerTo("list"), sweep.list, {}, p.vars);
+  CheckArgv(r, r.PointerTo("remove"), sweep.remove, {.id = true}, p.vars);
+  bool uses_id = false;
+  for (const std::string& arg : sweep.remove) {
+    uses_id = uses_id || arg.find("{id}") != std::string::npos;
+  }
+  if (r.ok() && !uses_id) r.FailAt(r.PointerTo("remove"), "must contain {id}");
+  parent.Fail(r.status());
+  return sweep;
+}
+
+// "sweep": one {list, remove} object, or an array of them (e.g. containers and volumes).
+void ReadSweep(ObjectReader& parent, Profile& p) {
+  if (!parent.Has("sweep")) return;
+  JsonPointer ptr = parent.PointerTo("sweep");
+  const nlohmann::json& value = parent.doc().root().at(ptr);
+  if (!value.is_array()) {
+    p.sweeps.push_back(ReadOneSweep(parent, ptr, p));
+    return;
+  }
+  if (value.empty()) parent.FailAt(ptr, "must not be empty");
+  for (std::size_t i = 0; i < value.size() && parent.ok(); ++i) {
+    p.sweeps.push_back(ReadOneSweep(parent, ptr / i, p));
+  }
+}
+
+// "teardown": argvs run once at the end of a run, after the last instance's cleanup (e.g.
+// removing a named volume that outlives the session instances by design).
+void ReadTeardown(ObjectReader& r, Profile& p) {
+  p.teardown = r.ArgvList("teardown", Presence::kOptional).value_or(p.teardown);
+  for (std::size_t i = 0; i < p.teardown.size(); ++i) {
+    CheckArgv(r, r.PointerTo("teardown") / i, p.teardown[i], {}, p.vars);
+  }
+}
+
+void ReadInspect(ObjectReader& parent, Profile& p) {
+  if (!parent.Has("inspect")) return;
+  ObjectReader r(parent.doc(), parent.PointerTo("inspect"), {"argv", "readings"});
+  InspectSpec inspect;
+  inspect.argv = r.Argv("argv", Presence::kRequired).value_or(inspect.argv);
+  CheckArgv(r, r.PointerTo("argv"), inspect.argv, {}, p.vars);
+  inspect.readings = r.StringMap("readings", Presence::kRequired).value_or(inspect.readings);
+  for (const auto& [name, pointer] : inspect.readings) {
+    if (r.ok() && !pointer.empty() && pointer[0] != '/') {
+      r.FailAtKey(r.PointerTo("readings"), name, "must be a JSON pointer (\"/0/State/OOMKilled\")");
+    }
+  }
+  p.inspect = std::move(inspect);
+  parent.Fail(r.status());
+}
+
+void ReadEnvelope(ObjectReader& parent, Profile& p) {
+  if (!parent.Has("envelope")) return;
+  ObjectReader r(parent.doc(), parent.PointerTo("envelope"),
+                 {"memory_mib", "open_files", "file_size_mib", "cpu_seconds", "pids"});
+  // Ranges as documented in EnvelopeSpec; 2^40 MiB in bytes still fits an rlim_t.
+  constexpr std::int64_t kMaxMib = 1LL << 40;
+  EnvelopeSpec e;
+  e.memory_mib = r.Int("memory_mib", Presence::kOptional, 1, kMaxMib);
+  e.open_files = r.Int("open_files", Presence::kOptional, 16, 2147483584);  // nr_open's max
+  e.file_size_mib = r.Int("file_size_mib", Presence::kOptional, 1, kMaxMib);
+  e.cpu_seconds = r.Int("cpu_seconds", Presence::kOptional, 1, 365LL * 24 * 3600);  // a year
+  e.pids = r.Int("pids", Presence::kOptional, 1, 1LL << 22);  // PID_MAX_LIMIT
+  p.envelope = e;
+  parent.Fail(r.status());
+}
+
+// "canaries_in": a string or {"host", "inside"} per entry; only profile vars as placeholders (a
+// run's own directories hold no user data to prove anything about).
+void ReadCanariesIn(ObjectReader& parent, Profile& p) {
+  if (!parent.Has("canaries_in")) return;
+  constexpr std::size_t kMaxCanaryDirs = 16;
+  JsonPointer ptr = parent.PointerTo("canaries_in");
+  const nlohmann::json& list = parent.doc().root().at(ptr);
+  if (!list.is_array()) return parent.FailAt(ptr, "expected array");
+  if (list.size() > kMaxCanaryDirs) return parent.FailAt(ptr, "at most 16 directories");
+  for (std::size_t i = 0; i < list.size() && parent.ok(); ++i) {
+    CanaryDir dir{.where = parent.doc().Where(ptr / i) + " " + (ptr / i).to_string()};
+    JsonPointer host_ptr = ptr / i, inside_ptr = ptr / i;
+    if (list[i].is_string()) {
+      dir.host = dir.inside = parent.StringAt(ptr / i, list[i]).value_or("");
+    } else if (list[i].is_object()) {
+      ObjectReader r(parent.doc(), ptr / i, {"host", "inside"});
+      dir.host = r.String("host", Presence::kRequired).value_or("");
+      dir.inside = r.String("inside", Presence::kOptional).value_or(dir.host);
+      host_ptr = r.PointerTo("host");
+      inside_ptr = r.Has("inside") ? r.PointerTo("inside") : host_ptr;
+      parent.Fail(r.status());
+    } else {
+      parent.FailAt(ptr / i, "expected a directory (string) or {\"host\", \"inside\"}");
+    }
+    for (const auto& [value, at] : {std::pair{dir.host, host_ptr}, std::pair{dir.inside, inside_ptr}}) {
+      if (!parent.ok()) break;
+      if (value.empty() || (value[0] != '/' && value[0] != '{')) {
+        parent.FailAt(at, "must be an absolute path");
+        break;
+      }
+      for (std::size_t open = value.find('{'); open != std::string::npos; open = value.find('{', open + 1)) {
+        std::size_t close = value.find('}', open);
+        if (close == std::string::npos) break;
+        std::string name = value.substr(open + 1, close - open - 1);
+        if (!p.vars.contains(name)) {
+          parent.FailAt(at, fmt::format("unknown placeholder {{{}}} (only profile vars may be used here)", name));
+          break;
+        }
+      }
+    }
+    p.canaries_in.push_back(std::move(dir));
+  }
+}
+
+Lifecycle ParseLifecycle(std::string_view name) {
+  return name == "session" ? Lifecycle::kSession : Lifecycle::kOneShot;
+}
+
+}  // namespace
+
+std::string_view LifecycleName(Lifecycle lifecycle) {
+  switch (lifecycle) {
+    case Lifecycle::kOneShot: return "oneshot";
+    case Lifecycle::kSession: return "session";
+  }
+  return "?";
+}
+
+StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
+  ObjectReader r(doc, JsonPointer(),
+                 {"name", "description", "backend", "policy", "requires", "preflight", "install_hint",
+                  "lifecycle", "probe_path", "workspace_path", "injection", "run", "start", "exec",
+                  "stop", "cleanup", "teardown", "sweep", "vars", "timeout_seconds", "inspect",
+                  "envelope", "version", "canaries_in", "environment", "probe_exit"});
+  Profile p;
+  p.source_path = doc.file_name();
+  p.raw = doc.root();
+  p.name = r.Name("name", Presence::kRequired).value_or("");
+  p.description = r.String("description", Presence::kRequired).value_or("");
+  if (r.ok() && p.description.empty()) r.FailAt(r.PointerTo("description"), "must not be empty");
+  std::vector<std::string_view> backends;
+  for (const NamedValue<Backend>& named : kBackendNames) backends.emplace_back(named.name);
+  if (std::optional<std::string> backend = r.Enum("backend", Presence::kRequired, backends)) {
+    p.backend = ValueOf<Backend>(*backend).value_or(Backend::kOther);
+  }
+  if (std::optional<std::string> policy = r.String("policy", Presence::kOptional)) {
+    if (policy->empty()) r.FailAt(r.PointerTo("policy"), "must not be empty");
+    std::filesystem::path dir = std::filesystem::path(doc.file_name()).parent_path();
+    p.policy_path = (dir / *policy).lexically_normal().string();
+  }
+  p.requirements = r.ArgvList("requires", Presence::kOptional).value_or(p.requirements);
+  p.requires_hint = r.String("install_hint", Presence::kOptional).value_or("");
+  p.version = r.Argv("version", Presence::kOptional).value_or(p.version);
+  if (r.Enum("preflight", Presence::kOptional, {"before", "on_failure"}).value_or("before") ==
+      "on_failure") {
+    p.preflight = PreflightWhen::kOnFailure;
+  }
+  if (r.Enum("environment", Presence::kOptional, {"inherit", "empty"}).value_or("inherit") ==
+      "empty") {
+    p.environment = ProbeEnvironment::kEmpty;
+  }
+  if (r.Enum("probe_exit", Presence::kOptional, {"process", "exit_line"}).value_or("process") ==
+      "exit_line") {
+    p.probe_exit = ProbeExit::kExitLine;
+  }
+  p.lifecycle = ParseLifecycle(
+      r.Enum("lifecycle", Presence::kRequired, {"oneshot", "session"}).value_or(""));
+  p.injection = r.Enum("injection", Presence::kRequired, {"ro-bind", "image", "copy", "host-path"})
+                    .value_or("");
+  p.probe_path = r.String("probe_path", Presence::kRequired).value_or("");
+  p.workspace_path = r.String("workspace_path", Presence::kOptional).value_or(p.workspace_path);
+  p.timeout_seconds =
+      static_cast<int>(r.Int("timeout_seconds", Presence::kOptional, 1, 3600).value_or(60));
+  ReadVars(r, p);
+  for (const char* key : {"probe_path", "workspace_path"}) {
+    const std::string& value = std::string_view(key) == "probe_path" ? p.probe_path
+                                                                     : p.workspace_path;
+    if (r.ok() && value.empty()) r.FailAt(r.PointerTo(key), "must not be empty");
+    CheckPlaceholders(r, r.PointerTo(key), value, {.probe = false}, p.vars);
+  }
+  CheckWorkspacePath(r, p.workspace_path);
+  for (std::size_t i = 0; i < p.requirements.size(); ++i) {
+    CheckArgv(r, r.PointerTo("requires") / i, p.requirements[i], {}, p.vars);
+  }
+  if (r.ok()) ReadLifecycleArgvs(r, p);
+  p.cleanup = r.ArgvList("cleanup", Presence::kOptional).value_or(p.cleanup);
+  for (std::size_t i = 0; i < p.cleanup.size(); ++i) {
+    CheckArgv(r, r.PointerTo("cleanup") / i, p.cleanup[i], {}, p.vars);
+  }
+  if (r.ok()) ReadTeardown(r, p);
+  if (r.ok()) ReadSweep(r, p);
+  if (r.ok()) ReadInspect(r, p);
+  if (r.ok()) ReadEnvelope(r, p);
+  if (r.ok()) ReadCanariesIn(r, p);
+  if (!r.ok()) return r.status();
+  return p;
+}
+
+StatusOr<Profile> LoadProfile(const std::string& path) {
+  StatusOr<JsonDocument> doc = JsonDocument::Load(path);
+  if (!doc.ok()) return doc.status();
+  return ParseProfile(*doc);
+}
+
+}  // namespace sandprobe

@@ -1,0 +1,153 @@
+// Profile: how to run the probe inside one sandbox, as argv templates (data, not code).
+//
+// A profile names no policy rules: it only says how to start a sandbox, get the probe in and
+// clean up. Validation here is structural (fields, lifecycle shape, placeholders); whether the
+// sandbox keeps the promises is what a run finds out.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "load/json_source.h"
+#include "model/policy_enums.h"
+#include "model/status.h"
+
+namespace sandprobe {
+
+// How sandbox instances live.
+enum class Lifecycle {
+  kOneShot,  // "oneshot": one `run` per probe launch; the sandbox ends with the probe
+  kSession,  // "session": `start` once, `exec` per launch, `stop` at the end
+};
+std::string_view LifecycleName(Lifecycle lifecycle);  // "oneshot" / "session"
+
+// Finds leftovers of a run (e.g. containers labelled with {run_id}) when it ends.
+struct SweepSpec {
+  std::vector<std::string> list;    // prints the ids of leftovers, one per line
+  std::vector<std::string> remove;  // run once per id, with {id} replaced by it
+};
+
+// Host-side readings after each probe launch (JSON "inspect"): `argv` runs after the probe
+// ended and before `cleanup` (so a container still exists: the run template must not use
+// --rm); its stdout is parsed as JSON and each `readings` entry (name -> JSON pointer, e.g.
+// "oom_killed": "/0/State/OOMKilled") becomes a host reading next to the probe's measurement.
+struct InspectSpec {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> readings;
+};
+
+// JSON "envelope": the harness's own bounds around what it starts directly (host, bwrap,
+// firejail), applied to probe launches only (see LaunchEnvelope). All optional, > 0; keep
+// them above the resource probes' ceilings so only a runaway probe meets them.
+struct EnvelopeSpec {
+  std::optional<std::int64_t> memory_mib;     // RLIMIT_AS, 1..2^40
+  std::optional<std::int64_t> open_files;     // RLIMIT_NOFILE, 16..2147483584 (nr_open's max)
+  std::optional<std::int64_t> file_size_mib;  // RLIMIT_FSIZE, 1..2^40
+  std::optional<std::int64_t> cpu_seconds;    // RLIMIT_CPU, 1..31536000 (a year)
+  std::optional<std::int64_t> pids;           // pids.max of a per-launch pids cgroup, 1..2^22
+};
+
+// One entry of JSON "canaries_in": a host directory the sandbox mounts, where the harness plants
+// a canary file for the run (witness_mounted_canary.cc), so the run proves whether the
+// directories the user mounts leak. JSON: "DIR" (seen at the same path inside) or
+// {"host": "DIR", "inside": "PATH"}; both may use profile vars ({home}), and must be absolute.
+struct CanaryDir {
+  std::string host;    // the host directory (placeholders kept)
+  std::string inside;  // where the sandbox sees it; the host path when the profile omits it
+  std::string where;   // "profile.json:12:5 /canaries_in/0", for errors at plant time
+};
+
+// JSON "environment": what the probe launches (run, or a session's exec) start with.
+//   kInherit ("inherit", the default): the harness's environment plus the run's canary env
+//     secret, which env.secret then looks for inside the sandbox.
+//   kEmpty ("empty"): nothing at all, as under `env -i` (LaunchSpec::empty_environment), so no
+//     process of the launch gets the secret. bwrap needs it, not only --clearenv: with
+//     --unshare-pid bwrap is pid 1 inside and keeps the environment it was started with,
+//     readable in /proc/1/environ. A profile saying so needs no `env -i` in its argv.
+enum class ProbeEnvironment { kInherit, kEmpty };
+
+// When a profile's `requires` runs.
+//   kBefore ("before"): once, before the first launch; a failure means no launch at all.
+//   kOnFailure ("on_failure"): only after a probe launch that did not complete, to tell a
+//     missing backend from a failing sandbox. It saves a launch per run, so a profile may choose
+//     it only where trying a launch on a missing backend is harmless: a binary not found, a
+//     docker image with `--pull never` (without it, docker would pull from a public registry).
+enum class PreflightWhen { kBefore, kOnFailure };
+
+// JSON "probe_exit": where a probe launch's status comes from.
+//   kProcess ("process", the default): the sandbox process's exit status (a final exit status
+//     line, launch/frames.h, stands for it when the process exited 0).
+//   kExitLine ("exit_line"): the final `@@sandprobe-exit N` line, which the profile promises
+//     (a VM's init writes it: the VM monitor exits 0 on a guest panic too). A launch without a
+//     valid last one is incomplete, whatever the process's exit status (families/batch_result.h).
+enum class ProbeExit { kProcess, kExitLine };
+
+struct Profile {
+  std::string name;           // [a-z0-9][a-z0-9._-]*, required
+  std::string description;    // required, non-empty
+  // JSON "backend" (required): which kind of sandbox, for remediation hints and the witnesses.
+  Backend backend = Backend::kOther;
+  std::string source_path;    // the file it was loaded from
+  // JSON "policy": the policy this sandbox is meant to keep, resolved relative to the profile
+  // file's directory; optional (empty when absent).
+  std::string policy_path;
+  // JSON "requires": argvs that must all exit 0 (the preflight); empty means always ready.
+  std::vector<std::vector<std::string>> requirements;
+  // JSON "preflight": when `requires` runs (see PreflightWhen); default "before".
+  PreflightWhen preflight = PreflightWhen::kBefore;
+  // JSON "install_hint": how to install the backend, e.g. "apt-get install bubblewrap";
+  // optional.
+  std::string requires_hint;
+  // JSON "version": argv whose first line of output names the backend's version, e.g.
+  // ["docker", "version", "--format", "{{.Server.Version}}"]; optional. Run once per run (by
+  // the privilege witness) so remediation fits the installed backend and the report's host
+  // object records it. Taken literally: no placeholders ("{{...}}" is docker's own template).
+  std::vector<std::string> version;
+  Lifecycle lifecycle = Lifecycle::kOneShot;  // JSON "lifecycle": "oneshot" | "session"
+  ProbeEnvironment environment = ProbeEnvironment::kInherit;  // JSON "environment"; see above
+  ProbeExit probe_exit = ProbeExit::kProcess;                 // JSON "probe_exit"; see above
+  // JSON "probe_path": in-sandbox path of the probe binary; may use {probe_dir}; required.
+  std::string probe_path;
+  // JSON "workspace_path": where the run's {workspace} appears inside; default "/workspace".
+  // Absolute, or "{workspace}" (the host workspace, for sandboxes that see the host's paths)
+  // followed by nothing or "/..."; no other placeholder.
+  std::string workspace_path = "/workspace";
+  // JSON "injection": how the probe gets in: "ro-bind" | "image" | "copy" | "host-path";
+  // required, so the profile says it does not weaken the sandbox to get the probe in.
+  std::string injection;
+  // Oneshot only (required there): contains {probe} and the element {probe_args...}.
+  std::vector<std::string> run;
+  // Session only (all three required there); `exec` contains {probe} and {probe_args...}.
+  std::vector<std::string> start, exec, stop;
+  // Run after each instance; optional. It must remove everything the instance made: when
+  // every cleanup exits 0 (and no launch was cut short) the end-of-run sweep is skipped.
+  std::vector<std::vector<std::string>> cleanup;
+  // Run once at the end of a run, after the last cleanup: what outlives instances on purpose
+  // (a session's named volume). Optional.
+  std::vector<std::vector<std::string>> teardown;
+  // JSON "sweep": one spec or an array; run at the end of a run (and by `sandprobe sweep` for a
+  // dead run). Optional.
+  std::vector<SweepSpec> sweeps;
+  std::optional<InspectSpec> inspect;             // host readings per probe launch; optional
+  std::optional<EnvelopeSpec> envelope;           // bounds for direct launches; optional
+  // User placeholders: {name} in any argv becomes the value (taken literally). Names are
+  // [a-z_][a-z0-9_]* and may not shadow a built-in placeholder.
+  std::map<std::string, std::string> vars;
+  // JSON "canaries_in": host directories (CanaryDir) to plant a canary file in before the first
+  // launch (O_CREAT|O_EXCL, random name; removed after the run, or by `sandprobe sweep`); each
+  // becomes a denied read check "fs.read.denied:{mounted_canary:DIR}". Optional, at most 16.
+  std::vector<CanaryDir> canaries_in;
+  int timeout_seconds = 60;  // per launch, 1..3600
+  nlohmann::json raw;        // as loaded
+};
+
+// Loads and validates a profile; the first error is returned as "file:line:col: /ptr: what".
+StatusOr<Profile> LoadProfile(const std::string& path);
+StatusOr<Profile> ParseProfile(const JsonDocument& doc);
+
+}  // namespace sandprobe

@@ -1,0 +1,353 @@
+#include "load/profile.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace sandprobe {
+namespace {
+
+const std::string kDir = SANDPROBE_SOURCE_DIR "/load/testdata/load/";
+
+using Argvs = std::vector<std::vector<std::string>>;
+using Strings = std::vector<std::string>;
+
+TEST(ProfileTest, LoadsOneShotProfileWithAllFields) {
+  StatusOr<Profile> p = LoadProfile(kDir + "profile_oneshot.json");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->name, "docker-hardened");
+  EXPECT_EQ(p->description, "One-shot docker run: no network, 512 MiB, read-only root.");
+  EXPECT_EQ(p->backend, Backend::kDocker);
+  EXPECT_EQ(p->source_path, kDir + "profile_oneshot.json");
+  EXPECT_EQ(p->policy_path, kDir + "policy_full.json");
+  EXPECT_EQ(p->requirements, (Argvs{{"docker", "info"}}));
+  EXPECT_EQ(p->requires_hint, "apt-get install docker.io");
+  EXPECT_EQ(p->preflight, PreflightWhen::kOnFailure);
+  EXPECT_EQ(p->lifecycle, Lifecycle::kOneShot);
+  EXPECT_EQ(p->probe_path, "/opt/sandprobe/sandprobe-probe");
+  EXPECT_EQ(p->workspace_path, "/workspace");
+  EXPECT_EQ(p->injection, "ro-bind");
+  ASSERT_EQ(p->run.size(), 15u);
+  EXPECT_EQ(p->run[5], "{instance}");
+  EXPECT_EQ(p->run.back(), "{probe_args...}");
+  EXPECT_TRUE(p->start.empty() && p->exec.empty() && p->stop.empty());
+  EXPECT_EQ(p->cleanup, (Argvs{{"docker", "rm", "-f", "{instance}"}}));
+  ASSERT_EQ(p->sweeps.size(), 1u);
+  EXPECT_EQ(p->sweeps.at(0).list.back(), "label=sandprobe.run={run_id}");
+  EXPECT_EQ(p->sweeps.at(0).remove, (Strings{"docker", "rm", "-f", "{id}"}));
+  EXPECT_EQ(p->vars, (std::map<std::string, std::string>{{"image", "sandprobe/agent:latest"}}));
+  EXPECT_EQ(p->timeout_seconds, 120);
+  EXPECT_EQ(p->raw["name"], "docker-hardened");
+}
+
+TEST(ProfileTest, LoadsSessionProfileWithDefaults) {
+  StatusOr<Profile> p = LoadProfile(kDir + "profile_session.json");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->lifecycle, Lifecycle::kSession);
+  EXPECT_EQ(LifecycleName(p->lifecycle), "session");
+  EXPECT_EQ(p->workspace_path, "/home/agent/work");
+  EXPECT_EQ(p->injection, "copy");
+  EXPECT_EQ(p->start.front(), "docker");
+  EXPECT_EQ(p->exec, (Strings{"docker", "exec", "-i", "{instance}", "{probe}", "{probe_args...}"}));
+  EXPECT_EQ(p->stop, (Strings{"docker", "rm", "-f", "{instance}"}));
+  EXPECT_TRUE(p->run.empty());
+  EXPECT_TRUE(p->policy_path.empty());
+  EXPECT_TRUE(p->requirements.empty());
+  EXPECT_EQ(p->preflight, PreflightWhen::kBefore);
+  EXPECT_TRUE(p->sweeps.empty());
+  EXPECT_TRUE(p->teardown.empty());
+  EXPECT_EQ(p->timeout_seconds, 60);
+}
+
+// A valid one-shot profile with `extra` spliced in as its last members (on line 3).
+std::string ProfileError(const std::string& extra, const std::string& run =
+                                                       R"(["{probe}", "{probe_args...}"])") {
+  std::string text = R"({"name": "p", "description": "d", "backend": "host", "injection": "copy",
+"lifecycle": "oneshot", "probe_path": "{probe_dir}/probe", "run": )" + run + "\n" + extra + "}";
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(text, "p.json");
+  if (!doc.ok()) return "parse: " + doc.status().message();
+  StatusOr<Profile> p = ParseProfile(*doc);
+  return p.ok() ? "ok" : p.status().message();
+}
+
+TEST(ProfileTest, SweepMayBeAListAndTeardownIsChecked) {
+  EXPECT_EQ(ProfileError(R"(, "sweep": [{"list": ["ls"], "remove": ["rm", "{id}"]},
+                         {"list": ["vls"], "remove": ["vrm", "{id}"]}],
+"teardown": [["vrm", "vol-{run_id}"]])"),
+            "ok");
+  EXPECT_EQ(ProfileError(R"(, "sweep": [{"list": ["ls"], "remove": ["rm", "{id}"]}, {"list": ["ls"], "remove": ["rm"]}])"),
+            "p.json:3:84: /sweep/1/remove: must contain {id}");
+  EXPECT_EQ(ProfileError(R"(, "sweep": [])"), "p.json:3:12: /sweep: must not be empty");
+  EXPECT_EQ(ProfileError(R"(, "teardown": [["rm", "{id}"]])"),
+            "p.json:3:23: /teardown/0/1: {id} is only allowed in sweep.remove");
+}
+
+TEST(ProfileTest, MinimalProfileIsValid) { EXPECT_EQ(ProfileError(""), "ok"); }
+
+TEST(ProfileTest, EnvironmentIsInheritOrEmpty) {
+  EXPECT_EQ(ProfileError(R"(, "environment": "empty")"), "ok");
+  EXPECT_EQ(ProfileError(R"(, "environment": "inherit")"), "ok");
+  EXPECT_EQ(ProfileError(R"(, "environment": "clear")"),
+            R"(p.json:3:18: /environment: expected one of "inherit", "empty", got "clear")");
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(
+      R"({"name": "p", "description": "d", "backend": "bwrap", "injection": "copy", "lifecycle": "oneshot",
+"probe_path": "/p", "run": ["{probe}", "{probe_args...}"], "environment": "empty"})", "p.json");
+  ASSERT_TRUE(doc.ok());
+  StatusOr<Profile> empty = ParseProfile(*doc);
+  ASSERT_TRUE(empty.ok()) << empty.status().message();
+  EXPECT_EQ(empty->environment, ProbeEnvironment::kEmpty);
+  doc = JsonDocument::Parse(R"({"name": "p", "description": "d", "backend": "bwrap", "injection": "copy",
+"lifecycle": "oneshot", "probe_path": "/p", "run": ["{probe}", "{probe_args...}"]})", "p.json");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(ParseProfile(*doc)->environment, ProbeEnvironment::kInherit);
+}
+
+TEST(ProfileTest, ProbeExitIsProcessOrExitLine) {
+  EXPECT_EQ(ProfileError(R"(, "probe_exit": "exit_line")"), "ok");
+  EXPECT_EQ(ProfileError(R"(, "probe_exit": "process")"), "ok");
+  EXPECT_EQ(ProfileError(R"(, "probe_exit": "line")"),
+            R"(p.json:3:17: /probe_exit: expected one of "process", "exit_line", got "line")");
+  const char* kBase = R"({"name": "p", "description": "d", "backend": "other", "injection": "copy",
+"lifecycle": "oneshot", "probe_path": "/p", "run": ["{probe}", "{probe_args...}"])";
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(std::string(kBase) + R"(, "probe_exit": "exit_line"})", "p.json");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(ParseProfile(*doc)->probe_exit, ProbeExit::kExitLine);
+  doc = JsonDocument::Parse(std::string(kBase) + "}", "p.json");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(ParseProfile(*doc)->probe_exit, ProbeExit::kProcess);
+}
+
+TEST(ProfileTest, UnknownPlaceholderIsReportedAtTheElement) {
+  EXPECT_EQ(ProfileError("", R"(["x", "--name={instanse}", "{probe}", "{probe_args...}"])"),
+            "p.json:2:73: /run/1: unknown placeholder {instanse}");
+  EXPECT_EQ(ProfileError(R"(, "cleanup": [["rm", "{nope}"]])"),
+            "p.json:3:22: /cleanup/0/1: unknown placeholder {nope}");
+}
+
+TEST(ProfileTest, VarsBecomePlaceholdersAndUnclosedBracesAreLiteral) {
+  EXPECT_EQ(ProfileError(R"(, "vars": {"image": "busybox"}, "cleanup": [["x", "{image}", "a{b"]])"),
+            "ok");
+  // Read as ExpandString will: `{}` is an (unknown) placeholder, not literal text.
+  EXPECT_EQ(ProfileError(R"(, "cleanup": [["find", "-exec", "{}"]])"),
+            "p.json:3:33: /cleanup/0/2: unknown placeholder {}");
+}
+
+TEST(ProfileTest, RestrictedPlaceholders) {
+  EXPECT_EQ(ProfileError(R"(, "cleanup": [["rm", "{id}"]])"),
+            "p.json:3:22: /cleanup/0/1: {id} is only allowed in sweep.remove");
+  EXPECT_EQ(ProfileError(R"(, "cleanup": [["rm", "{probe_args...}"]])"),
+            "p.json:3:22: /cleanup/0/1: {probe_args...} is only allowed in run and exec");
+  EXPECT_EQ(ProfileError("", R"(["{probe}", "--x={probe_args...}", "{probe_args...}"])"),
+            "p.json:2:79: /run/1: {probe_args...} must be a whole argv element");
+  EXPECT_EQ(ProfileError(R"(, "sweep": {"list": ["ls"], "remove": ["rm", "x"]})"),
+            "p.json:3:39: /sweep/remove: must contain {id}");
+}
+
+TEST(ProfileTest, RunMustStartTheProbe) {
+  EXPECT_EQ(ProfileError("", R"(["sh", "{probe_args...}"])"),
+            "p.json:2:67: /run: must contain {probe} (the probe's path inside)");
+  EXPECT_EQ(ProfileError("", R"(["{probe}", "x"])"),
+            "p.json:2:67: /run: must contain the element {probe_args...} exactly once");
+}
+
+TEST(ProfileTest, ProbePathMayNotUseProbe) {
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(
+      R"({"name": "p", "description": "d", "backend": "host", "injection": "copy",
+"lifecycle": "oneshot", "probe_path": "{probe}", "run": ["{probe}", "{probe_args...}"]})",
+      "p.json");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(ParseProfile(*doc).status().message(),
+            "p.json:2:39: /probe_path: {probe} is not allowed here");
+}
+
+TEST(ProfileTest, LifecycleShape) {
+  EXPECT_EQ(ProfileError(R"(, "stop": ["x"])"),
+            "p.json:3:3: /stop: not allowed with lifecycle \"oneshot\" (use run)");
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(
+      R"({"name": "p", "description": "d", "backend": "host", "injection": "copy",
+"lifecycle": "session", "probe_path": "/p", "start": ["s"], "stop": ["t"]})",
+      "s.json");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(ParseProfile(*doc).status().message(), "s.json:1:1: /exec: missing required field");
+}
+
+TEST(ProfileTest, FieldErrors) {
+  EXPECT_EQ(ProfileError(R"(, "timeout_seconds": 0)"),
+            "p.json:3:22: /timeout_seconds: must be between 1 and 3600, got 0");
+  EXPECT_EQ(ProfileError(R"(, "timeout_seconds": "60")"),
+            "p.json:3:22: /timeout_seconds: expected integer, got string");
+  EXPECT_EQ(ProfileError(R"(, "lifecyle": "oneshot")"),
+            "p.json:3:3: /lifecyle: unknown key (known: name, description, backend, policy, "
+            "requires, preflight, install_hint, lifecycle, probe_path, workspace_path, injection, run, start, "
+            "exec, stop, cleanup, teardown, sweep, vars, timeout_seconds, inspect, envelope, version, "
+            "canaries_in, environment, probe_exit)");
+  EXPECT_EQ(ProfileError(R"(, "vars": {"9lives": "/x"})"),
+            "p.json:3:12: /vars/9lives: variable name must match [A-Za-z_][A-Za-z0-9_]*");
+  EXPECT_EQ(ProfileError(R"(, "vars": {"_Image2": "x"})"), "ok");
+  EXPECT_EQ(ProfileError(R"(, "vars": {"probe_dir": "/x"})"),
+            "p.json:3:12: /vars/probe_dir: variable shadows a built-in placeholder");
+  EXPECT_EQ(ProfileError(R"(, "requires": [[]])"), "p.json:3:16: /requires/0: argv must not be empty");
+  EXPECT_EQ(ProfileError(R"(, "preflight": "lazy")"),
+            "p.json:3:16: /preflight: expected one of \"before\", \"on_failure\", got \"lazy\"");
+}
+
+// `version`: an argv run as it is (docker's own "{{...}}" template is no placeholder).
+TEST(ProfileTest, VersionIsALiteralOptionalArgv) {
+  const std::string text = R"({"name": "p", "description": "d", "backend": "docker", "injection": "copy",
+"lifecycle": "oneshot", "probe_path": "/probe", "run": ["{probe}", "{probe_args...}"],
+"version": ["docker", "version", "--format", "{{.Server.Version}}"]})";
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(text, "p.json");
+  ASSERT_TRUE(doc.ok());
+  StatusOr<Profile> p = ParseProfile(*doc);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->version, (Strings{"docker", "version", "--format", "{{.Server.Version}}"}));
+  EXPECT_EQ(ProfileError(R"(, "version": [])"), "p.json:3:14: /version: argv must not be empty");
+  EXPECT_EQ(ProfileError(R"(, "version": "docker version")"),
+            "p.json:3:14: /version: expected argv (array of strings), got string");
+}
+
+TEST(ProfileTest, CanariesInTakesDirsOrHostInsidePairsWithProfileVarsOnly) {
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(
+      R"({"name": "p", "description": "d", "backend": "host", "injection": "copy",
+"lifecycle": "oneshot", "probe_path": "/p", "run": ["{probe}", "{probe_args...}"],
+"vars": {"home": "/root"},
+"canaries_in": ["/srv/data", {"host": "{home}", "inside": "/host-root"}, {"host": "/opt"}]})",
+      "c.json");
+  ASSERT_TRUE(doc.ok());
+  StatusOr<Profile> p = ParseProfile(*doc);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ASSERT_EQ(p->canaries_in.size(), 3u);
+  EXPECT_EQ(p->canaries_in[0].host, "/srv/data");
+  EXPECT_EQ(p->canaries_in[0].inside, "/srv/data");
+  EXPECT_EQ(p->canaries_in[1].host, "{home}");
+  EXPECT_EQ(p->canaries_in[1].inside, "/host-root");
+  EXPECT_EQ(p->canaries_in[1].where, "c.json:4:30 /canaries_in/1");
+  EXPECT_EQ(p->canaries_in[2].inside, "/opt");
+
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": "/srv")"), "p.json:3:18: /canaries_in: expected array");
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": ["srv"])"),
+            "p.json:3:19: /canaries_in/0: must be an absolute path");
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": [{"host": "/a", "inside": "b"}])"),
+            "p.json:3:44: /canaries_in/0/inside: must be an absolute path");
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": [{"inside": "/b"}])"),
+            "p.json:3:19: /canaries_in/0/host: missing required field");
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": [{"host": "/a", "mode": "x"}])"),
+            "p.json:3:34: /canaries_in/0/mode: unknown key (known: host, inside)");
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": ["{workspace}/x"])"),
+            "p.json:3:19: /canaries_in/0: unknown placeholder {workspace} (only profile vars may be used here)");
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": [3])"),
+            "p.json:3:19: /canaries_in/0: expected a directory (string) or {\"host\", \"inside\"}");
+}
+
+TEST(ProfileTest, EnumsAndNames) {
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(
+      R"({"name": "Bad Name", "description": "d"})", "n.json");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(ParseProfile(*doc).status().message(),
+            "n.json:1:10: /name: must match [a-z0-9][a-z0-9._-]*");
+  doc = JsonDocument::Parse(R"({"name": "n", "description": "d", "backend": "lxc"})", "n.json");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(ParseProfile(*doc).status().message(),
+            "n.json:1:46: /backend: expected one of \"host\", \"bwrap\", \"docker\", \"podman\", "
+            "\"firejail\", \"gvisor\", \"other\", got \"lxc\"");
+}
+
+TEST(ProfileTest, MissingFileNamesTheOpen) {
+  EXPECT_EQ(LoadProfile(kDir + "nope.json").status().message(),
+            "open(" + kDir + "nope.json): No such file or directory");
+}
+
+}  // namespace
+}  // namespace sandprobe
+
+namespace sandprobe {
+namespace {
+
+const std::string kNul =
+    "contains a NUL character (\\u0000): it would cut the string short at run time";
+
+// A NUL in an argv element, a var (a placeholder value), a path or a name validated and was
+// then cut short by execve()/open(): refused at load, at the string.
+TEST(ProfileInputsTest, NulIsRefusedInArgvsVarsPathsAndNames) {
+  EXPECT_EQ(ProfileError("", R"(["{probe}", "{probe_args...}", "--x\u0000y"])"),
+            "p.json:2:98: /run/2: " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "vars": {"image": "alpine\u0000:latest"})"),
+            "p.json:3:21: /vars/image: " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "vars": {"im\u0000age": "alpine"})"),
+            "p.json:3:12: /vars/im\\u0000age: key " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "/work\u0000space")"),
+            "p.json:3:21: /workspace_path: " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "cleanup": [["rm", "-rf", "/tmp/x\u0000"]])"),
+            "p.json:3:29: /cleanup/0/2: " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "requires": [["docker\u0000", "info"]])"),
+            "p.json:3:17: /requires/0/0: " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "policy": "p\u0000.json")"), "p.json:3:13: /policy: " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": ["/srv\u0000/data"])"),
+            "p.json:3:19: /canaries_in/0: " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "canaries_in": [{"host": "/a", "inside": "/b\u0000"}])"),
+            "p.json:3:44: /canaries_in/0/inside: " + kNul);
+  EXPECT_EQ(ProfileError(R"(, "inspect": {"argv": ["i"], "readings": {"o\u0000": "/0"}})"),
+            "p.json:3:43: /inspect/readings/o\\u0000: key " + kNul);
+}
+
+// Policy {workspace} paths resolve under workspace_path: a relative one pointed checks at
+// paths relative to the probe's working directory.
+TEST(ProfileInputsTest, WorkspacePathMustBeAbsolute) {
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "workspace")"),
+            "p.json:3:21: /workspace_path: must be absolute or start with {workspace}, got "
+            "\"workspace\"");
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "./ws")"),
+            "p.json:3:21: /workspace_path: must be absolute or start with {workspace}, got "
+            "\"./ws\"");
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "{workspace}x")"),
+            "p.json:3:21: /workspace_path: {workspace} must be followed by nothing or \"/\"");
+  // The run expands only {workspace} in workspace_path: another placeholder would fail the run.
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "{probe_dir}/ws")"),
+            "p.json:3:21: /workspace_path: must be absolute or start with {workspace}, got "
+            "\"{probe_dir}/ws\"");
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "/w/{run_id}")"),
+            "p.json:3:21: /workspace_path: only {workspace} is allowed, at the start");
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "/workspace")"), "ok");
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "{workspace}")"), "ok");
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "{workspace}/sub")"), "ok");
+}
+
+TEST(ProfileInputsTest, EnvelopeNumbersAreBounded) {
+  EXPECT_EQ(ProfileError(R"(, "envelope": {"pids": 4194305})"),
+            "p.json:3:24: /envelope/pids: must be between 1 and 4194304, got 4194305");
+  EXPECT_EQ(ProfileError(R"(, "envelope": {"open_files": 2147483585})"),
+            "p.json:3:30: /envelope/open_files: must be between 16 and 2147483584, got "
+            "2147483585");
+  EXPECT_EQ(ProfileError(R"(, "envelope": {"cpu_seconds": 31536001})"),
+            "p.json:3:31: /envelope/cpu_seconds: must be between 1 and 31536000, got 31536001");
+  EXPECT_EQ(ProfileError(R"(, "envelope": {"memory_mib": 1099511627777})"),
+            "p.json:3:30: /envelope/memory_mib: must be between 1 and 1099511627776, got "
+            "1099511627777");
+  EXPECT_EQ(ProfileError(R"(, "envelope": {"file_size_mib": 1e3})"),
+            "p.json:3:33: /envelope/file_size_mib: expected integer, got number");
+  EXPECT_EQ(ProfileError(R"(, "envelope": {"pids": 4194304, "open_files": 2147483584,
+"cpu_seconds": 31536000, "memory_mib": 1099511627776, "file_size_mib": 1099511627776})"),
+            "ok");
+  EXPECT_EQ(ProfileError(R"(, "timeout_seconds": 3601)"),
+            "p.json:3:22: /timeout_seconds: must be between 1 and 3600, got 3601");
+  EXPECT_EQ(ProfileError(R"(, "timeout_seconds": 1e400)"),
+            "parse: p.json:3:22: invalid JSON: [json.exception.out_of_range.406] number "
+            "overflow parsing '1e400'");
+}
+
+TEST(ProfileInputsTest, FifoProfileIsRefused) {
+  std::string path = testing::TempDir() + "/sandprobe_profile_fifo_" + std::to_string(::getpid());
+  ::unlink(path.c_str());
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << std::strerror(errno);
+  StatusOr<Profile> p = LoadProfile(path);
+  ::unlink(path.c_str());
+  EXPECT_EQ(p.status().message(), path + ": is a FIFO, not a regular file");
+}
+
+}  // namespace
+}  // namespace sandprobe

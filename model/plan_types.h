@@ -1,0 +1,61 @@
+// The plan's plain data: probe invocations, launches, the plan, and the values the planner
+// substitutes. Shared by the planner (plan.h), the families (family.h) and the judge; no
+// functions, so a family can name them without reaching the planner.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/check.h"
+
+namespace sandprobe {
+
+// One family call inside a probe launch: `FAMILY ARGS...` on the probe's command line.
+struct ProbeInvocation {
+  std::string family;
+  std::vector<std::string> args;
+};
+
+// One probe launch: several families, separated by --next on the probe command line.
+struct LaunchBatch {
+  std::string id;  // "B1", ...
+  std::vector<ProbeInvocation> invocations;
+  std::vector<std::size_t> check_indexes;  // into Plan::checks
+  // Resource probes run alone (never beside another launch).
+  bool exclusive = false;
+  // Checks and no invocations: decided at plan time, nothing to launch (planned only when
+  // PlanContext::launchless_checks says the runner judges it without a launch).
+  // Per-launch timeout for this batch; 0: the profile's timeout_seconds.
+  int timeout_seconds = 0;
+  // Run in a fresh sandbox instance: a session profile stops its instance and starts a new one
+  // first (a one-shot profile's launches are always fresh). Persistence needs "turn 2 in the
+  // same session" and "a new session" as distinct launches.
+  bool fresh_instance = false;
+  // Run the profile's `inspect` after this launch: only checks that read host readings (the
+  // resource limits: OOMKilled, HostConfig) need it, and it costs a backend call per launch.
+  bool host_readings = false;
+};
+
+struct Plan {
+  std::vector<Check> checks;
+  std::vector<LaunchBatch> batches;
+};
+
+// Values the planner substitutes into policy paths.
+struct PlanContext {
+  std::string host_canary;  // {host_canary}: the canary file's path (same path inside a leaky sandbox)
+  std::string workspace;    // {workspace}: where the workspace appears inside the sandbox
+  // What the run's witnesses offer the probes, keyed "<witness>.<key>" (RunWitness::PlanValues).
+  std::map<std::string, std::string> values;
+  // The profile keeps one sandbox instance across launches (lifecycle "session"), so "the next
+  // launch" and "a fresh instance" differ; in a one-shot profile every launch is fresh.
+  bool session = false;
+  // The runner judges a batch with checks and no invocations without launching anything (an
+  // empty, complete result): a family whose judge decides from the policy alone (res.wall above
+  // kMaxMeasuredWallSeconds: always skipped) then plans no launch. Off: such checks get a
+  // launch as before (a runner that would start an empty probe must not get such a batch).
+  bool launchless_checks = false;
+};
+
+}  // namespace sandprobe

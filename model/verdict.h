@@ -1,0 +1,62 @@
+// Verdict: Evaluate()'s judgement of one Check against the observed facts.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/check.h"
+
+namespace sandprobe {
+
+enum class Outcome {
+  kPass,          // observed, and what the policy promised
+  kFail,          // observed, and not what the policy promised (see Direction)
+  kInconclusive,  // a positive control failed or the fact is missing: nothing proven
+  kError,         // the launch or the harness failed
+  kSkip,          // not applicable or the backend is missing; `observed` says why
+};
+std::string_view OutcomeName(Outcome outcome);  // "pass", "fail", ...
+
+enum class Direction { kNone, kTooPermissive, kTooRestrictive };
+std::string_view DirectionName(Direction direction);  // "", "too-permissive", "too-restrictive"
+
+// Where the facts behind a verdict are in the report.
+struct Evidence {
+  std::string launch_id;            // LaunchRecord::id, empty when no launch was involved
+  std::vector<int> frame_indexes;   // indexes into that launch's facts
+  std::vector<std::string> witness_facts;  // "canary sha256 matched", ...
+  // Set only by a judge of a family that judges incomplete launches (FamilyRow::
+  // judges_incomplete_launch) when it has positive evidence that the sandbox, not the harness
+  // or a crash, ended the launch: "killed by the sandbox (signal 9), not by the harness's
+  // timeout". Empty otherwise.
+  std::string expected_end;
+};
+
+// A waiver (--waivers FILE) that matched this check's fail. An active one keeps the fail out of
+// the gate: the check stays `fail` in every report, marked waived with the reason. An expired one
+// waives nothing (the fail counts) and fails the gate on its own (gate/waivers.h).
+struct AppliedWaiver {
+  std::string pattern;  // the waiver's "check": an id or a glob
+  std::string reason;
+  std::string expires;  // YYYY-MM-DD: waives through that day (UTC)
+  std::string where;    // "waivers.json:3:5", the waiver in its file
+  bool expired = false;
+};
+
+struct Verdict {
+  Check check;
+  Outcome outcome = Outcome::kError;
+  Direction direction = Direction::kNone;  // set only when outcome == kFail
+  std::string expected;     // "read denied"
+  std::string observed;     // "read ok: 33 bytes, sha256 = canary token"
+  std::string remediation;  // one line
+  Evidence evidence;
+  double duration_seconds = 0;
+  std::optional<AppliedWaiver> waiver;  // only on a fail a waiver matched
+  // The fail is waived (a waiver matched and has not expired): it does not fail the gate.
+  bool waived() const { return waiver.has_value() && !waiver->expired; }
+};
+
+}  // namespace sandprobe

@@ -1,0 +1,309 @@
+#include "run/run.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "families/evaluate.h"
+#include "load/placeholders.h"
+#include "families/plan.h"
+#include "families/plan_split.h"
+#include "load/policy.h"
+#include "run/preflight_gate.h"
+#include "run/probe_dir.h"
+#include "load/profile.h"
+#include "recorded/rejudge_record.h"
+#include "run/run_dir.h"
+#include "run/run_launches.h"
+#include "run/run_watchdog.h"
+#include "run/sandbox.h"
+#include "load/suite.h"
+#include "witnesses/witness.h"
+#include "witnesses/witness_host_paths.h"
+#include "witnesses/witnesses.h"
+
+namespace sandprobe {
+namespace {
+
+nlohmann::json HostFacts() {
+  nlohmann::json host = nlohmann::json::object();
+  struct utsname uts {};
+  if (uname(&uts) == 0) {
+    host["kernel"] = std::string(uts.sysname) + " " + uts.release;
+    host["machine"] = uts.machine;
+    host["hostname"] = uts.nodename;
+  }
+  return host;
+}
+
+// What the privilege witness measured about the host's backend and kernel, where it ran: the
+// profile's `version` command's answer, the kernel release, the cgroup version.
+void AddWitnessHostFacts(nlohmann::json& host, const WitnessFacts& witnesses) {
+  auto priv = witnesses.observed.find("priv");
+  if (priv == witnesses.observed.end() || !priv->second.is_object()) return;
+  for (const auto& [from, to] : {std::pair{"backend_version", "backend_version"},
+                                 std::pair{"host_kernel", "kernel_release"}, std::pair{"host_cgroup", "cgroup"}}) {
+    if (priv->second.contains(from)) host[to] = priv->second[from];
+  }
+}
+
+// The longest a healthy launch can take: its timeout, plus the housekeeping around it (a
+// session's start, inspect, cleanup: each bounded at 60 s) and the launcher's kill grace.
+std::chrono::seconds DefaultStallLimit(const Plan& plan, const Profile& profile) {
+  int longest = profile.timeout_seconds;
+  for (const LaunchBatch& batch : plan.batches) longest = std::max(longest, batch.timeout_seconds);
+  return std::chrono::seconds(longest + 180);
+}
+
+// One run, phase by phase:
+//
+//   Load -> Prepare -> WitnessesUp -> PlanChecks -> Launch -> Housekeeping -> WitnessesDown -> Judge
+//
+// The witnesses come up before the plan because the plan passes their addresses (a canary
+// listener's port) to the probes. Until the first launch, a failure returns a Status (the CLI
+// then writes a harness-failure report); from the first launch on, everything that goes wrong
+// is in the report. Every step that can block takes its time from one Deadline.
+class Run {
+ public:
+  Run(const RunOptions& options, const RunEnvironment& env)
+      : options_(options), env_(env), started_(env.clock()),
+        deadline_(std::chrono::duration_cast<std::chrono::milliseconds>(options.run_timeout), env.clock) {}
+
+  StatusOr<RunReport> Execute() && {
+    for (Status (Run::*phase)() : {&Run::Load, &Run::Prepare, &Run::WitnessesUp, &Run::PlanChecks}) {
+      if (Status s = (this->*phase)(); !s.ok()) return s;
+    }
+    Launch();
+    Housekeeping();
+    WitnessesDown();
+    Judge();
+    return std::move(report_);
+  }
+
+ private:
+  // The profile, its policy (or --policy) and the suite; the probe binary must exist.
+  Status Load() {
+    StatusOr<Profile> profile = LoadProfile(options_.profile_path);
+    if (!profile.ok()) return profile.status();
+    profile_ = std::move(*profile);
+    std::string policy_path = options_.policy_path.empty() ? profile_->policy_path : options_.policy_path;
+    if (policy_path.empty()) {
+      return Status::Error(fmt::format("{}: the profile names no policy; pass --policy", options_.profile_path));
+    }
+    StatusOr<Policy> policy = LoadPolicy(policy_path);
+    if (!policy.ok()) return policy.status();
+    policy_ = std::move(*policy);
+    std::vector<Suite> suites;
+    for (const std::string& path : options_.suite_paths) {
+      StatusOr<Suite> suite = LoadSuite(path, KnownFamilies());
+      if (!suite.ok()) return suite.status();
+      suites.push_back(std::move(*suite));
+    }
+    StatusOr<Suite> suite = MergeSuites(std::move(suites), KnownFamilies());
+    if (!suite.ok()) return suite.status();
+    suite_ = std::move(*suite);
+    if (::access((options_.probe_dir + "/sandprobe-probe").c_str(), X_OK) != 0) {
+      return Status::HarnessError(fmt::format(
+          "probe binary {}/sandprobe-probe is missing (build it, or pass --probe-dir)", options_.probe_dir));
+    }
+    return Status::Ok();
+  }
+
+  // The run dir (claimed in the registry), the probe dir the sandboxes can reach, the canaries.
+  Status Prepare() {
+    StartReport();
+    StatusOr<RunDir> run_dir = RunDir::Create(env_.run_dir_parent, report_.run_id, profile_->source_path);
+    if (!run_dir.ok()) return run_dir.status();
+    run_dir_.emplace(std::move(*run_dir));
+    StatusOr<std::string> probe_dir = ProbeDirForSandboxes(options_.probe_dir, run_dir_->root());
+    if (!probe_dir.ok()) return probe_dir.status().AsHarnessError();
+    probe_dir_ = *probe_dir;
+    StatusOr<CanaryFile> canary = CanaryFile::Plant(run_dir_->root());
+    if (!canary.ok()) return canary.status().AsHarnessError();
+    canary_.emplace(std::move(*canary));
+    facts_ = WitnessFacts{canary_->path(), canary_->sha256(), env_secret_.sha256};
+    return Status::Ok();
+  }
+
+  void StartReport() {
+    report_.tool_version = options_.tool_version;
+    report_.run_id = env_.random_hex(6);
+    report_.started_at = env_.utc_now();
+    report_.host = HostFacts();
+    report_.profile_name = profile_->name;
+    report_.profile_path = profile_->source_path;
+    report_.profile = profile_->raw;
+    report_.policy_name = policy_->name;
+    report_.policy_path = policy_->source_path;
+    report_.policy = policy_->raw;
+    report_.suite_name = suite_->name;
+    RunSelection selection{suite_->names, {}, options_.selection.only, options_.selection.skip};
+    for (const SuiteEntry& entry : suite_->entries) selection.families.push_back(entry.family);
+    report_.selection = std::move(selection);
+  }
+
+  // Starts the witnesses the suite's families need (a row of the witness table each).
+  Status WitnessesUp() {
+    WitnessSetup setup{report_.run_id, run_dir_->root(), *profile_, env_.launcher, env_.random_hex(16), &deadline_};
+    for (const WitnessRow& row : env_.witness_table) {
+      bool needed = false;
+      for (const SuiteEntry& entry : suite_->entries) needed = needed || row.families.count(entry.family);
+      if (!needed) continue;
+      StatusOr<std::unique_ptr<RunWitness>> witness = row.start(setup);
+      if (!witness.ok()) return witness.status().WithContext(std::string("witness ") + row.name).AsHarnessError();
+      witnesses_.push_back(std::move(*witness));
+    }
+    return Status::Ok();
+  }
+
+  Status PlanChecks() {
+    StatusOr<std::string> workspace_inside =
+        ExpandString(profile_->workspace_path, {{"workspace", run_dir_->workspace()}});
+    if (!workspace_inside.ok()) return workspace_inside.status().WithContext(profile_->source_path);
+    PlanContext& context = context_;
+    context = PlanContext{canary_->path(), *workspace_inside, {}, profile_->lifecycle == Lifecycle::kSession};
+    for (const auto& witness : witnesses_) {
+      for (const auto& [key, value] : witness->PlanValues()) context.values[witness->name() + "." + key] = value;
+    }
+    context.launchless_checks = true;  // the launch phase judges a batch without invocations unlaunched
+    StatusOr<Plan> plan = ExpandChecks(*policy_, *suite_, context);
+    if (!plan.ok()) return plan.status();
+    if (Status s = SelectChecks(*plan, options_.selection); !s.ok()) return s;
+    plan_ = std::move(*plan);
+    // The host's own copy of every denied path, before any launch (decoys vs the host's data).
+    facts_.observed["host_paths"] = HostPathWitness(plan_);
+    SplitByArgumentBudget(plan_);
+    SplitSharedLaunch(plan_, options_.jobs);
+    return Status::Ok();
+  }
+
+  void Launch() {
+    watchdog_ = std::make_unique<RunWatchdog>(RunWatchdog::Options{
+        .interrupt = options_.cancel,
+        .run_timeout = options_.run_timeout,
+        .stall_after = options_.stall_after.count() > 0 ? options_.stall_after : DefaultStallLimit(plan_, *profile_),
+        .stall_grace = options_.stall_grace,
+        .on_stalled = options_.on_stalled});
+    sandbox_ = std::make_unique<Sandbox>(
+        *profile_, env_.launcher,
+        SandboxContext{report_.run_id, probe_dir_, run_dir_->workspace(),
+                       {{env_secret_.name, env_secret_.token}}, watchdog_->stop_flag(), deadline_});
+    preflight_ = std::make_unique<PreflightGate>(profile_->preflight, [this] { return sandbox_->Preflight(); });
+    launched_ = RunLaunches({.plan = plan_, .sandbox = *sandbox_, .preflight = *preflight_,
+                             .watchdog = *watchdog_, .witnesses = witnesses_,
+                             .workspace = run_dir_->workspace(),
+                             .require_backend = options_.require_backend, .jobs = options_.jobs,
+                             .random_hex = env_.random_hex,
+                             .deadline_why = fmt::format("run timeout after {} s", options_.run_timeout.count()),
+                             .on_progress = options_.on_progress});
+  }
+
+  // Close, teardown, sweep: each bounded by the deadline. When they may have left something,
+  // the run dir stays in the registry for `sandprobe sweep`.
+  void Housekeeping() {
+    sandbox_->Close();
+    sandbox_->Teardown();
+    sandbox_->Sweep(Interrupted());
+    if (sandbox_->may_have_left_objects()) {
+      run_dir_->Finish(RunDirFate::kLeaveForSweep);
+      report_.left_for_sweep = run_dir_->root();
+    } else {
+      run_dir_->Finish(options_.keep_run_dir ? RunDirFate::kKeep : RunDirFate::kRemove);
+    }
+  }
+
+  void WitnessesDown() {
+    report_.witnesses = {{"canary_file", {{"path", canary_->path()}, {"sha256", canary_->sha256()}}},
+                         {"canary_env", {{"name", env_secret_.name}, {"sha256", env_secret_.sha256}}},
+                         {"workspace", run_dir_->workspace()},
+                         {"probe_leftovers_on_host", launched_.probe_leftovers_on_host},
+                         {"preflight", preflight_->Summary()},
+                         {"sweep", sandbox_->sweep_summary()},
+                         {"host_paths", facts_.observed["host_paths"]}};
+    for (const auto& witness : witnesses_) {
+      nlohmann::json seen = witness->Collect();
+      report_.witnesses[witness->name()] = seen;
+      facts_.observed[witness->name()] = std::move(seen);
+    }
+    witnesses_.clear();  // listeners closed, canary processes ended
+    AddWitnessHostFacts(report_.host, facts_);
+    // Host readings (profile `inspect`): next to the probe's measurements in the report.
+    if (!sandbox_->host_readings().empty()) {
+      report_.witnesses["host_readings"] = sandbox_->host_readings();
+      facts_.observed["host_readings"] = sandbox_->host_readings();
+    }
+  }
+
+  void Judge() {
+    report_.verdicts = Evaluate(plan_, launched_.results, facts_);
+    report_.plan = RecordPlan(*suite_, context_, plan_, launched_.results, facts_);  // for re-judging
+    report_.launches = sandbox_->records();
+    ShareLaunchTimes();
+    for (const LaunchRecord& launch : report_.launches) {
+      if (!launch.cut_short.empty()) {
+        report_.cut_short.push_back(fmt::format("{} {}: {}", launch.id, launch.purpose, launch.cut_short));
+      }
+    }
+    report_.interrupted = Interrupted();
+    report_.finished_at = env_.utc_now();
+    report_.duration_seconds = std::chrono::duration<double>(env_.clock() - started_).count();
+  }
+
+  // The watchdog turns an interrupt into its stop flag on its own thread; a SIGINT that came
+  // after the last launch may not have reached it yet.
+  bool Interrupted() const {
+    return watchdog_->stopped() || (options_.cancel != nullptr && options_.cancel->load()) ||
+           (deadline_.bounded() && deadline_.Remaining().count() == 0);
+  }
+
+  // A launch's time is shared among the checks it decided (JUnit wants a time per case).
+  void ShareLaunchTimes() {
+    for (std::size_t b = 0; b < plan_.batches.size(); ++b) {
+      const std::vector<std::size_t>& indexes = plan_.batches[b].check_indexes;
+      for (const LaunchRecord& launch : report_.launches) {
+        if (launch.id != launched_.results[b].launch_id || indexes.empty()) continue;
+        for (std::size_t i : indexes) report_.verdicts[i].duration_seconds = launch.wall_ms / 1000.0 / indexes.size();
+      }
+    }
+  }
+
+  const RunOptions& options_;
+  const RunEnvironment& env_;
+  const std::chrono::steady_clock::time_point started_;
+  const Deadline deadline_;
+  // Declared in the order they come up; destroyed in reverse: the sandbox (whose destructor
+  // may still close a session) before the run dir, the canary before its directory.
+  std::optional<Profile> profile_;
+  std::optional<Policy> policy_;
+  std::optional<Suite> suite_;
+  RunReport report_;
+  std::optional<RunDir> run_dir_;
+  std::string probe_dir_;
+  std::optional<CanaryFile> canary_;
+  CanaryEnvSecret env_secret_ = CanaryEnvSecret::Make();
+  WitnessFacts facts_;
+  std::vector<std::unique_ptr<RunWitness>> witnesses_;
+  PlanContext context_;
+  Plan plan_;
+  std::unique_ptr<RunWatchdog> watchdog_;
+  std::unique_ptr<Sandbox> sandbox_;
+  std::unique_ptr<PreflightGate> preflight_;
+  LaunchPhaseResult launched_;
+};
+
+}  // namespace
+
+StatusOr<RunReport> RunProfile(const RunOptions& options, const RunEnvironment& env) {
+  return Run(options, env).Execute();
+}
+
+StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher) {
+  return RunProfile(options, RealRunEnvironment(launcher));
+}
+
+}  // namespace sandprobe

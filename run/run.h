@@ -1,0 +1,62 @@
+// RunProfile: one `sandprobe run` of one sandbox profile, from loading to verdicts.
+//
+// Load -> prepare (run dir, canaries) -> witnesses up -> plan -> launches -> housekeeping
+// (close, teardown, sweep) -> witnesses down -> judge; the phases are the methods of the Run
+// in run.cc. The caller writes the reports and turns the verdicts into an exit code.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "gate/check_selection.h"
+#include "launch/launcher.h"
+#include "run/run_environment.h"
+#include "model/run_report.h"
+#include "model/status.h"
+
+namespace sandprobe {
+
+struct RunOptions {
+  std::string profile_path;
+  std::string policy_path;  // empty: the policy the profile names
+  // The suites to expand against the policy, merged into one plan (MergeSuites): a family
+  // two suites name is planned once, and the shared launch serves all of them.
+  std::vector<std::string> suite_paths;
+  std::string probe_dir;    // host directory holding only sandprobe-probe
+  // When the backend's preflight fails: false -> every check is skip (with the reason);
+  // true -> every check is error (CI runs with backends required).
+  bool require_backend = false;
+  bool keep_run_dir = false;  // keep /var/tmp/sandprobe-<run_id> for debugging
+  std::string tool_version;
+  const std::atomic<bool>* cancel = nullptr;  // set on SIGINT/SIGTERM
+  // -j: shared launches at once (the shared launch is split by family group); exclusive
+  // launches always run alone.
+  int jobs = 1;
+  // --timeout: the whole run's limit; 0 = none. Launches still running are killed, the rest
+  // never start; their checks are errors and the report says interrupted. Housekeeping
+  // (start, inspect, cleanup, teardown, sweep, requires) shares the same deadline: each step
+  // gets what is left, and the report names the steps it cut (RunReport::cut_short).
+  std::chrono::seconds run_timeout{0};
+  // --check / --skip: which of the planned checks run (SelectChecks, after ExpandChecks).
+  CheckSelection selection;
+  // The watchdog: no launch started or ended for this long stops the run (0: the longest
+  // launch timeout + 3 min of housekeeping), and after `stall_grace` more calls on_stalled.
+  std::chrono::seconds stall_after{0};
+  std::chrono::seconds stall_grace{30};
+  std::function<void(const std::string& why)> on_stalled;
+  // Live progress (a TTY line): checks decided, all checks, the launches running now.
+  // Called from the launches' threads, one call at a time.
+  std::function<void(std::size_t done, std::size_t total, const std::string& running)> on_progress;
+};
+
+// A non-ok Status is either invalid input (StatusCode::kInvalidInput: a profile, policy or
+// suite that does not load; exit 2) or a harness failure before any verdict (kHarness: no run
+// dir, no probe binary, a witness that cannot start; exit 3). Everything that goes wrong later
+// is in the report.
+StatusOr<RunReport> RunProfile(const RunOptions& options, const RunEnvironment& env);
+// The same in the real environment (RealRunEnvironment(launcher)).
+StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher);
+
+}  // namespace sandprobe

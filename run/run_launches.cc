@@ -1,0 +1,134 @@
+#include "run/run_launches.h"
+
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "run/scheduler.h"
+#include "witnesses/witnesses.h"
+
+namespace sandprobe {
+namespace {
+
+// One run of the phase: the state its launch threads share (guarded by `between_`).
+class Launches {
+ public:
+  explicit Launches(const LaunchPhase& phase)
+      : phase_(phase), out_{std::vector<BatchResult>(phase.plan.batches.size())} {}
+
+  LaunchPhaseResult Run() && {
+    std::vector<ScheduleItem> items;
+    for (const LaunchBatch& batch : phase_.plan.batches) items.push_back({batch.exclusive});
+    RunScheduled(
+        items, phase_.jobs, [this](std::size_t b) { RunBatch(b); },
+        [this] { return phase_.watchdog.stopped(); },
+        [this](std::size_t b) {
+          out_.results[b].state = BatchResult::State::kInterrupted;
+          out_.results[b].reason = phase_.watchdog.why();
+        });
+    return std::move(out_);
+  }
+
+ private:
+  // The backend is missing: the batch is skipped, or an error when backends are required.
+  void MarkUnavailable(BatchResult& result, const std::string& why) const {
+    result = BatchResult{};
+    result.state = phase_.require_backend ? BatchResult::State::kLaunchFailed
+                                          : BatchResult::State::kSkipped;
+    result.reason = why;
+  }
+
+  void RunBatch(std::size_t b) {
+    const LaunchBatch& batch = phase_.plan.batches[b];
+    BatchResult& result = out_.results[b];
+    if (batch.invocations.empty()) {  // decided at plan time (PlanContext::launchless_checks)
+      result.state = BatchResult::State::kRan;
+      result.complete = true;
+      std::lock_guard lock(between_);
+      checks_done_ += batch.check_indexes.size();
+      Progress();
+      return;
+    }
+    if (std::optional<std::string> why = phase_.preflight.BeforeLaunch()) {
+      return MarkUnavailable(result, *why);
+    }
+    std::string nonce = phase_.random_hex(8);
+    std::vector<std::string> probe_args = ProbeCommandArgs(batch, nonce);
+    if (std::optional<std::string> why = ProbeArgvTooLong(probe_args)) {
+      result.state = BatchResult::State::kLaunchFailed;
+      result.reason = *why;
+      return;
+    }
+    Started(batch);
+    LaunchRecord record = phase_.sandbox.RunProbe(
+        probe_args, nonce,
+        {.timeout = std::chrono::seconds(batch.timeout_seconds),
+         .fresh_instance = batch.fresh_instance,
+         .host_readings = batch.host_readings});
+    result = ToBatchResult(record, nonce, phase_.sandbox.profile().probe_exit);
+    if (record.error == "interrupted" && !phase_.watchdog.why().empty()) {
+      result.reason = phase_.watchdog.why();
+    }
+    if (!record.cut_short.empty()) {  // the run's deadline, not the launch, ended it
+      if (result.state == BatchResult::State::kLaunchFailed) result.state = BatchResult::State::kInterrupted;
+      result.reason = phase_.deadline_why;
+    }
+    // When the run itself ended the launch, the cause is known: no preflight is asked.
+    bool ended_by_run = record.error == "interrupted" || !record.cut_short.empty();
+    if (!ended_by_run) AskPreflightIfIncomplete(result);
+    Ended(batch, record.id, nonce);
+  }
+
+  // An incomplete launch may mean the backend went away: the preflight says. What the launch
+  // proved before that stays evidence (Evaluate skips only checks that cite no fact).
+  void AskPreflightIfIncomplete(BatchResult& result) const {
+    bool incomplete = result.state == BatchResult::State::kLaunchFailed ||
+                      (result.state == BatchResult::State::kRan && !result.complete);
+    if (!incomplete) return;
+    std::optional<std::string> why = phase_.preflight.AfterIncompleteLaunch();
+    if (!why) return;
+    if (result.state != BatchResult::State::kRan) return MarkUnavailable(result, *why);
+    result.backend_unavailable = *why;
+    result.backend_required = phase_.require_backend;
+  }
+
+  void Started(const LaunchBatch& batch) {
+    std::lock_guard lock(between_);
+    running_[batch.id] = batch.invocations.empty() ? "" : batch.invocations.front().family;
+    phase_.watchdog.Progress();
+    Progress();
+  }
+
+  void Ended(const LaunchBatch& batch, const std::string& launch_id, const std::string& nonce) {
+    std::lock_guard lock(between_);
+    for (const auto& witness : phase_.witnesses) witness->AfterLaunch(launch_id);
+    // fs.write removes what it creates, so a nonce file on the host side means the probe was
+    // stopped half-way (or the sandbox kept it).
+    for (const std::string& path : FindProbeLeftovers(phase_.workspace, nonce)) {
+      out_.probe_leftovers_on_host.push_back(path);
+    }
+    running_.erase(batch.id);
+    checks_done_ += batch.check_indexes.size();
+    phase_.watchdog.Progress();
+    Progress();
+  }
+
+  void Progress() const {  // the caller holds between_
+    if (!phase_.on_progress) return;
+    std::string now;
+    for (const auto& [id, family] : running_) now += (now.empty() ? "" : ", ") + id + " " + family;
+    phase_.on_progress(checks_done_, phase_.plan.checks.size(), now);
+  }
+
+  const LaunchPhase& phase_;
+  LaunchPhaseResult out_;
+  std::mutex between_;  // between launches: witnesses, leftovers, progress
+  std::size_t checks_done_ = 0;
+  std::map<std::string, std::string> running_;  // batch id -> its first family
+};
+
+}  // namespace
+
+LaunchPhaseResult RunLaunches(const LaunchPhase& phase) { return Launches(phase).Run(); }
+
+}  // namespace sandprobe

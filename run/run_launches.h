@@ -1,0 +1,49 @@
+// The launch phase of a run: every batch of the plan through the sandbox, on `jobs` threads,
+// under the watchdog, with the preflight gate, the witnesses' between-launch look, and the
+// live progress. What it returns is facts (a BatchResult per batch, files a probe left on the
+// host side of the workspace); judging them is Evaluate's.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "families/batch_result.h"
+#include "families/plan.h"
+#include "run/preflight_gate.h"
+#include "run/run_watchdog.h"
+#include "run/sandbox.h"
+#include "witnesses/witness.h"
+
+namespace sandprobe {
+
+struct LaunchPhase {
+  const Plan& plan;
+  Sandbox& sandbox;
+  PreflightGate& preflight;
+  RunWatchdog& watchdog;
+  const std::vector<std::unique_ptr<RunWitness>>& witnesses;
+  std::string workspace;  // host side of the workspace, scanned for probe leftovers
+  bool require_backend = false;
+  int jobs = 1;
+  std::function<std::string(std::size_t bytes)> random_hex;  // launch nonces
+  // Why a launch the run's deadline cut short did not finish, in the watchdog's words for the
+  // same event ("run timeout after 30 s"): the launcher's own cut timeout and the watchdog's
+  // stop flag race at the deadline, and the checks should read the same either way.
+  std::string deadline_why;
+  // Checks decided, all checks, the launches running now (RunOptions::on_progress).
+  std::function<void(std::size_t, std::size_t, const std::string&)> on_progress;
+};
+
+struct LaunchPhaseResult {
+  std::vector<BatchResult> results;  // one per plan batch
+  nlohmann::json probe_leftovers_on_host = nlohmann::json::array();
+};
+
+LaunchPhaseResult RunLaunches(const LaunchPhase& phase);
+
+}  // namespace sandprobe

@@ -1,0 +1,395 @@
+// The run's phases with a scripted launcher, a fake clock and a fake witness (nothing is
+// started): an interrupted run always sweeps; a preflight failure skips only checks without
+// facts; a proven leak survives a failed cleanup, and the run dir then stays in the registry
+// for `sandprobe sweep`; the run's deadline bounds every step, housekeeping too, and the
+// report names what it cut; failures before the first launch are typed (harness vs input).
+#include "run/run.h"
+
+#include <sys/stat.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "launch/run_registry.h"
+#include "witnesses/witnesses.h"
+
+namespace sandprobe {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+void WriteFile(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+// Answers launches by their argv[0]; each takes `takes` of fake time, cut at its timeout.
+class ScriptedLauncher final : public Launcher {
+ public:
+  struct Step {
+    int exit_code = 0;
+    milliseconds takes{0};
+    std::string out;
+  };
+  explicit ScriptedLauncher(std::chrono::steady_clock::time_point& now) : now_(now) {}
+
+  StatusOr<LaunchResult> Launch(const LaunchSpec& spec) override {
+    launches.push_back({spec.argv, spec.timeout, now_});
+    Step step = steps.count(spec.argv[0]) ? steps[spec.argv[0]] : Step{};
+    LaunchResult result;
+    result.timeout = spec.timeout;
+    if (step.takes > spec.timeout) {
+      now_ += spec.timeout;
+      result.timed_out = true;
+      result.signal = 9;
+      return result;
+    }
+    now_ += step.takes;
+    result.exit_code = step.exit_code;
+    result.out = step.out;
+    if (spec.argv[0] == "fake-exec") result.out = ProbeOutput(spec.argv);
+    if (spec.argv[0] == "fake-exec" && interrupt_during_probe) interrupt_during_probe->store(true);
+    return result;
+  }
+
+  // A leaky sandbox: every fs.read path is read from the host for real (the canary included),
+  // so only the harness's own hash can call it a leak. `print_done` false: the probe dies
+  // before its done frame.
+  std::string ProbeOutput(const std::vector<std::string>& argv) const {
+    std::string nonce, out;
+    for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
+      if (argv[i] == "--nonce") nonce = argv[i + 1];
+    }
+    bool in_fs_read = false;
+    for (const std::string& arg : argv) {
+      if (arg == "fs.read" || arg == "--next") {
+        in_fs_read = arg == "fs.read";
+        continue;
+      }
+      if (!in_fs_read || arg.empty() || arg[0] != '/') continue;
+      if (only_paths_containing && arg.find(*only_paths_containing) == std::string::npos) continue;
+      nlohmann::json fact = {{"family", "fs.read"}, {"path", arg}, {"ok", true}};
+      if (fs::is_directory(arg)) {
+        fact.update({{"kind", "dir"}, {"entries", 0}, {"sha256", Sha256Hex("")}});
+      } else {
+        std::ifstream in(arg);
+        std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        fact.update({{"kind", "file"}, {"bytes", content.size()}, {"sha256", Sha256Hex(content)}});
+      }
+      out += fmt::format("@@sandprobe {} {}\n", nonce, fact.dump());
+    }
+    if (print_done) out += fmt::format("@@sandprobe {} {{\"done\":true}}\n", nonce);
+    return out + exit_line;
+  }
+
+  struct Seen {
+    std::vector<std::string> argv;
+    milliseconds timeout;
+    std::chrono::steady_clock::time_point at;
+  };
+  std::vector<Seen> launches;
+  std::map<std::string, Step> steps;
+  std::atomic<bool>* interrupt_during_probe = nullptr;
+  bool print_done = true;
+  std::string exit_line;  // appended after the frames (a VM init's "@@sandprobe-exit N")
+  std::optional<std::string> only_paths_containing;  // answer for these paths only
+
+  bool Launched(const std::string& program) const {
+    for (const Seen& s : launches) {
+      if (s.argv[0] == program) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point& now_;
+};
+
+// Sees every launch end and says so when collected.
+class FakeWitness final : public RunWitness {
+ public:
+  std::string name() const override { return "fake"; }
+  void AfterLaunch(const std::string& launch_id) override { seen_.push_back(launch_id); }
+  nlohmann::json Collect() override { return {{"after_launch", seen_}}; }
+
+ private:
+  std::vector<std::string> seen_;
+};
+
+class RunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / fmt::format("sandprobe-run-test-{}-{}", ::getpid(), counter_++);
+    fs::create_directories(dir_ / "runs");
+    fs::create_directories(dir_ / "probe");
+    WriteFile(dir_ / "probe/sandprobe-probe", "#!/bin/sh\n");
+    fs::permissions(dir_ / "probe/sandprobe-probe", fs::perms::owner_all | fs::perms::group_read |
+                                                        fs::perms::group_exec | fs::perms::others_read |
+                                                        fs::perms::others_exec);
+    WriteFile(dir_ / "policy.json", R"({"name": "p", "description": "d",
+      "filesystem": {"readable": ["{workspace}"], "unreadable": ["{host_canary}"]}})");
+    WriteFile(dir_ / "suite.json", R"({"name": "s", "description": "d", "families": [{"family": "fs.read"}]})");
+    WriteProfile("");
+    options_.profile_path = (dir_ / "profile.json").string();
+    options_.suite_paths = {(dir_ / "suite.json").string()};
+    options_.probe_dir = (dir_ / "probe").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A session profile of fake commands; `extra` adds JSON members.
+  void WriteProfile(const std::string& extra) {
+    WriteFile(dir_ / "profile.json", fmt::format(R"({{"name": "fake", "description": "scripted", "backend": "other",
+      "policy": "policy.json", "lifecycle": "session", "injection": "host-path",
+      "probe_path": "{{probe_dir}}/sandprobe-probe", "workspace_path": "{{workspace}}",
+      "start": ["fake-start", "{{instance}}"], "exec": ["fake-exec", "{{probe}}", "{{probe_args...}}"],
+      "stop": ["fake-stop", "{{instance}}"], "cleanup": [["fake-cleanup", "{{instance}}"]],
+      "sweep": [{{"list": ["fake-list", "{{run_id}}"], "remove": ["fake-rm", "{{id}}"]}}],
+      "timeout_seconds": 60{}}})",
+                                                 extra));
+  }
+
+  StatusOr<RunReport> RunIt() {
+    RunEnvironment env{.launcher = launcher_,
+                       .run_dir_parent = (dir_ / "runs").string(),
+                       .clock = [this] { return now_; },
+                       .utc_now = [] { return UtcTime(std::chrono::sys_days(std::chrono::year(2026) / 11 / 23)); },
+                       .random_hex = [this](std::size_t bytes) {
+                         return fmt::format("{:0{}x}", ++random_, bytes * 2);
+                       },
+                       .witness_table = witness_table_};
+    return RunProfile(options_, env);
+  }
+
+  static const Verdict* Find(const RunReport& report, const std::string& id_prefix) {
+    for (const Verdict& v : report.verdicts) {
+      if (v.check.id.rfind(id_prefix, 0) == 0) return &v;
+    }
+    return nullptr;
+  }
+
+  static inline int counter_ = 0;
+  fs::path dir_;
+  std::chrono::steady_clock::time_point now_{};
+  ScriptedLauncher launcher_{now_};
+  std::uint64_t random_ = 0x1000;
+  std::vector<WitnessRow> witness_table_ = {
+      {"fake", {"fs.read"}, [](const WitnessSetup&) -> StatusOr<std::unique_ptr<RunWitness>> {
+         return std::unique_ptr<RunWitness>(std::make_unique<FakeWitness>());
+       }}};
+  RunOptions options_;
+};
+
+TEST_F(RunTest, LeakIsJudgedByTheHarnessHashAndTheRunCleansUp) {
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const Verdict* canary = Find(*report, "fs.read.denied:{host_canary}");
+  ASSERT_NE(canary, nullptr);
+  EXPECT_EQ(canary->outcome, Outcome::kFail);
+  EXPECT_EQ(report->witnesses["sweep"], "skipped: the cleanup of every instance (1) exited 0 and no launch was cut short");
+  EXPECT_FALSE(launcher_.Launched("fake-list"));
+  EXPECT_EQ(report->left_for_sweep, "");
+  EXPECT_TRUE(fs::is_empty(dir_ / "runs")) << "the run dir is removed";
+  EXPECT_EQ(report->witnesses["fake"]["after_launch"], nlohmann::json::array({"L2"}))
+      << "the witness saw the probe launch (L1 is the session's start)";
+}
+
+TEST_F(RunTest, SeveralSuitesAreOnePlanAndTheReportRecordsThemAndTheSelection) {
+  StatusOr<RunReport> alone = RunIt();
+  ASSERT_TRUE(alone.ok()) << alone.status().message();
+  WriteFile(dir_ / "suite2.json", R"({"name": "t", "description": "d", "families": [{"family": "fs.read"}]})");
+  options_.suite_paths.push_back((dir_ / "suite2.json").string());
+  options_.selection.skip = {"nothing.*"};
+  StatusOr<RunReport> both = RunIt();
+  ASSERT_TRUE(both.ok()) << both.status().message();
+  EXPECT_EQ(both->suite_name, "s+t");
+  ASSERT_TRUE(both->selection.has_value());
+  EXPECT_EQ(both->selection->suites, (std::vector<std::string>{"s", "t"}));
+  EXPECT_EQ(both->selection->families, (std::vector<std::string>{"fs.read"}));
+  EXPECT_EQ(both->selection->skip, (std::vector<std::string>{"nothing.*"}));
+  EXPECT_TRUE(both->selection->check.empty());
+  ASSERT_EQ(both->verdicts.size(), alone->verdicts.size()) << "a family two suites name is planned once";
+  for (std::size_t i = 0; i < alone->verdicts.size(); ++i) {
+    EXPECT_EQ(both->verdicts[i].check.id, alone->verdicts[i].check.id);
+    EXPECT_EQ(both->verdicts[i].outcome, alone->verdicts[i].outcome) << alone->verdicts[i].check.id;
+  }
+  EXPECT_EQ(both->launches.size(), alone->launches.size()) << "one shared launch serves both suites";
+}
+
+TEST_F(RunTest, ProvenLeakSurvivesAFailedCleanupAndTheRunDirStaysForSweep) {
+  launcher_.steps["fake-stop"] = {.exit_code = 1};
+  launcher_.steps["fake-cleanup"] = {.exit_code = 1};
+  launcher_.steps["fake-list"] = {.exit_code = 1};
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ(Find(*report, "fs.read.denied:{host_canary}")->outcome, Outcome::kFail);
+  EXPECT_TRUE(launcher_.Launched("fake-list")) << "a failed cleanup is swept";
+  EXPECT_EQ(report->witnesses["sweep"].get<std::string>().rfind("failed: `fake-list", 0), 0u)
+      << report->witnesses["sweep"];
+  ASSERT_NE(report->left_for_sweep, "");
+  EXPECT_TRUE(fs::exists(fs::path(report->left_for_sweep) / "owner.json"))
+      << "the registry entry stays until `sandprobe sweep` removes what it lists";
+  EXPECT_FALSE(LoadOwner(report->left_for_sweep)->kept) << "left for a sweep, not kept";
+}
+
+TEST_F(RunTest, AFailedRemovalIsASweepFailure) {
+  launcher_.steps["fake-cleanup"] = {.exit_code = 1};
+  launcher_.steps["fake-list"] = {.out = "c0ffee1234\n"};
+  launcher_.steps["fake-rm"] = {.exit_code = 1};
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ(report->witnesses["sweep"], "failed: could not remove c0ffee1234: exit 1");
+  EXPECT_NE(report->left_for_sweep, "");
+}
+
+TEST_F(RunTest, ASweepThatRemovedWhatItListedIsComplete) {
+  launcher_.steps["fake-cleanup"] = {.exit_code = 1};
+  launcher_.steps["fake-list"] = {.out = "c0ffee1234\n"};
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ(report->witnesses["sweep"], "ran");
+  EXPECT_EQ(report->left_for_sweep, "");
+  EXPECT_TRUE(fs::is_empty(dir_ / "runs"));
+}
+
+TEST_F(RunTest, AnInterruptedRunAlwaysSweeps) {
+  std::atomic<bool> cancel{false};
+  options_.cancel = &cancel;
+  launcher_.interrupt_during_probe = &cancel;
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_TRUE(launcher_.Launched("fake-cleanup"));
+  EXPECT_TRUE(launcher_.Launched("fake-list")) << "cleanup exited 0, but the run was interrupted";
+  EXPECT_EQ(report->witnesses["sweep"], "ran");
+}
+
+TEST_F(RunTest, APreflightFailureSkipsOnlyChecksWithoutFacts) {
+  WriteProfile(R"(, "requires": [["fake-requires"]], "preflight": "on_failure")");
+  launcher_.steps["fake-requires"] = {.exit_code = 1};
+  launcher_.steps["fake-exec"] = {.exit_code = 1};
+  launcher_.print_done = false;  // the launch is incomplete: the preflight is asked
+  launcher_.only_paths_containing = "/canary-";  // the workspace read has no fact
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  ASSERT_TRUE(launcher_.Launched("fake-requires"));
+  EXPECT_EQ(Find(*report, "fs.read.denied:{host_canary}")->outcome, Outcome::kFail)
+      << "the canary's hash was read before the backend went missing: still a leak";
+  const Verdict* workspace = Find(*report, "fs.read.allowed:{workspace}");
+  ASSERT_NE(workspace, nullptr);
+  EXPECT_EQ(workspace->outcome, Outcome::kSkip) << workspace->observed;
+}
+
+// A profile that takes the probe's status from the exit status line: a launch that exits 0
+// with every frame but no such line decides nothing, except the leak it proved.
+TEST_F(RunTest, AMandatoryExitLineThatIsMissingTurnsPassesIntoErrors) {
+  WriteProfile(R"(, "probe_exit": "exit_line")");
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ(Find(*report, "fs.read.denied:{host_canary}")->outcome, Outcome::kFail)
+      << "the harness's hash proves the leak whatever the launch's status";
+  const Verdict* workspace = Find(*report, "fs.read.allowed:{workspace}");
+  ASSERT_NE(workspace, nullptr);
+  EXPECT_EQ(workspace->outcome, Outcome::kError);
+  EXPECT_NE(workspace->observed.find("probe_exit: exit_line"), std::string::npos) << workspace->observed;
+}
+
+TEST_F(RunTest, AMandatoryExitLineThatIsThereDecides) {
+  WriteProfile(R"(, "probe_exit": "exit_line")");
+  launcher_.exit_line = "@@sandprobe-exit 0\r\n";
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ(Find(*report, "fs.read.allowed:{workspace}")->outcome, Outcome::kPass);
+  EXPECT_EQ(Find(*report, "fs.read.denied:{host_canary}")->outcome, Outcome::kFail);
+}
+
+TEST_F(RunTest, TheDeadlineBoundsEveryStepAndTheReportNamesWhatItCut) {
+  options_.run_timeout = seconds(5);
+  launcher_.steps["fake-exec"] = {.takes = seconds(1)};
+  launcher_.steps["fake-stop"] = {.takes = std::chrono::hours(1)};  // hangs
+  auto started = now_;
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  for (const auto& seen : launcher_.launches) {
+    bool removes = seen.argv[0] == "fake-stop" || seen.argv[0] == "fake-cleanup" || seen.argv[0] == "fake-list";
+    EXPECT_LE(seen.at + seen.timeout, started + seconds(5) + (removes ? Deadline::kRemovalWindow : milliseconds(0)))
+        << seen.argv[0];
+  }
+  EXPECT_LE(now_ - started, seconds(5) + Deadline::kRemovalWindow);
+  EXPECT_EQ(Find(*report, "fs.read.denied:{host_canary}")->outcome, Outcome::kFail);
+  EXPECT_FALSE(launcher_.Launched("fake-cleanup"));
+  EXPECT_FALSE(launcher_.Launched("fake-list"));
+  EXPECT_EQ(report->cut_short,
+            (std::vector<std::string>{
+                "L3 stop: timeout cut from 60000 ms to 6000 ms by the run's deadline",
+                "L4 cleanup: not started: the run's deadline had passed",
+                "L5 sweep: not started: the run's deadline had passed"}));
+  EXPECT_NE(report->left_for_sweep, "") << "nothing removed the instance: a later sweep must";
+  EXPECT_TRUE(report->interrupted);
+}
+
+TEST_F(RunTest, ARunCutByItsDeadlineStillRemovesItsInstance) {
+  options_.run_timeout = seconds(5);
+  launcher_.steps["fake-exec"] = {.takes = std::chrono::hours(1)};  // the probe hangs
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_TRUE(launcher_.Launched("fake-stop"));
+  EXPECT_TRUE(launcher_.Launched("fake-cleanup"));
+  EXPECT_TRUE(launcher_.Launched("fake-list")) << "an interrupted run always sweeps";
+  EXPECT_EQ(report->left_for_sweep, "") << "the removal window sufficed";
+  EXPECT_TRUE(report->interrupted);
+  for (const Verdict& v : report->verdicts) {
+    EXPECT_EQ(v.outcome, Outcome::kError) << v.check.id;
+    EXPECT_NE(v.observed.find("run timeout after 5 s"), std::string::npos) << v.observed;
+  }
+}
+
+TEST_F(RunTest, AProbeLaunchPastTheDeadlineIsNotStarted) {
+  options_.run_timeout = seconds(5);
+  launcher_.steps["fake-start"] = {.takes = std::chrono::hours(1)};
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_FALSE(launcher_.Launched("fake-exec"));
+  for (const Verdict& v : report->verdicts) EXPECT_EQ(v.outcome, Outcome::kError) << v.check.id;
+}
+
+TEST_F(RunTest, AWitnessThatCannotStartIsAHarnessError) {
+  witness_table_ = {{"broken", {"fs.read"}, [](const WitnessSetup&) -> StatusOr<std::unique_ptr<RunWitness>> {
+                       return Status::Error("bind(127.0.0.1:0): EADDRINUSE");
+                     }}};
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), StatusCode::kHarness);
+  EXPECT_NE(report.status().message().find("witness broken"), std::string::npos) << report.status().message();
+  EXPECT_TRUE(launcher_.launches.empty());
+  EXPECT_TRUE(fs::is_empty(dir_ / "runs")) << "the run dir of a failed start is removed";
+}
+
+TEST_F(RunTest, AnUnusableRunRootIsAHarnessErrorAndBadInputIsInvalidInput) {
+  WriteFile(dir_ / "not-a-dir", "");
+  RunEnvironment env{.launcher = launcher_, .run_dir_parent = (dir_ / "not-a-dir").string(),
+                     .clock = [this] { return now_; }, .utc_now = [] { return UtcTime(); },
+                     .random_hex = RandomHex, .witness_table = witness_table_};
+  StatusOr<RunReport> report = RunProfile(options_, env);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), StatusCode::kHarness) << report.status().message();
+
+  WriteFile(dir_ / "policy.json", R"({"name": "p", "filesystem": {"unreadable": 3}})");
+  report = RunIt();
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), StatusCode::kInvalidInput) << report.status().message();
+}
+
+TEST_F(RunTest, KeepRunDirMarksItKept) {
+  options_.keep_run_dir = true;
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  std::string root = (dir_ / "runs" / (std::string(kRunDirPrefix) + report->run_id)).string();
+  ASSERT_TRUE(fs::exists(root));
+  EXPECT_TRUE(LoadOwner(root)->kept);
+}
+
+}  // namespace
+}  // namespace sandprobe

@@ -1,0 +1,90 @@
+// The scheduler's promises: at most `jobs` at once, exclusive items alone and in order, and a
+// stop that starts nothing more.
+#include "run/scheduler.h"
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace sandprobe {
+namespace {
+
+struct Trace {
+  std::mutex mutex;
+  int running = 0, max_running = 0;
+  std::vector<std::pair<std::size_t, char>> events;  // (item, 's'tart / 'e'nd)
+  void Run(std::size_t i) {
+    {
+      std::lock_guard lock(mutex);
+      max_running = std::max(max_running, ++running);
+      events.push_back({i, 's'});
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    std::lock_guard lock(mutex);
+    --running;
+    events.push_back({i, 'e'});
+  }
+  std::size_t Index(std::size_t item, char what) {
+    for (std::size_t k = 0; k < events.size(); ++k) {
+      if (events[k] == std::pair{item, what}) return k;
+    }
+    return events.size();
+  }
+};
+
+TEST(SchedulerTest, RunsAtMostJobsSharedItemsAtOnce) {
+  Trace trace;
+  std::vector<ScheduleItem> items(6);
+  RunScheduled(items, 2, [&](std::size_t i) { trace.Run(i); }, [] { return false; },
+               [](std::size_t) { ADD_FAILURE() << "nothing may be skipped"; });
+  EXPECT_EQ(trace.max_running, 2);
+  EXPECT_EQ(trace.events.size(), 12u);
+}
+
+TEST(SchedulerTest, ExclusiveItemsRunAloneAndInOrder) {
+  Trace trace;
+  std::vector<ScheduleItem> items = {{false}, {false}, {true}, {true}, {false}, {false}};
+  RunScheduled(items, 4, [&](std::size_t i) { trace.Run(i); }, [] { return false; },
+               [](std::size_t) {});
+  // Everything before an exclusive item has ended when it starts; nothing starts before it ends.
+  for (std::size_t ex : {2u, 3u}) {
+    for (std::size_t before = 0; before < ex; ++before) {
+      EXPECT_LT(trace.Index(before, 'e'), trace.Index(ex, 's')) << before << " vs " << ex;
+    }
+    for (std::size_t after = ex + 1; after < items.size(); ++after) {
+      EXPECT_GT(trace.Index(after, 's'), trace.Index(ex, 'e')) << after << " vs " << ex;
+    }
+  }
+  EXPECT_EQ(trace.max_running, 2);  // items 0 and 1, and 4 and 5
+}
+
+TEST(SchedulerTest, StopStartsNothingMoreAndReportsTheRestSkipped) {
+  Trace trace;
+  std::atomic<int> started{0};
+  std::vector<std::size_t> skipped;
+  std::vector<ScheduleItem> items(5);
+  RunScheduled(
+      items, 1, [&](std::size_t i) { ++started; trace.Run(i); },
+      [&] { return started.load() >= 2; }, [&](std::size_t i) { skipped.push_back(i); });
+  EXPECT_EQ(started.load(), 2);
+  EXPECT_EQ(skipped, (std::vector<std::size_t>{2, 3, 4}));
+}
+
+TEST(SchedulerTest, OneJobRunsEachItemInOrderOnTheCallersThread) {
+  Trace trace;
+  std::vector<ScheduleItem> items = {{false}, {true}, {false}};
+  std::vector<std::thread::id> threads;
+  RunScheduled(
+      items, 1, [&](std::size_t i) { threads.push_back(std::this_thread::get_id()); trace.Run(i); },
+      [] { return false; }, [](std::size_t) { ADD_FAILURE() << "nothing may be skipped"; });
+  EXPECT_EQ(trace.max_running, 1);
+  EXPECT_EQ(threads, std::vector<std::thread::id>(3, std::this_thread::get_id()));
+  for (std::size_t i = 0; i + 1 < items.size(); ++i) {
+    EXPECT_LT(trace.Index(i, 'e'), trace.Index(i + 1, 's'));
+  }
+}
+
+}  // namespace
+}  // namespace sandprobe

@@ -1,0 +1,192 @@
+// The network witness "net": canary listeners on loopback and on the sandbox's link to this
+// host (the "bridge" site), plus the host's own view of runtime sockets and interfaces.
+//
+// The bridge site's address is, in order: the profile's var `canary_bridge_ip` (a sandbox on
+// its own network link, e.g. a veth into a network namespace); for a sandbox that docker runs
+// (backends docker, gvisor), the gateway of docker's default bridge network (`docker network
+// inspect bridge`, or the address of its bridge interface when the IPAM config names no
+// gateway); for any other sandbox, the IPv4 address of the host's own docker0 interface
+// (getifaddrs), falling back to docker's answer when there is no docker0 (a daemon configured
+// with another bridge). Either way the listeners must bind it, so it is always an address of
+// this machine. Without one, bridge checks are skipped with the reason.
+//
+// Why docker's answer only for docker's sandboxes: what a container reaches as its gateway is
+// docker's configuration (the IPAM config may name a gateway, the daemon may use another
+// bridge or be remote), so only docker can say it. Any other sandbox reaches this machine
+// through no docker network at all: the bridge site is there to show whether it reaches a
+// host address other than loopback, and docker0's address, read from the interface table
+// without a docker CLI call (15-77 ms), is one this machine owns.
+//
+// PlanValues (in PlanContext::values as "net.<key>"): every endpoint "<site>-<proto>" ->
+// "ADDR:PORT"; "bridge_unavailable" -> why there is no bridge site; "runtime_sockets_on_host"
+// -> the well-known runtime socket paths present on this host, comma-separated.
+#include <ifaddrs.h>
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "contract/protocol.h"
+#include "families/family_net.h"
+#include "witnesses/witness.h"
+#include "witnesses/witness_net.h"
+
+namespace sandprobe {
+
+namespace {
+
+std::string InterfaceIpv4(const std::string& name) {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return "";
+  std::string ip;
+  for (ifaddrs* i = list; i != nullptr && ip.empty(); i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET || name != i->ifa_name) continue;
+    char text[INET_ADDRSTRLEN];
+    ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, text, sizeof text);
+    ip = text;
+  }
+  ::freeifaddrs(list);
+  return ip;
+}
+
+// The docker bridge gateway, or the reason there is none.
+StatusOr<std::string> DockerBridgeGateway(const WitnessSetup& setup) {
+  StatusOr<std::chrono::milliseconds> limit = HostCommandLimit(setup, std::chrono::seconds(10));
+  if (!limit.ok()) return limit.status();
+  LaunchSpec spec;
+  spec.argv = {"docker", "network", "inspect", "bridge", "--format",
+               "{{range .IPAM.Config}}{{.Gateway}} {{end}}|"
+               "{{index .Options \"com.docker.network.bridge.name\"}}"};
+  spec.timeout = *limit;
+  StatusOr<LaunchResult> result = setup.launcher.Launch(spec);
+  if (!result.ok()) return result.status();
+  if (result->exit_code != 0) {
+    return Status::Error(fmt::format("{}: {}: {}", FormatArgv(spec.argv), DescribeExit(*result),
+                                     result->err.substr(0, 200)));
+  }
+  const std::string& out = result->out;
+  const std::size_t bar = out.find('|');
+  std::string gateway = out.substr(0, out.find_first_of(" |"));
+  if (!gateway.empty() && gateway.find(':') == std::string::npos) return gateway;
+  std::string bridge = bar == std::string::npos ? "" : out.substr(bar + 1);
+  while (!bridge.empty() && (bridge.back() == '\n' || bridge.back() == ' ')) bridge.pop_back();
+  std::string ip = bridge.empty() ? "" : InterfaceIpv4(bridge);
+  if (ip.empty()) {
+    return Status::Error(fmt::format("docker's bridge network names no IPv4 gateway, and its "
+                                     "interface '{}' has no IPv4 address", bridge));
+  }
+  return ip;
+}
+
+// name -> MAC of every interface of the host (the harness's network namespace).
+nlohmann::json HostInterfaces() {
+  nlohmann::json out = nlohmann::json::object();
+  DIR* dir = ::opendir("/sys/class/net");
+  if (dir == nullptr) return out;
+  for (int n = 0; n < 256; ++n) {
+    const dirent* entry = ::readdir(dir);
+    if (entry == nullptr) break;
+    std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    std::ifstream in("/sys/class/net/" + name + "/address");
+    std::string mac;
+    std::getline(in, mac);
+    out[name] = mac;
+  }
+  ::closedir(dir);
+  return out;
+}
+
+class NetCanaryWitness final : public RunWitness {
+ public:
+  NetCanaryWitness(std::unique_ptr<CanaryListeners> listeners, std::string bridge_source,
+                   std::string bridge_unavailable)
+      : listeners_(std::move(listeners)),
+        bridge_source_(std::move(bridge_source)),
+        bridge_unavailable_(std::move(bridge_unavailable)) {}
+
+  std::string name() const override { return "net"; }
+
+  std::map<std::string, std::string> PlanValues() const override {
+    std::map<std::string, std::string> values = listeners_->endpoints();
+    if (!bridge_unavailable_.empty()) values["bridge_unavailable"] = bridge_unavailable_;
+    std::string present;
+    for (const std::string& path : RuntimeSocketPaths()) {
+      struct stat st {};
+      if (::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+        present += (present.empty() ? "" : ",") + path;
+      }
+    }
+    values["runtime_sockets_on_host"] = present;
+    return values;
+  }
+
+  nlohmann::json Collect() override {
+    nlohmann::json seen = {{"endpoints", listeners_->endpoints()},
+                           {"receipts", ReceiptsToJson(listeners_->Receipts())},
+                           {"host_interfaces", HostInterfaces()}};
+    if (!bridge_source_.empty()) seen["bridge_source"] = bridge_source_;
+    if (!bridge_unavailable_.empty()) seen["bridge_unavailable"] = bridge_unavailable_;
+    return seen;
+  }
+
+ private:
+  std::unique_ptr<CanaryListeners> listeners_;
+  std::string bridge_source_;
+  std::string bridge_unavailable_;
+};
+
+// The interface docker creates for its default bridge network unless configured otherwise.
+constexpr const char* kDockerBridgeInterface = "docker0";
+
+}  // namespace
+
+bool BridgeNeedsDockersAnswer(Backend backend) {
+  return backend == Backend::kDocker || backend == Backend::kGvisor;
+}
+
+namespace {
+
+StatusOr<std::unique_ptr<RunWitness>> StartNetWitness(const WitnessSetup& setup) {
+  std::vector<CanarySite> sites = {{"loopback", "127.0.0.1"}};
+  std::string source, unavailable;
+  std::string host_bridge = BridgeNeedsDockersAnswer(setup.profile.backend)
+                                ? ""
+                                : InterfaceIpv4(kDockerBridgeInterface);
+  if (auto var = setup.profile.vars.find("canary_bridge_ip"); var != setup.profile.vars.end()) {
+    sites.push_back({"bridge", var->second});
+    source = "profile var canary_bridge_ip";
+  } else if (!host_bridge.empty()) {
+    sites.push_back({"bridge", host_bridge});
+    source = fmt::format("host interface {}", kDockerBridgeInterface);
+  } else if (StatusOr<std::string> gateway = DockerBridgeGateway(setup); gateway.ok()) {
+    sites.push_back({"bridge", *gateway});
+    source = "docker network inspect bridge";
+  } else {
+    unavailable = "no bridge canary: " + gateway.status().message();
+  }
+  StatusOr<std::unique_ptr<CanaryListeners>> listeners = CanaryListeners::Start(sites);
+  if (!listeners.ok() && sites.size() > 1 && source != "profile var canary_bridge_ip") {
+    // docker's bridge address is not ours to bind (e.g. a remote daemon): run without it. (An
+    // address read from our own interface table is ours, so this is docker's answer.)
+    unavailable = "no bridge canary: " + listeners.status().message();
+    sites.pop_back();
+    source.clear();
+    listeners = CanaryListeners::Start(sites);
+  }
+  if (!listeners.ok()) return listeners.status();
+  if (!source.empty()) source += " (" + sites.back().ip + ")";
+  return std::unique_ptr<RunWitness>(
+      new NetCanaryWitness(std::move(*listeners), source, unavailable));
+}
+
+}  // namespace
+
+std::vector<WitnessRow> NetworkWitnesses() {
+  return {{"net", {"net.tcp", "net.udp", "net.dns", "net.unix", "net.ifaces"}, StartNetWitness}};
+}
+
+}  // namespace sandprobe

@@ -1,0 +1,23 @@
+#include "witnesses/witness.h"
+
+namespace sandprobe {
+
+// Defined in witness_*.cc, one file per group.
+std::vector<WitnessRow> NetworkWitnesses();
+std::vector<WitnessRow> PrivilegeWitnesses();
+std::vector<WitnessRow> PersistenceWitnesses();
+std::vector<WitnessRow> FilesystemWitnesses();
+
+const std::vector<WitnessRow>& WitnessTable() {
+  static const std::vector<WitnessRow> kTable = [] {
+    std::vector<WitnessRow> rows;
+    for (auto group : {NetworkWitnesses, PrivilegeWitnesses, PersistenceWitnesses,
+                       FilesystemWitnesses}) {
+      for (WitnessRow& row : group()) rows.push_back(std::move(row));
+    }
+    return rows;
+  }();
+  return kTable;
+}
+
+}  // namespace sandprobe
