@@ -136,12 +136,10 @@ StatusOr<Suite> MergeSuites(std::vector<Suite> suites, const FamilyCatalog& know
   if (suites.empty()) return Status::Error("merge suites: no suite given");
   if (suites.size() == 1) return std::move(suites.front());
   Suite merged;
-  merged.raw = nlohmann::json::array();
   std::vector<std::string> paths;
   for (Suite& suite : suites) {
     merged.names.insert(merged.names.end(), suite.names.begin(), suite.names.end());
     paths.push_back(suite.source_path);
-    merged.raw.push_back(std::move(suite.raw));
     for (SuiteEntry& entry : suite.entries) {
       auto same = std::find_if(merged.entries.begin(), merged.entries.end(),
                                [&entry](const SuiteEntry& e) { return e.family == entry.family; });
@@ -158,6 +156,17 @@ StatusOr<Suite> MergeSuites(std::vector<Suite> suites, const FamilyCatalog& know
   merged.name = fmt::format("{}", fmt::join(merged.names, "+"));
   merged.description = fmt::format("The suites {} together.", fmt::join(merged.names, ", "));
   merged.source_path = fmt::format("{}", fmt::join(paths, ", "));
+  // As a suite file of its own would say it (a recorded run's plan keeps it, and `sandprobe
+  // report` loads it back with ParseSuite): '+' is no name character, so the file name joins
+  // the names with '.'.
+  merged.raw = {{"name", fmt::format("{}", fmt::join(merged.names, "."))},
+                {"description", merged.description},
+                {"families", nlohmann::json::array()}};
+  for (const SuiteEntry& entry : merged.entries) {
+    nlohmann::json row = {{"family", entry.family}};
+    if (!entry.variants.empty()) row["variants"] = entry.variants;
+    merged.raw["families"].push_back(std::move(row));
+  }
   return merged;
 }
 

@@ -102,6 +102,14 @@ TEST(SuitesCliTest, AllSuitesInOneRunJudgeAsTheSuitesRunSeparately) {
   }
   EXPECT_LT(ProbeLaunches(all.report), separate_launches)
       << "the shared launch serves default, network and privileges at once";
+
+  // The recorded run of several suites re-judges like a run of one: against its own policy,
+  // every verdict comes back unchanged.
+  const std::string recorded = fs::path(all.junit_path).parent_path() / "report.json";
+  const std::string rejudged = fs::path(all.junit_path).parent_path() / "rejudged.json";
+  CliRun again = RunCli({"report", recorded, "--json", rejudged});
+  EXPECT_EQ(again.exit_code, all.exit_code) << again.err;
+  EXPECT_EQ(Verdicts(ReadJson(rejudged)), together);
 }
 
 // Acceptance: the matrix over bwrap-strict and docker-hardened: one report per sandbox (named

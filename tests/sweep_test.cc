@@ -340,8 +340,9 @@ TEST(SweepTest, RunSweepsDeadRunsFirst) {
                {"pid_namespace", std::string(ns, n > 0 ? static_cast<std::size_t>(n) : 0)},
                {"profile_path", SourcePath("sandboxes/host.json")},
                {"process_tokens", {"sandprobe-" + run_id}}}).dump();
-  // Invalid input (exit 2), but only after the sweep.
-  CliRun run = RunCliUnder(runs, {"run", "--sandbox", SourcePath("sandboxes/host.json"), "--suite", root + "/none.json"});
+  // A selection that matches no check (exit 2) is found only once the run planned, after the
+  // sweep. (Input that does not load is refused before anything runs, sweep included.)
+  CliRun run = RunCliUnder(runs, {"run", "--sandbox", SourcePath("sandboxes/host.json"), "--check", "no-such-check"});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find("swept a dead run " + run_id), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("removed run dir " + root), std::string::npos) << run.err;
