@@ -636,8 +636,12 @@ TEST(PrivSyscalls, RealArgumentAttemptsEachEndOneWay) {
   const json& sti = attempt["ioctl(own pty, TIOCSTI, '\\n') as its controlling terminal"];
   ASSERT_TRUE(sti.is_object() && linux.is_object()) << "attempts missing";
   const std::string legacy = FirstLine("/proc/sys/dev/tty/legacy_tiocsti");
-  if (legacy == "1") EXPECT_TRUE(sti.value("returned", false)) << sti.dump();
-  if (legacy == "0") EXPECT_EQ(sti.value("errno", ""), "EIO") << sti.dump();
+  if (legacy == "1") {
+    EXPECT_TRUE(sti.value("returned", false)) << sti.dump();
+  }
+  if (legacy == "0") {
+    EXPECT_EQ(sti.value("errno", ""), "EIO") << sti.dump();
+  }
 }
 
 TEST(Binary, IsStaticWithoutInterpreter) {

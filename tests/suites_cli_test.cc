@@ -154,7 +154,9 @@ TEST(SuitesCliTest, MatrixRunsEachSandboxAndLinesTheirVerdictsUp) {
     }
     EXPECT_EQ(cells, verdicts.size()) << names[c] << ": every check of its report is a cell";
   }
-  if (any_fail) EXPECT_EQ(run.exit_code, 1) << "the worst of the runs";
+  if (any_fail) {
+    EXPECT_EQ(run.exit_code, 1) << "the worst of the runs";
+  }
   fs::remove_all(dir);
 }
 
