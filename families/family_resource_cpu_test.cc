@@ -231,18 +231,7 @@ Verdict Evaluated(json result, json host_readings) {
   policy.limits.cpus = 1.0;
   auto plan = ExpandChecks(policy, testing::SuiteOf({"res.cpu"}), PlanContext{"/c", "/w", {}});
   EXPECT_TRUE(plan.ok());
-  result["family"] = "res.cpu";
-  result["kind"] = "result";
-  BatchResult ran;
-  ran.state = BatchResult::State::kRan;
-  ran.launch_id = "L1";
-  ran.complete = true;
-  ran.frames.done = true;
-  ran.frames.facts = {{{"family", "hello"}, {"pid", 1}}, result};
-  ran.end.exit_code = 0;
-  WitnessFacts witnesses;
-  if (!host_readings.is_null()) witnesses.observed["host_readings"] = {{"L1", host_readings}};
-  return Evaluate(*plan, {ran}, witnesses).at(0);
+  return testing::JudgeOneResult(*plan, "res.cpu", std::move(result), host_readings);
 }
 
 TEST(CpuJudgeTest, TheVerdictCarriesTheEvidence) {

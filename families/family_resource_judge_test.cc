@@ -31,18 +31,7 @@ Verdict JudgeResult(const char* family, json result, json host_readings = nullpt
   auto plan = ExpandChecks(LimitsPolicy(), testing::SuiteOf({family}), PlanContext{"/c", "/w", {}});
   EXPECT_TRUE(plan.ok()) << plan.status().message();
   EXPECT_EQ(plan->checks.size(), 1u);
-  result["family"] = family;
-  result["kind"] = "result";
-  BatchResult ran;
-  ran.state = BatchResult::State::kRan;
-  ran.launch_id = "L1";
-  ran.complete = true;
-  ran.frames.done = true;
-  ran.frames.facts = {{{"family", "hello"}, {"pid", 1}}, result};
-  ran.end.exit_code = 0;
-  WitnessFacts witnesses;
-  if (!host_readings.is_null()) witnesses.observed["host_readings"] = {{"L1", host_readings}};
-  return Evaluate(*plan, {ran}, witnesses).at(0);
+  return testing::JudgeOneResult(*plan, family, std::move(result), host_readings);
 }
 
 struct Case {

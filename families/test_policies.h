@@ -4,6 +4,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "families/batch_result.h"
+#include "families/evaluate.h"
 #include "load/policy.h"
 #include "load/suite.h"
 
@@ -43,6 +47,24 @@ inline Suite SuiteOf(std::initializer_list<const char*> families) {
     suite.entries.push_back(entry);
   }
   return suite;
+}
+
+// The first check of `plan` judged on a clean launch L1 whose probe reported `result` for
+// `family`, with the harness's own host readings of L1 when given.
+inline Verdict JudgeOneResult(const Plan& plan, const std::string& family, nlohmann::json result,
+                              const nlohmann::json& host_readings = nullptr) {
+  result["family"] = family;
+  result["kind"] = "result";
+  BatchResult ran;
+  ran.state = BatchResult::State::kRan;
+  ran.launch_id = "L1";
+  ran.complete = true;
+  ran.frames.done = true;
+  ran.frames.facts = {{{"family", "hello"}, {"pid", 1}}, result};
+  ran.end.exit_code = 0;
+  WitnessFacts witnesses;
+  if (!host_readings.is_null()) witnesses.observed["host_readings"] = {{"L1", host_readings}};
+  return Evaluate(plan, {ran}, witnesses).at(0);
 }
 
 }  // namespace sandprobe::testing

@@ -218,13 +218,21 @@ PolicyRef Policy::Ref(const std::string& pointer) const {
 }
 
 StatusOr<Policy> ParsePolicy(const JsonDocument& doc) {
+  return ParsePolicy(JsonDocument(doc));
+}
+
+StatusOr<Policy> ParsePolicy(JsonDocument&& parsed) {
+  // The policy keeps its document (Policy::Ref locates promises in it): parse from that one
+  // copy, not from a second.
+  auto shared = std::make_shared<const JsonDocument>(std::move(parsed));
+  const JsonDocument& doc = *shared;
   ObjectReader r(doc, JsonPointer(),
                  {"name", "description", "filesystem", "network", "limits", "persistence",
                   "privileges", "host"});
   Policy p;
   p.source_path = doc.file_name();
   p.raw = doc.root();
-  p.document = std::make_shared<const JsonDocument>(doc);
+  p.document = std::move(shared);
   p.name = r.Name("name", Presence::kRequired).value_or("");
   p.description = r.String("description", Presence::kRequired).value_or("");
   if (r.ok() && p.description.empty()) r.FailAt(r.PointerTo("description"), "must not be empty");
@@ -241,7 +249,7 @@ StatusOr<Policy> ParsePolicy(const JsonDocument& doc) {
 StatusOr<Policy> LoadPolicy(const std::string& path) {
   StatusOr<JsonDocument> doc = JsonDocument::Load(path);
   if (!doc.ok()) return doc.status();
-  return ParsePolicy(*doc);
+  return ParsePolicy(std::move(*doc));
 }
 
 }  // namespace sandprobe

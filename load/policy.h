@@ -137,5 +137,6 @@ std::string NormalizedPath(const std::string& path);
 // A string with a NUL and a number out of its range above are errors too.
 StatusOr<Policy> LoadPolicy(const std::string& path);
 StatusOr<Policy> ParsePolicy(const JsonDocument& doc);
+StatusOr<Policy> ParsePolicy(JsonDocument&& doc);  // keeps `doc` without copying it
 
 }  // namespace sandprobe

@@ -20,9 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::vector<std::string> kDockerUp = {"docker", "image", "inspect", "sandprobe/agent:latest"};
-const std::vector<std::string> kBwrapUp = {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"};
-
 // A directory under /var/tmp (bwrap profiles put a tmpfs on /tmp), removed at the end.
 class TempDir {
  public:

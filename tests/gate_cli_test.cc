@@ -17,11 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string TempDir() {
-  std::string tmpl = (fs::temp_directory_path() / "sp-gate-XXXXXX").string();
-  return mkdtemp(tmpl.data());
-}
-
 std::string WriteFile(const std::string& dir, const std::string& name, const std::string& content) {
   std::string path = dir + "/" + name;
   std::ofstream(path) << content;
@@ -30,7 +25,7 @@ std::string WriteFile(const std::string& dir, const std::string& name, const std
 
 // `sandprobe run ARGS --json DIR/r.json`, the report parsed into run.report.
 CliRun RunWithReport(std::vector<std::string> args) {
-  std::string json_path = TempDir() + "/r.json";
+  std::string json_path = MakeTempDir("gate") + "/r.json";
   args.insert(args.begin(), "run");
   args.insert(args.end(), {"--no-color", "--json", json_path});
   CliRun run = RunCli(args);
@@ -77,7 +72,7 @@ TEST(GateCliTest, ValidateTakesNames) {
 }
 
 TEST(GateCliTest, ValidateReportsEveryErrorWithDidYouMean) {
-  std::string path = WriteFile(TempDir(), "p.json", "{\"name\": \"p\", \"description\": \"d\",\n"
+  std::string path = WriteFile(MakeTempDir("gate"), "p.json", "{\"name\": \"p\", \"description\": \"d\",\n"
                                                     " \"network\": {\"egres\": \"deny\", \"dns\": \"alow\"},\n"
                                                     " \"limits\": {\"pid\": 1}}\n");
   CliRun run = RunCli({"validate", path});
@@ -90,7 +85,7 @@ TEST(GateCliTest, ValidateReportsEveryErrorWithDidYouMean) {
 }
 
 TEST(GateCliTest, ASuiteWithNoCheckForThePolicyIsAUsageErrorNamingTheSection) {
-  std::string policy = WriteFile(TempDir(), "nolimits.json", R"({"name": "nolimits", "description": "no limits section"})");
+  std::string policy = WriteFile(MakeTempDir("gate"), "nolimits.json", R"({"name": "nolimits", "description": "no limits section"})");
   CliRun run = RunWithReport({"--sandbox", "host", "--policy", policy, "--suite", "resources"});
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.err.find("expands to no check against policy nolimits"), std::string::npos) << run.err;
@@ -124,7 +119,7 @@ TEST(GateCliTest, FailOnNoneReportsTheFailsAndExits0) {
 }
 
 TEST(GateCliTest, AnActiveWaiverLetsTheFailThroughAndTheReportSaysWaived) {
-  std::string dir = TempDir();
+  std::string dir = MakeTempDir("gate");
   std::string waivers = WriteFile(dir, "w.json", R"({
   // the host is known not to hide these
   "waivers": [{"check": "fs.read.denied:*", "reason": "host baseline", "expires": "2099-12-31"}]
@@ -143,7 +138,7 @@ TEST(GateCliTest, AnActiveWaiverLetsTheFailThroughAndTheReportSaysWaived) {
 }
 
 TEST(GateCliTest, AnExpiredWaiverFailsTheGateAndSaysSo) {
-  std::string dir = TempDir();
+  std::string dir = MakeTempDir("gate");
   std::string waivers = WriteFile(dir, "w.json", R"({"waivers": [
   {"check": "fs.read.denied:*", "reason": "was accepted", "expires": "2020-01-31"}]})");
   CliRun run = RunWithReport({"--sandbox", "host", "--check", "fs.read.denied:*", "--waivers", waivers,
@@ -160,7 +155,7 @@ TEST(GateCliTest, AnExpiredWaiverFailsTheGateAndSaysSo) {
 }
 
 TEST(GateCliTest, ABadWaiversFileIsAUsageErrorAtItsLine) {
-  std::string waivers = WriteFile(TempDir(), "w.json", "{\"waivers\": [\n  {\"check\": \"x\", \"reason\": \"r\"}]}");
+  std::string waivers = WriteFile(MakeTempDir("gate"), "w.json", "{\"waivers\": [\n  {\"check\": \"x\", \"reason\": \"r\"}]}");
   CliRun run = RunCli({"run", "--sandbox", "host", "--waivers", waivers});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find(waivers + ":2:"), std::string::npos) << run.err;

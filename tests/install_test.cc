@@ -13,7 +13,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "launch/launcher.h"
 #include "tests/test_cli_runner.h"
 
 namespace sandprobe::testing {
@@ -26,22 +25,6 @@ std::string ReadAll(const fs::path& path) {
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
-}
-
-// RunCommand with a working directory of its own.
-CliRun RunCommandIn(const std::string& dir, const std::vector<std::string>& argv) {
-  ProcessLauncher launcher;
-  StatusOr<LaunchResult> result = launcher.Launch(
-      {.argv = argv, .working_dir = dir, .timeout = std::chrono::seconds(300)});
-  CliRun run;
-  if (!result.ok()) {
-    ADD_FAILURE() << result.status().message();
-    return run;
-  }
-  run.exit_code = result->exit_code.value_or(-1);
-  run.out = result->out;
-  run.err = result->err;
-  return run;
 }
 
 // Profile keys whose strings are prose or resolved against the profile's own file.
@@ -179,8 +162,9 @@ TEST_F(InstallTest, EveryShippedProfileValidatesAndNamesNoCheckoutRelativePath) 
 TEST_F(InstallTest, AHostRunFromTheInstalledTreeFailsAndWritesItsReport) {
   const std::string json = scratch_ + "/host.json";
   // From a directory that holds no data: the installed tree alone must be enough.
-  CliRun run = RunCommandIn(scratch_, {Installed(), "run", "--sandbox", "host", "--no-color",
-                                       "--no-progress", "--json", json});
+  CliRun run = RunCommand({Installed(), "run", "--sandbox", "host", "--no-color", "--no-progress",
+                           "--json", json},
+                          scratch_);
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   std::ifstream in(json);
   ASSERT_TRUE(in) << "no report at " << json << ": " << run.err;

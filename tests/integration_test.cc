@@ -13,9 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-const std::vector<std::string> kDockerUp = {"docker", "image", "inspect", "sandprobe/agent:latest"};
-const std::vector<std::string> kBwrapUp = {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"};
-
 std::string Verdict(const json& report, const std::string& id) {
   const json* check = FindCheck(report, id);
   return check ? check->value("verdict", "?") : "missing";

@@ -70,11 +70,6 @@ const std::vector<Liar>& Corpus() {
   return kCorpus;
 }
 
-std::string TempDir() {
-  std::string tmpl = (fs::temp_directory_path() / "sp-liar-XXXXXX").string();
-  return mkdtemp(tmpl.data());
-}
-
 // Writes a profile whose run is liar.py MODE around the base sandbox's command line.
 std::string WriteProfile(const std::string& dir, const std::string& mode, Base base, bool preflight_fails) {
   // An explicit path: a bare name would resolve through PATH (pyenv shims, say) and be distrusted.
@@ -107,7 +102,7 @@ std::string WriteProfile(const std::string& dir, const std::string& mode, Base b
 }
 
 CliRun RunLiar(const std::string& mode, Base base, const std::string& suite, bool preflight_fails) {
-  std::string dir = TempDir();
+  std::string dir = MakeTempDir("liar");
   std::string profile = WriteProfile(dir, mode, base, preflight_fails);
   CliRun run = RunCli({"run", "--sandbox", profile, "--suite", SourcePath("suites/" + suite + ".json"),
                        "--no-color", "--json", dir + "/report.json"});
@@ -117,8 +112,6 @@ CliRun RunLiar(const std::string& mode, Base base, const std::string& suite, boo
   fs::remove_all(dir, ec);
   return run;
 }
-
-const std::vector<std::string> kBwrapUp = {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"};
 
 TEST(LiarsTest, TheHonestWrapperPassesEveryCheck) {
   if (!BackendAvailable("bwrap", kBwrapUp)) return;
@@ -154,7 +147,7 @@ TEST(LiarsTest, NoLieYieldsAPass) {
 // program ran tells, and such a run passes nothing.
 TEST(LiarsTest, AProgramShadowedInPathPassesNothing) {
   if (!BackendAvailable("bwrap", kBwrapUp)) return;
-  const std::string dir = TempDir();
+  const std::string dir = MakeTempDir("liar");
   ::chmod(dir.c_str(), 0755);
   const std::string program = BwrapStrictCommand().at(0);
   ASSERT_EQ(program.find('/'), std::string::npos) << "bwrap-strict names its first program by a bare name";

@@ -22,8 +22,6 @@ namespace {
 
 using nlohmann::json;
 
-const std::vector<std::string> kDockerUp = {"docker", "image", "inspect", "sandprobe/agent:latest"};
-const std::vector<std::string> kBwrapUp = {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"};
 const char kSuite[] = "suites/network.json";
 
 CliRun RunNetwork(const std::string& profile, std::vector<std::string> extra = {}) {

@@ -15,8 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-const std::vector<std::string> kDockerUp = {"docker", "image", "inspect", "sandprobe/agent:latest"};
-
 CliRun RunPersistence(const std::string& profile) {
   return RunProfile(profile, {"--suite", SourcePath("suites/persistence.json"), "--require-backend"});
 }

@@ -22,8 +22,6 @@ namespace {
 using nlohmann::json;
 
 const std::vector<std::string> kSuite = {"--suite", SourcePath("suites/privileges.json"), "--require-backend"};
-const std::vector<std::string> kDockerUp = {"docker", "image", "inspect", "sandprobe/agent:latest"};
-const std::vector<std::string> kBwrapUp = {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"};
 // runc's error where dockerd's own bounding set lacks a capability that --privileged grants a
 // root process (this project's CI VM: CAP_SYS_RESOURCE).
 const char kCannotApplyCaps[] = "unable to apply caps";

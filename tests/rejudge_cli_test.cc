@@ -19,14 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kBwrapUp = {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"};
-const std::vector<std::string> kDockerUp = {"docker", "image", "inspect", "sandprobe/agent:latest"};
-
-std::string TempDir() {
-  std::string tmpl = (fs::temp_directory_path() / "sp-rejudge-XXXXXX").string();
-  return mkdtemp(tmpl.data());
-}
-
 std::string WriteFile(const std::string& dir, const std::string& name, const std::string& content) {
   std::string path = dir + "/" + name;
   std::ofstream(path) << content;
@@ -73,7 +65,7 @@ TEST(RejudgeCliTest, AnotherPolicyChangesAVerdictWithoutLaunching) {
   ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
   ExpectVerdict(run.report, "fs.read.allowed:/tmp", "pass");
   const std::string run_id = run.report["run_id"];
-  std::string dir = TempDir();
+  std::string dir = MakeTempDir("rejudge");
   std::string recorded = SaveReport(dir, run.report);
 
   CliRun same = Report({recorded});
@@ -105,7 +97,7 @@ TEST(RejudgeCliTest, AnotherPolicyChangesAVerdictWithoutLaunching) {
 }
 
 TEST(RejudgeCliTest, GarbageAndOtherSchemasAreExit2) {
-  std::string dir = TempDir();
+  std::string dir = MakeTempDir("rejudge");
   CliRun garbage = RunCli({"report", WriteFile(dir, "g.json", "not json at all")});
   EXPECT_EQ(garbage.exit_code, 2);
   EXPECT_NE(garbage.err.find("g.json"), std::string::npos) << garbage.err;
@@ -124,7 +116,7 @@ void ExpectInferredPolicyPasses(const std::string& profile, const std::string& p
                                 const std::string& suite, const std::string& edit) {
   CliRun wrong = RunProfile(profile, {"--policy", SourcePath(policy), "--suite", suite});
   ASSERT_EQ(wrong.exit_code, 1) << "the wrong policy must fail first: " << wrong.err << wrong.out;
-  std::string dir = TempDir();
+  std::string dir = MakeTempDir("rejudge");
   std::string recorded = SaveReport(dir, wrong.report);
   std::string inferred = dir + "/inferred.json";
   CliRun infer = RunCli({"infer", recorded, "-o", inferred});

@@ -19,8 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-const std::vector<std::string> kDockerUp = {"docker", "image", "inspect", "sandprobe/agent:latest"};
-
 CliRun RunResources(const std::string& profile) {
   return RunProfile(profile, {"--suite", SourcePath("suites/resources.json"), "--require-backend"});
 }

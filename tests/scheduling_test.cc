@@ -18,8 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-const std::vector<std::string> kDockerUp = {"docker", "image", "inspect", "sandprobe/agent:latest"};
-
 std::map<std::string, std::string> Verdicts(const json& report) {
   std::map<std::string, std::string> out;
   for (const json& c : report.value("checks", json::array())) out[c.value("id", "")] = c.value("verdict", "");

@@ -25,13 +25,6 @@ using nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-std::string TempDir() {
-  std::string tmpl = (fs::temp_directory_path() / "sp-signals-XXXXXX").string();
-  return mkdtemp(tmpl.data());
-}
-
-
-
 // The runner started with `args` (which name `report`), sent `signal_number` once `ready`
 // holds for its pid; its result and report.
 CliRun RunAndSignal(const std::vector<std::string>& args, const std::string& report, int signal_number,
@@ -65,7 +58,7 @@ std::string RunIdOwnedBy(int pid) {
 
 TEST(SignalsTest, SighupDuringADockerRunCleansUpAndReports) {
   if (!BackendAvailable("docker", {"docker", "image", "inspect", "sandprobe/agent:latest"})) return;
-  std::string dir = TempDir();
+  std::string dir = MakeTempDir("signals");
   std::string report = dir + "/r.json";
   CliRun run = RunAndSignal({"run", "--no-color", "--sandbox", SourcePath("tests/data/docker-slow.json"),
                              "--json", report},
@@ -85,7 +78,7 @@ TEST(SignalsTest, SighupDuringADockerRunCleansUpAndReports) {
 
 // SIGQUIT, on the host: the hanging launch is killed with what it started.
 TEST(SignalsTest, SigquitDuringAHostRunKillsItsLaunchAndReports) {
-  std::string dir = TempDir();
+  std::string dir = MakeTempDir("signals");
   std::random_device random;
   std::string marker = "sp-sigquit-" + std::to_string(random()) + std::to_string(random());
   json profile = {{"name", "host-hang"}, {"description", "a host probe that hangs first"},

@@ -17,14 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kBwrapUp = {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"};
-const std::vector<std::string> kDockerUp = {"docker", "image", "inspect", "sandprobe/agent:latest"};
-
-std::string TempDir() {
-  std::string tmpl = (fs::temp_directory_path() / "sp-suites-XXXXXX").string();
-  return mkdtemp(tmpl.data());
-}
-
 // Reports, and the repository's data files (JSON with comments).
 nlohmann::json ReadJson(const std::string& path) {
   std::ifstream in(path);
@@ -116,7 +108,7 @@ TEST(SuitesCliTest, AllSuitesInOneRunJudgeAsTheSuitesRunSeparately) {
 // after it), each valid, and one table whose cells are those reports' verdicts.
 TEST(SuitesCliTest, MatrixRunsEachSandboxAndLinesTheirVerdictsUp) {
   if (!BackendAvailable("bwrap", kBwrapUp) || !BackendAvailable("docker", kDockerUp)) return;
-  std::string dir = TempDir();
+  std::string dir = MakeTempDir("suites");
   CliRun run = RunCli({"run", "--sandbox", "bwrap-strict,docker-hardened", "--suite", "default,network",
                        "--no-color", "--json", dir + "/r.json", "--junit", dir + "/j.xml", "--matrix",
                        dir + "/m.json"});
@@ -164,7 +156,7 @@ TEST(SuitesCliTest, MatrixRunsEachSandboxAndLinesTheirVerdictsUp) {
 // input anywhere in the list is exit 2 before anything runs.
 TEST(SuitesCliTest, AMissingBackendIsASkippedColumnAndBadInputStopsBeforeAnyRun) {
   if (!BackendAvailable("bwrap", kBwrapUp)) return;
-  std::string dir = TempDir();
+  std::string dir = MakeTempDir("suites");
   nlohmann::json profile = ReadJson(SourcePath("sandboxes/bwrap-strict.json"));
   ASSERT_TRUE(profile.is_object());
   profile["name"] = "bwrap-absent";
@@ -185,7 +177,7 @@ TEST(SuitesCliTest, AMissingBackendIsASkippedColumnAndBadInputStopsBeforeAnyRun)
   EXPECT_NE(table.find("skipped: "), std::string::npos) << table;
   EXPECT_NE(table.find("no such backend"), std::string::npos) << table;
 
-  std::string bad_dir = TempDir();
+  std::string bad_dir = MakeTempDir("suites");
   CliRun bad = RunCli({"run", "--sandbox", "bwrap-strict," + dir + "/missing.json", "--json", bad_dir + "/r.json"});
   EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
   EXPECT_NE(bad.err.find("missing.json"), std::string::npos) << bad.err;
@@ -207,7 +199,7 @@ TEST(SuitesCliTest, DiffAgainstASelectedRunCallsTheLeftOutChecksNotSelected) {
   EXPECT_EQ(narrow.report["selection"]["check"], nlohmann::json::array({"fs.read.*"}));
   EXPECT_EQ(narrow.report["suites"], nlohmann::json::array({"default"}));
   EXPECT_EQ(SchemaProblem(narrow.report), "");
-  std::string dir = TempDir();
+  std::string dir = MakeTempDir("suites");
   std::ofstream(dir + "/full.json") << full.report.dump();
   std::ofstream(dir + "/narrow.json") << narrow.report.dump();
   CliRun diff = RunCli({"diff", dir + "/full.json", dir + "/narrow.json", "--format", "json"});

@@ -30,19 +30,10 @@ using nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-const std::vector<std::string> kDockerUp = {"docker", "image", "inspect", "sandprobe/agent:latest"};
-
 std::string UniqueToken(const std::string& prefix) {
   std::random_device random;
   return prefix + std::to_string(random()) + std::to_string(random());
 }
-
-std::string TempDir() {
-  std::string tmpl = (fs::temp_directory_path() / "sp-sweep-XXXXXX").string();
-  return mkdtemp(tmpl.data());
-}
-
-
 
 std::string ContainersOf(const std::string& run_id) {
   return RunCommand({"docker", "ps", "-aq", "--filter", "label=sandprobe.run=" + run_id}).out;
@@ -104,7 +95,7 @@ CliRun RunAbsoluteProfile(const std::string& profile, const std::string& dir) {
 // `sandprobe sweep` removes the container and the run dir from the owner record it left.
 TEST(SweepTest, AKilledRunnersContainerAndRunDirAreSweptAndItsProcessesDied) {
   if (!BackendAvailable("docker", kDockerUp)) return;
-  std::string dir = TempDir();
+  std::string dir = MakeTempDir("sweep");
   const std::string runs = PrivateRunRoot();
   std::string report = dir + "/r.json";  // unique: finds the runner's pid
   CliRun killed;
@@ -192,7 +183,7 @@ std::vector<std::string> TokenFilesIn(const std::string& dir, const std::string&
 // the harness's pids cgroup, and the token files the probe planted in /tmp, /dev/shm, /var/tmp,
 // $HOME and the working directory stay. `sandprobe sweep` removes all of it.
 TEST(SweepTest, AKilledHostPersistenceRunsFilesOrphansAndPidsCgroupAreSwept) {
-  std::string dir = TempDir();
+  std::string dir = MakeTempDir("sweep");
   std::string marker = UniqueToken("sp-persist-orphan-");
   std::string profile = HostProfile(
       dir,
@@ -269,7 +260,7 @@ TEST(SweepTest, AKilledHostPersistenceRunsFilesOrphansAndPidsCgroupAreSwept) {
 // A probe that never ends is killed at the launch timeout: every check is an error (exit 3),
 // never a pass, and the run takes the timeout, not the hang.
 TEST(SweepTest, AHangingDirectLaunchIsKilledAtItsTimeoutAndReportedAsError) {
-  std::string dir = TempDir();
+  std::string dir = MakeTempDir("sweep");
   std::string token = UniqueToken("sp-hang-");
   std::string profile = HostProfile(
       dir, {"sh", "-c", "sleep 1000; exec \"$0\" \"$@\" # " + token, "{probe}", "{probe_args...}"}, 2);
@@ -296,7 +287,7 @@ TEST(SweepTest, AHangingDirectLaunchIsKilledAtItsTimeoutAndReportedAsError) {
 // ignoring SIGTERM. The runner, a child subreaper, gets it as an orphan when its parent exits,
 // kills it with its child when the launch ends and records both in the report.
 TEST(SweepTest, ADaemonLeftByTheSandboxDoesNotOutliveTheRun) {
-  std::string dir = TempDir();
+  std::string dir = MakeTempDir("sweep");
   std::string token = UniqueToken("sp-daemon-");
   std::string profile = HostProfile(
       dir,

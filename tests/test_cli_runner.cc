@@ -40,10 +40,11 @@ std::string SourcePath(const std::string& relative) {
   return std::string(SANDPROBE_SOURCE_DIR) + "/" + relative;
 }
 
-CliRun RunCommand(const std::vector<std::string>& argv) {
+CliRun RunCommand(const std::vector<std::string>& argv, const std::string& working_dir) {
   ProcessLauncher launcher;
   LaunchSpec spec;
   spec.argv = argv;
+  spec.working_dir = working_dir;
   spec.timeout = std::chrono::seconds(300);
   CliRun run;
   StatusOr<LaunchResult> result = launcher.Launch(spec);
@@ -57,6 +58,11 @@ CliRun RunCommand(const std::vector<std::string>& argv) {
   return run;
 }
 
+std::string MakeTempDir(const std::string& name) {
+  std::string tmpl = (fs::temp_directory_path() / ("sp-" + name + "-XXXXXX")).string();
+  return mkdtemp(tmpl.data());
+}
+
 CliRun RunCli(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {SANDPROBE_CLI};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -64,8 +70,7 @@ CliRun RunCli(const std::vector<std::string>& args) {
 }
 
 CliRun RunProfile(const std::string& profile, const std::vector<std::string>& extra) {
-  std::string tmpl = (fs::temp_directory_path() / "sp-it-XXXXXX").string();
-  std::string dir = mkdtemp(tmpl.data());
+  std::string dir = MakeTempDir("it");
   std::string json_path = dir + "/report.json";
   std::string junit_path = dir + "/junit.xml";
   std::vector<std::string> args = {"run", "--sandbox", SourcePath(profile), "--no-color",

@@ -21,8 +21,17 @@ struct CliRun {
 CliRun RunProfile(const std::string& profile, const std::vector<std::string>& extra = {});
 // `sandprobe ARGS...` as is.
 CliRun RunCli(const std::vector<std::string>& args);
-// Any command (for docker ps, xmllint); returns exit code and output.
-CliRun RunCommand(const std::vector<std::string>& argv);
+// Any command (for docker ps, xmllint); returns exit code and output. `working_dir` "" keeps
+// the test's own.
+CliRun RunCommand(const std::vector<std::string>& argv, const std::string& working_dir = "");
+
+// Preflights for BackendAvailable: bwrap can make its namespaces; docker has the image the
+// docker profiles run.
+inline const std::vector<std::string> kBwrapUp = {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"};
+inline const std::vector<std::string> kDockerUp = {"docker", "image", "inspect", "sandprobe/agent:latest"};
+
+// A fresh directory: $TMPDIR/sp-NAME-XXXXXX.
+std::string MakeTempDir(const std::string& name);
 
 // Skips the test (or fails it when SANDPROBE_REQUIRE_BACKENDS=1) unless `probe` exits 0.
 // Returns false when the caller must return.
