@@ -95,6 +95,15 @@ StatusOr<std::string> ResolvePolicyPath(const PolicyPath& path, const ExpandInpu
   return resolved;
 }
 
+StatusOr<std::string> WritableScratchDir(const ExpandInput& in) {
+  const auto& writable = in.policy.filesystem.writable;
+  for (const PolicyPath& path : writable) {
+    if (path.path == "/tmp") return std::string("/tmp");
+  }
+  if (!writable.empty()) return ResolvePolicyPath(writable.front(), in);
+  return std::string("/tmp");
+}
+
 Verdict StartVerdict(const JudgeInput& in) {
   Verdict v;
   v.check = in.check;

@@ -143,6 +143,10 @@ const FamilyRow* FindFamily(const std::string& name);
 
 // Expands placeholders in a policy path; errors name the policy position.
 StatusOr<std::string> ResolvePolicyPath(const PolicyPath& path, const ExpandInput& in);
+// Where a probe may write scratch files (fs.alias's symlinks, res.disk's fill): /tmp when the
+// policy lets the sandbox write there, else its first writable path, else /tmp anyway (the
+// probe then reports that it cannot).
+StatusOr<std::string> WritableScratchDir(const ExpandInput& in);
 // A verdict for `check` with the launch as evidence; outcome still to be set.
 Verdict StartVerdict(const JudgeInput& in);
 // pass when `as_promised`, else fail in direction `if_not`.

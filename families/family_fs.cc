@@ -71,21 +71,10 @@ Status ExpandFsWrite(const ExpandInput& in, BatchBuilder& batch) {
   return ExpandAccess(in, batch, "fs.write", fs.writable, fs.unwritable);
 }
 
-// The directory fs.alias creates its symlinks in: /tmp when the policy lets the sandbox write
-// there, else the first writable path, else /tmp anyway (the probe reports if it cannot).
-StatusOr<std::string> AliasScratchDir(const ExpandInput& in) {
-  const auto& writable = in.policy.filesystem.writable;
-  for (const PolicyPath& path : writable) {
-    if (path.path == "/tmp") return std::string("/tmp");
-  }
-  if (!writable.empty()) return ResolvePolicyPath(writable.front(), in);
-  return std::string("/tmp");
-}
-
 Status ExpandFsAlias(const ExpandInput& in, BatchBuilder& batch) {
   const std::vector<std::string>& variants =
       in.entry.variants.empty() ? DefaultAliasVariants() : in.entry.variants;
-  StatusOr<std::string> scratch = AliasScratchDir(in);
+  StatusOr<std::string> scratch = WritableScratchDir(in);  // its symlinks go there
   if (!scratch.ok()) return scratch.status();
   bool first = true;
   for (const PolicyPath& path : in.policy.filesystem.unreadable) {

@@ -134,20 +134,10 @@ Status ExpandWall(const ExpandInput& in, BatchBuilder& batch) {
                       {"--ceiling-seconds", std::to_string(sleep)});
 }
 
-// /tmp when the policy lets the sandbox write there, else its first writable path.
-StatusOr<std::string> DiskDir(const ExpandInput& in) {
-  const auto& writable = in.policy.filesystem.writable;
-  for (const PolicyPath& path : writable) {
-    if (path.path == "/tmp") return std::string("/tmp");
-  }
-  if (!writable.empty()) return ResolvePolicyPath(writable.front(), in);
-  return std::string("/tmp");
-}
-
 Status ExpandDisk(const ExpandInput& in, BatchBuilder& batch) {
   if (!in.policy.limits.tmp_mib) return Status::Ok();
   std::int64_t declared = *in.policy.limits.tmp_mib;
-  StatusOr<std::string> dir = DiskDir(in);
+  StatusOr<std::string> dir = WritableScratchDir(in);  // res.disk fills it
   if (!dir.ok()) return dir.status();
   Check check = LimitCheck(in, "res.disk", "tmp_mib", static_cast<double>(declared), Severity::kMedium);
   check.resolved_target = *dir;
