@@ -10,6 +10,7 @@
 #include <array>
 #include <cerrno>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <tuple>
@@ -89,17 +90,18 @@ std::string Hex(const unsigned char* data, std::size_t size) {
 // openssl.cnf, about 0.5 ms.
 StatusOr<std::string> HashFd(int fd, const std::string& path) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
-  std::vector<unsigned char> buffer(256 * 1024);
+  constexpr std::size_t kChunk = 256 * 1024;
+  std::unique_ptr<unsigned char[]> buffer(new unsigned char[kChunk]);  // not zeroed: read() fills it
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   SHA256_CTX context;
   SHA256_Init(&context);
   for (;;) {
-    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    const ssize_t n = ::read(fd, buffer.get(), kChunk);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Status::Error(fmt::format("read(\"{}\"): {}", path, ErrnoText(errno)));
     if (n == 0) break;
-    SHA256_Update(&context, buffer.data(), static_cast<std::size_t>(n));
+    SHA256_Update(&context, buffer.get(), static_cast<std::size_t>(n));
   }
   SHA256_Final(digest, &context);
 #pragma GCC diagnostic pop
@@ -174,19 +176,19 @@ StatusOr<ResolvedExecutable> ResolveExecutable(const std::string& argv0,
   return Status::Error(fmt::format("execve({}): ENOENT (not in PATH)", argv0));
 }
 
-StatusOr<std::string> ExecutableSha256(const std::string& path) {
+PendingSha256 PendingSha256::Start(const std::string& path) {
   // O_NONBLOCK: a FIFO named as a program must not block the open (execve refuses it anyway).
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return Status::Error(fmt::format("open(\"{}\"): {}", path, ErrnoText(errno)));
+  if (fd < 0) return PendingSha256(Status::Error(fmt::format("open(\"{}\"): {}", path, ErrnoText(errno))));
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
-    return Status::Error(fmt::format("fstat(\"{}\"): {}", path, ErrnoText(err)));
+    return PendingSha256(Status::Error(fmt::format("fstat(\"{}\"): {}", path, ErrnoText(err))));
   }
   if (!S_ISREG(st.st_mode)) {  // a device such as /dev/zero would never end
     ::close(fd);
-    return Status::Error(fmt::format("\"{}\": not a regular file", path));
+    return PendingSha256(Status::Error(fmt::format("\"{}\": not a regular file", path)));
   }
   const HashKey key = KeyOf(st);
   {
@@ -194,17 +196,24 @@ StatusOr<std::string> ExecutableSha256(const std::string& path) {
     auto it = g_hash_cache.find(key);
     if (it != g_hash_cache.end()) {
       ::close(fd);
-      return it->second;
+      return PendingSha256(StatusOr<std::string>(it->second));
     }
   }
   // Hashed outside the lock: two launches of one new binary may both hash it, once each.
-  StatusOr<std::string> hash = HashFd(fd, path);
-  ::close(fd);
-  if (hash.ok()) {
-    std::lock_guard lock(g_hash_mutex);
-    g_hash_cache.emplace(key, *hash);
-  }
-  return hash;
+  return PendingSha256(std::async(std::launch::async, [fd, path, key]() -> StatusOr<std::string> {
+    StatusOr<std::string> hash = HashFd(fd, path);
+    ::close(fd);
+    if (hash.ok()) {
+      std::lock_guard lock(g_hash_mutex);
+      g_hash_cache.emplace(key, *hash);
+    }
+    return hash;
+  }));
+}
+
+StatusOr<std::string> PendingSha256::Get() {
+  if (hashing_.valid()) ready_ = hashing_.get();
+  return ready_;
 }
 
 std::string ExecutableWarning(const std::string& path, bool found_in_path) {

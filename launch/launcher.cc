@@ -83,6 +83,7 @@ class LaunchSession {
   void OnExit();
   void MaybeFinish();
   void TakeOrphans();
+  void RecordExecutableHash();
 
   const LaunchSpec& spec_;
   LaunchRegistration registration_;  // outlives the child: unregistered after the destructor body
@@ -97,6 +98,7 @@ class LaunchSession {
       drain_timer_{ios_};
   bp::child child_;
   PidsCgroup pids_cgroup_;  // made only when the envelope has pids_max
+  std::optional<PendingSha256> executable_hash_;
   pid_t pid_ = 0;
   bool reaped_ = false, exited_ = false, killing_ = false;
   LaunchResult result_;
@@ -131,12 +133,7 @@ Status LaunchSession::Spawn() {
   result_.executable = exe;
   result_.executable_warning =
       ExecutableWarning(exe, /*found_in_path=*/spec_.argv[0].find('/') == std::string::npos);
-  if (StatusOr<std::string> hash = ExecutableSha256(exe); hash.ok()) {
-    result_.executable_sha256 = *hash;
-  } else {
-    if (!result_.executable_warning.empty()) result_.executable_warning += "; ";
-    result_.executable_warning += "not hashed: " + hash.status().message();
-  }
+  executable_hash_.emplace(PendingSha256::Start(exe));  // read while the launch runs
   std::vector<std::string> args(spec_.argv.begin() + 1, spec_.argv.end());
 
   void* page = ::mmap(nullptr, sizeof(ChildFailure), PROT_READ | PROT_WRITE,
@@ -329,6 +326,16 @@ void LaunchSession::MaybeFinish() {
   if (cancel_fd_) cancel_fd_->close(ignored);
 }
 
+void LaunchSession::RecordExecutableHash() {
+  if (!executable_hash_) return;
+  if (StatusOr<std::string> hash = executable_hash_->Get(); hash.ok()) {
+    result_.executable_sha256 = *hash;
+  } else {
+    if (!result_.executable_warning.empty()) result_.executable_warning += "; ";
+    result_.executable_warning += "not hashed: " + hash.status().message();
+  }
+}
+
 StatusOr<LaunchResult> LaunchSession::Run() {
   auto start = Clock::now();
   result_.timeout = spec_.timeout;
@@ -372,6 +379,7 @@ StatusOr<LaunchResult> LaunchSession::Run() {
   result_.out_dropped = out_.dropped;
   result_.err_dropped = err_.dropped;
   pids_cgroup_.Remove();
+  RecordExecutableHash();
   return std::move(result_);
 }
 
