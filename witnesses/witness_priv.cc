@@ -9,9 +9,9 @@
 //    namespace. The probe only gets the hash, so its own command line cannot match.
 //  - The runner's own namespaces (/proc/self/ns/*), which priv.namespaces compares with the
 //    sandbox's. "Host" here means the namespaces the harness runs in.
-//  - The profile's backend, and its version (the profile's `version` argv, run once here), so a
-//    remediation hint can name the fix for that backend as installed (docker < 25.0 lets
-//    io_uring through its default seccomp profile).
+//  - The profile's backend, and its version (the profile's `version` argv, run once, beside the
+//    launches), so a remediation hint can name the fix for that backend as installed (docker <
+//    25.0 lets io_uring through its default seccomp profile).
 //  - The harness's kernel release and cgroup version (release_agent needs CAP_SYS_ADMIN in the
 //    initial user namespace since 5.17; cgroup v1 docker shares the host's cgroup namespace).
 //  - Whether the harness's user namespace is the initial one (uid_map "0 0 4294967295"): with
@@ -30,6 +30,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -93,33 +94,42 @@ nlohmann::json HarnessFacts() {
   return facts;
 }
 
-// The first line of the profile's `version` command, or the reason there is none.
-nlohmann::json BackendVersion(const WitnessSetup& setup) {
-  if (setup.profile.version.empty()) return {{"backend_version_error", "the profile has no version command"}};
+// The first line of the profile's `version` command, or the reason there is none. Started
+// with the witness and read at Collect(): the answer only goes into the report and the judges,
+// so the command (`docker version`: 40-60 ms, a daemon round trip) runs beside the probe
+// launches instead of before the first one. Its limit is taken from the deadline at the start.
+std::future<nlohmann::json> StartBackendVersion(const WitnessSetup& setup) {
+  auto ready = [](nlohmann::json answer) {
+    std::promise<nlohmann::json> p;
+    p.set_value(std::move(answer));
+    return p.get_future();
+  };
+  if (setup.profile.version.empty()) return ready({{"backend_version_error", "the profile has no version command"}});
   const std::string what = fmt::format("{}", fmt::join(setup.profile.version, " "));
   StatusOr<std::chrono::milliseconds> limit = HostCommandLimit(setup, kVersionTimeout);
-  if (!limit.ok()) return {{"backend_version_error", what + ": " + limit.status().message()}};
+  if (!limit.ok()) return ready({{"backend_version_error", what + ": " + limit.status().message()}});
   LaunchSpec spec;
   spec.argv = setup.profile.version;
   spec.timeout = *limit;
   spec.output_cap = 4096;
-  StatusOr<LaunchResult> r = setup.launcher.Launch(spec);
-  if (!r.ok()) return {{"backend_version_error", what + ": " + r.status().message()}};
-  if (r->exit_code != 0) {
-    return {{"backend_version_error", fmt::format("{}: {}", what, r->exit_code ? "exit " + std::to_string(*r->exit_code)
-                                                                               : std::string("did not exit"))}};
-  }
-  std::string line = r->out.substr(0, r->out.find('\n'));
-  while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
-  return {{"backend_version", line}, {"backend_version_command", what}};
+  return std::async(std::launch::async, [launcher = &setup.launcher, spec = std::move(spec), what]() -> nlohmann::json {
+    StatusOr<LaunchResult> r = launcher->Launch(spec);
+    if (!r.ok()) return {{"backend_version_error", what + ": " + r.status().message()}};
+    if (r->exit_code != 0) {
+      return {{"backend_version_error", fmt::format("{}: {}", what, r->exit_code ? "exit " + std::to_string(*r->exit_code)
+                                                                                 : std::string("did not exit"))}};
+    }
+    std::string line = r->out.substr(0, r->out.find('\n'));
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+    return {{"backend_version", line}, {"backend_version_command", what}};
+  });
 }
 
 class PrivWitness final : public RunWitness {
  public:
   explicit PrivWitness(const WitnessSetup& setup)
       : backend_(NameOf(setup.profile.backend)), canary_arg_("sandprobe-canary-" + setup.run_token),
-        harness_(HarnessFacts()) {
-    harness_.update(BackendVersion(setup));
+        harness_(HarnessFacts()), backend_version_(StartBackendVersion(setup)) {
     for (const char* ns : kNamespaces) {
       char link[256];
       ssize_t n = ::readlink((std::string("/proc/self/ns/") + ns).c_str(), link, sizeof link - 1);
@@ -188,6 +198,7 @@ class PrivWitness final : public RunWitness {
     if (!start_error_.empty()) canary["error"] = start_error_;
     nlohmann::json facts = {{"backend", backend_}, {"host_namespaces", host_ns_}, {"canary_process", canary},
                             {"harness_sid", ::getsid(0)}};
+    if (backend_version_.valid()) harness_.update(backend_version_.get());
     facts.update(harness_);
     return facts;
   }
@@ -195,7 +206,8 @@ class PrivWitness final : public RunWitness {
  private:
   std::string backend_;
   std::string canary_arg_;
-  nlohmann::json harness_;  // HarnessFacts() + BackendVersion(), taken once at the start
+  nlohmann::json harness_;  // HarnessFacts(), taken at the start; the backend version added at Collect()
+  std::future<nlohmann::json> backend_version_;
   std::map<std::string, std::string> host_ns_;
   // The canary's pid once the harness itself sees the token in its /proc cmdline, else 0. The
   // kernel sets a new program's argument area a moment after the exec that ends Boost's spawn
