@@ -2,20 +2,21 @@
 // host (the "bridge" site), plus the host's own view of runtime sockets and interfaces.
 //
 // The bridge site's address is, in order: the profile's var `canary_bridge_ip` (a sandbox on
-// its own network link, e.g. a veth into a network namespace); for a sandbox that docker runs
-// (backends docker, gvisor), the gateway of docker's default bridge network (`docker network
-// inspect bridge`, or the address of its bridge interface when the IPAM config names no
-// gateway); for any other sandbox, the IPv4 address of the host's own docker0 interface
-// (getifaddrs), falling back to docker's answer when there is no docker0 (a daemon configured
-// with another bridge). Either way the listeners must bind it, so it is always an address of
-// this machine. Without one, bridge checks are skipped with the reason.
+// its own network link, e.g. a veth into a network namespace); the IPv4 address of the host's
+// own docker0 interface (getifaddrs); else the gateway of docker's default bridge network
+// (`docker network inspect bridge`, or the address of its bridge interface when the IPAM config
+// names no gateway), for a daemon configured with another bridge. Either way the listeners must
+// bind it, so it is always an address of this machine. Without one, bridge checks are skipped
+// with the reason.
 //
-// Why docker's answer only for docker's sandboxes: what a container reaches as its gateway is
-// docker's configuration (the IPAM config may name a gateway, the daemon may use another
-// bridge or be remote), so only docker can say it. Any other sandbox reaches this machine
-// through no docker network at all: the bridge site is there to show whether it reaches a
-// host address other than loopback, and docker0's address, read from the interface table
-// without a docker CLI call (15-77 ms), is one this machine owns.
+// For a sandbox that docker runs (backends docker, gvisor), what a container reaches as its
+// gateway is docker's configuration (the IPAM config may name a gateway, the daemon may use
+// another bridge), so only docker can say it: when docker0's address was used, docker is asked
+// too, beside the launches (the docker CLI call takes 15-77 ms), and unless it names the same
+// address the bridge checks are skipped with the reason (ConfirmBridge). Any other sandbox
+// reaches this machine through no docker network at all: the bridge site is there to show
+// whether it reaches a host address other than loopback, and docker0's address is one this
+// machine owns.
 //
 // PlanValues (in PlanContext::values as "net.<key>"): every endpoint "<site>-<proto>" ->
 // "ADDR:PORT"; "bridge_unavailable" -> why there is no bridge site; "runtime_sockets_on_host"
@@ -26,6 +27,8 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <functional>
+#include <future>
 
 #include <fmt/format.h>
 
@@ -53,15 +56,14 @@ std::string InterfaceIpv4(const std::string& name) {
 }
 
 // The docker bridge gateway, or the reason there is none.
-StatusOr<std::string> DockerBridgeGateway(const WitnessSetup& setup) {
-  StatusOr<std::chrono::milliseconds> limit = HostCommandLimit(setup, std::chrono::seconds(10));
+StatusOr<std::string> DockerBridgeGateway(Launcher& launcher, StatusOr<std::chrono::milliseconds> limit) {
   if (!limit.ok()) return limit.status();
   LaunchSpec spec;
   spec.argv = {"docker", "network", "inspect", "bridge", "--format",
                "{{range .IPAM.Config}}{{.Gateway}} {{end}}|"
                "{{index .Options \"com.docker.network.bridge.name\"}}"};
   spec.timeout = *limit;
-  StatusOr<LaunchResult> result = setup.launcher.Launch(spec);
+  StatusOr<LaunchResult> result = launcher.Launch(spec);
   if (!result.ok()) return result.status();
   if (result->exit_code != 0) {
     return Status::Error(fmt::format("{}: {}: {}", FormatArgv(spec.argv), DescribeExit(*result),
@@ -103,10 +105,13 @@ nlohmann::json HostInterfaces() {
 class NetCanaryWitness final : public RunWitness {
  public:
   NetCanaryWitness(std::unique_ptr<CanaryListeners> listeners, std::string bridge_source,
-                   std::string bridge_unavailable)
+                   std::string bridge_unavailable, std::string bridge_ip = "",
+                   std::future<StatusOr<std::string>> docker_gateway = {})
       : listeners_(std::move(listeners)),
         bridge_source_(std::move(bridge_source)),
-        bridge_unavailable_(std::move(bridge_unavailable)) {}
+        bridge_unavailable_(std::move(bridge_unavailable)),
+        bridge_ip_(std::move(bridge_ip)),
+        docker_gateway_(std::move(docker_gateway)) {}
 
   std::string name() const override { return "net"; }
 
@@ -125,7 +130,9 @@ class NetCanaryWitness final : public RunWitness {
   }
 
   nlohmann::json Collect() override {
-    nlohmann::json seen = {{"endpoints", listeners_->endpoints()},
+    std::map<std::string, std::string> endpoints = listeners_->endpoints();
+    if (docker_gateway_.valid()) ConfirmBridge(docker_gateway_.get(), endpoints);
+    nlohmann::json seen = {{"endpoints", endpoints},
                            {"receipts", ReceiptsToJson(listeners_->Receipts())},
                            {"host_interfaces", HostInterfaces()}};
     if (!bridge_source_.empty()) seen["bridge_source"] = bridge_source_;
@@ -134,9 +141,29 @@ class NetCanaryWitness final : public RunWitness {
   }
 
  private:
+  // docker0's address was used before docker said what its bridge gateway is. Unless docker
+  // names the same address, the bridge endpoints are withdrawn: a container may reach its own
+  // gateway but not docker0, so the checks at that site could not say either way (skipped with
+  // the reason, as when there is no bridge). Receipts stay: what reached a listener did.
+  void ConfirmBridge(const StatusOr<std::string>& gateway, std::map<std::string, std::string>& endpoints) {
+    if (gateway.ok() && *gateway == bridge_ip_) {
+      bridge_source_ += ", confirmed by docker network inspect bridge";
+      return;
+    }
+    bridge_unavailable_ = gateway.ok() ? fmt::format("no bridge canary: docker's bridge gateway is {}, not the "
+                                                     "address of docker0 ({}) the canaries listened on; set the "
+                                                     "profile var canary_bridge_ip",
+                                                     *gateway, bridge_ip_)
+                                       : "no bridge canary: " + gateway.status().message();
+    bridge_source_.clear();
+    std::erase_if(endpoints, [](const auto& e) { return e.first.rfind("bridge-", 0) == 0; });
+  }
+
   std::unique_ptr<CanaryListeners> listeners_;
   std::string bridge_source_;
   std::string bridge_unavailable_;
+  std::string bridge_ip_;
+  std::future<StatusOr<std::string>> docker_gateway_;  // valid while docker's answer is pending
 };
 
 // The interface docker creates for its default bridge network unless configured otherwise.
@@ -153,16 +180,19 @@ namespace {
 StatusOr<std::unique_ptr<RunWitness>> StartNetWitness(const WitnessSetup& setup) {
   std::vector<CanarySite> sites = {{"loopback", "127.0.0.1"}};
   std::string source, unavailable;
-  std::string host_bridge = BridgeNeedsDockersAnswer(setup.profile.backend)
-                                ? ""
-                                : InterfaceIpv4(kDockerBridgeInterface);
+  std::string host_bridge = InterfaceIpv4(kDockerBridgeInterface);
+  std::future<StatusOr<std::string>> docker_gateway;
+  auto limit = [&] { return HostCommandLimit(setup, std::chrono::seconds(10)); };
   if (auto var = setup.profile.vars.find("canary_bridge_ip"); var != setup.profile.vars.end()) {
     sites.push_back({"bridge", var->second});
     source = "profile var canary_bridge_ip";
   } else if (!host_bridge.empty()) {
     sites.push_back({"bridge", host_bridge});
     source = fmt::format("host interface {}", kDockerBridgeInterface);
-  } else if (StatusOr<std::string> gateway = DockerBridgeGateway(setup); gateway.ok()) {
+    if (BridgeNeedsDockersAnswer(setup.profile.backend)) {  // asked beside the launches, checked at Collect()
+      docker_gateway = std::async(std::launch::async, DockerBridgeGateway, std::ref(setup.launcher), limit());
+    }
+  } else if (StatusOr<std::string> gateway = DockerBridgeGateway(setup.launcher, limit()); gateway.ok()) {
     sites.push_back({"bridge", *gateway});
     source = "docker network inspect bridge";
   } else {
@@ -179,8 +209,9 @@ StatusOr<std::unique_ptr<RunWitness>> StartNetWitness(const WitnessSetup& setup)
   }
   if (!listeners.ok()) return listeners.status();
   if (!source.empty()) source += " (" + sites.back().ip + ")";
-  return std::unique_ptr<RunWitness>(
-      new NetCanaryWitness(std::move(*listeners), source, unavailable));
+  if (docker_gateway.valid() && sites.back().name != "bridge") docker_gateway = {};  // the bridge was dropped
+  return std::unique_ptr<RunWitness>(new NetCanaryWitness(std::move(*listeners), source, unavailable,
+                                                          sites.back().ip, std::move(docker_gateway)));
 }
 
 }  // namespace

@@ -129,12 +129,16 @@ TEST(NetWitnessTest, OnlyDockersSandboxesNeedDockersBridgeAnswer) {
   }
 }
 
-bool HostHasDocker0Ipv4() {
+std::string HostDocker0Ipv4() {
   ifaddrs* list = nullptr;
-  if (::getifaddrs(&list) != 0) return false;
-  bool found = false;
+  if (::getifaddrs(&list) != 0) return "";
+  std::string found;
   for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
-    if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && std::string(i->ifa_name) == "docker0") found = true;
+    if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && std::string(i->ifa_name) == "docker0") {
+      char text[INET_ADDRSTRLEN];
+      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, text, sizeof text);
+      found = text;
+    }
   }
   ::freeifaddrs(list);
   return found;
@@ -149,30 +153,52 @@ const WitnessRow& NetRow() {
 }
 
 // A bwrap sandbox reaches no docker network: its bridge canary takes docker0's address from
-// the host's interface table, and docker is not asked. A docker sandbox asks docker.
-TEST(NetWitnessTest, BridgeAddressFromTheHostUnlessDockerRunsTheSandbox) {
-  if (!HostHasDocker0Ipv4()) GTEST_SKIP() << "no docker0 with an IPv4 address on this host";
+// the host's interface table, and docker is not asked.
+TEST(NetWitnessTest, BridgeAddressFromTheHostAndDockerIsNotAskedForBwrap) {
+  if (HostDocker0Ipv4().empty()) GTEST_SKIP() << "no docker0 with an IPv4 address on this host";
   Profile bwrap;
   bwrap.backend = Backend::kBwrap;
   testing::FakeLauncher launcher;
-  {
-    auto witness = NetRow().start(WitnessSetup{"r", "/nonexistent", bwrap, launcher, "token"});
-    ASSERT_TRUE(witness.ok()) << witness.status().message();
-    EXPECT_TRUE(launcher.specs.empty()) << "asked: " << launcher.specs.front().argv[0];
-    EXPECT_EQ((*witness)->PlanValues().count("bridge-tcp"), 1u);
-    nlohmann::json seen = (*witness)->Collect();
-    EXPECT_EQ(seen.value("bridge_source", "").rfind("host interface docker0 (", 0), 0u)
-        << seen.dump();
-  }
+  auto witness = NetRow().start(WitnessSetup{"r", "/nonexistent", bwrap, launcher, "token"});
+  ASSERT_TRUE(witness.ok()) << witness.status().message();
+  EXPECT_EQ((*witness)->PlanValues().count("bridge-tcp"), 1u);
+  nlohmann::json seen = (*witness)->Collect();
+  EXPECT_TRUE(launcher.specs.empty()) << "asked: " << launcher.specs.front().argv[0];
+  EXPECT_EQ(seen.value("bridge_source", "").rfind("host interface docker0 (", 0), 0u) << seen.dump();
+}
+
+// A docker sandbox gets docker0's address at once, and docker is asked beside the launches:
+// the bridge checks stand only when docker names the same gateway. Otherwise (another address,
+// or no answer) the bridge endpoints are withdrawn and the reason is the skip's.
+TEST(NetWitnessTest, DockerSandboxesKeepTheBridgeOnlyWhenDockerConfirmsIt) {
+  const std::string docker0 = HostDocker0Ipv4();
+  if (docker0.empty()) GTEST_SKIP() << "no docker0 with an IPv4 address on this host";
   Profile docker;
   docker.backend = Backend::kDocker;
-  testing::FakeLauncher docker_launcher;
-  docker_launcher.replies.push_back(testing::Exit(1, "", "no daemon"));  // docker says nothing
-  auto witness = NetRow().start(WitnessSetup{"r", "/nonexistent", docker, docker_launcher, "token"});
-  ASSERT_TRUE(witness.ok()) << witness.status().message();
-  ASSERT_EQ(docker_launcher.specs.size(), 1u);
-  EXPECT_EQ(docker_launcher.specs[0].argv[0], "docker");
-  EXPECT_EQ((*witness)->PlanValues().count("bridge-tcp"), 0u) << "docker's sandbox never gets docker0 unasked";
+  struct Case {
+    LaunchResult reply;
+    bool kept;
+    std::string why;
+  } cases[] = {
+      {testing::Exit(0, docker0 + " |docker0\n", ""), true, ""},
+      {testing::Exit(0, "10.99.0.1 |br-other\n", ""), false, "docker's bridge gateway is 10.99.0.1, not the address of docker0"},
+      {testing::Exit(1, "", "no daemon"), false, "no bridge canary: docker network inspect"},
+  };
+  for (const Case& c : cases) {
+    testing::FakeLauncher launcher;
+    launcher.replies.push_back(c.reply);
+    auto witness = NetRow().start(WitnessSetup{"r", "/nonexistent", docker, launcher, "token"});
+    ASSERT_TRUE(witness.ok()) << witness.status().message();
+    EXPECT_EQ((*witness)->PlanValues().at("bridge-tcp").rfind(docker0 + ":", 0), 0u);
+    nlohmann::json seen = (*witness)->Collect();
+    ASSERT_EQ(launcher.specs.size(), 1u);
+    EXPECT_EQ(launcher.specs[0].argv[0], "docker");
+    EXPECT_EQ(seen["endpoints"].contains("bridge-tcp"), c.kept) << seen.dump();
+    EXPECT_EQ(seen.contains("bridge_source"), c.kept) << seen.dump();
+    if (!c.kept) {
+      EXPECT_NE(seen.value("bridge_unavailable", "").find(c.why), std::string::npos) << seen.dump();
+    }
+  }
 }
 
 // The witness's own host command shares the run's deadline: with 1.5 s left it gets 1.5 s, not
@@ -187,6 +213,7 @@ TEST(NetWitnessTest, DockersAnswerIsBoundedByTheRunsDeadline) {
   {
     auto witness = NetRow().start(WitnessSetup{"r", "/nonexistent", docker, launcher, "token", &deadline});
     ASSERT_TRUE(witness.ok()) << witness.status().message();
+    (*witness)->Collect();  // docker may be asked beside the launches: its answer is in by now
     ASSERT_EQ(launcher.specs.size(), 1u);
     EXPECT_EQ(launcher.specs[0].timeout, std::chrono::milliseconds(1500));
   }
