@@ -19,8 +19,9 @@ launch costs seconds, e.g. the microVM under TCG:
   bench/e2e.py --runs 3 --no-naive sandboxes/bwrap-strict.json sandboxes/docker-hardened.json \
       sandboxes/microvm.json
 
---suites: every suite (suites/*.json) and the full audit (the five suites summed, per run), per
-profile, interleaved with the raw launches (bench/e2e_suites.py says how the floor is computed).
+--suites: every suite (suites/*.json), the full audit (the five suites summed, per run) and the
+full audit in one `--suite all` run, per profile, interleaved with the raw launches
+(bench/e2e_suites.py says how the floor is computed).
 --verdicts FILE (with --suites): also write {profile: {suite: {check id: [verdicts seen]}}};
 bench/compare_verdicts.py compares two such files.
 --baseline CLI [--baseline-verdicts FILE] (with --suites): an A/B on a busy machine: the other

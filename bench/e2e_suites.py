@@ -16,6 +16,8 @@ For each profile and each of N runs, for each suite in SUITES order (interleaved
               is the floor the run could reach; after, it equals the floor.
   ratio:      wall / floor and wall / need floor.
 The full audit is, per run, the sum over the five suites of each column; then medians.
+"all in one" is the full audit as users run it since one run takes several suites: one
+`--suite all` run (its launches shared across suites), timed and replayed like a suite.
 Checks' verdicts are collected across all runs (a set per check id).
 --baseline CLI: the same with another CLI (the build from before a change) run right before
 each suite's run, so both builds see the same machine load; a table for each.
@@ -76,9 +78,12 @@ def replay(report):
     return floor, need
 
 
+ALL = "all"  # `--suite all`: every suite in one run
+
+
 def one_suite(cli, root, profile, suite, out):
-    seconds, done = timed([cli, "run", "--sandbox", profile, "--suite",
-                           os.path.join(root, "suites", suite + ".json"), "--json", out,
+    suite_arg = ALL if suite == ALL else os.path.join(root, "suites", suite + ".json")
+    seconds, done = timed([cli, "run", "--sandbox", profile, "--suite", suite_arg, "--json", out,
                            "--no-color"])
     if done.returncode not in (0, 1, 3):
         sys.exit(f"{profile} {suite}: sandprobe exit {done.returncode}: "
@@ -116,14 +121,16 @@ def main(cli, root, runs, profiles, verdicts_out, baseline=None, baseline_verdic
         out = os.path.join(tmp, "r.json")
         for profile in profiles:
             path = profile if os.path.isabs(profile) else os.path.join(root, profile)
-            samples = {label: {s: [] for s in SUITES} for label, _, _ in clis}
+            samples = {label: {s: [] for s in SUITES + [ALL]} for label, _, _ in clis}
             name = os.path.basename(path)
             for _ in range(runs):
-                for suite in SUITES:
+                for suite in SUITES + [ALL]:
                     for label, binary, _ in clis:
                         sample, verdicts = one_suite(binary, root, path, suite, out)
                         samples[label][suite].append(sample)
                         name = sample["name"]
+                        if suite == ALL:  # its checks are the suites' own, compared there
+                            continue
                         for check, verdict in verdicts.items():
                             seen[label].setdefault(name, {}).setdefault(suite, {}).setdefault(
                                 check, set()).add(verdict)
@@ -139,6 +146,7 @@ def main(cli, root, runs, profiles, verdicts_out, baseline=None, baseline_verdic
                           for k in ("wall", "launches", "floor", "need")} for i in range(runs)]
                 row("full audit", sum(by_suite[s][-1]["checks"] for s in SUITES),
                     sum(by_suite[s][-1]["n"] for s in SUITES), audit)
+                row("all in one", by_suite[ALL][-1]["checks"], by_suite[ALL][-1]["n"], by_suite[ALL])
             sys.stdout.flush()
     for label, _, path in clis:
         if not path:
