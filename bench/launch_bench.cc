@@ -1,8 +1,8 @@
 // What a launch's executable hash costs the launch's critical path. A docker binary is ~45 MB
 // (36 ms to hash): the launcher used to hash it before the fork, once per run; it now opens it
-// before the fork and hashes it on a thread while the launch runs (PendingSha256).
-//  - Sync:  Start() and Get() back to back, what the critical path paid before.
-//  - Start: Start() alone, what it pays now (open, fstat, a thread); Get() is outside the timing.
+// before the fork and hashes it on a thread while the launch runs (StartExecutableSha256).
+//  - Sync:  the start and the wait back to back, what the critical path paid before.
+//  - Start: the start alone, what it pays now (open, fstat, a thread); the wait is untimed.
 // Each iteration first changes the file's ctime (futimens), so the per-process cache misses, as
 // it does at the first launch of every run.
 #include <fcntl.h>
@@ -45,7 +45,7 @@ void BM_ExecutableHashSync(benchmark::State& state) {
     state.PauseTiming();
     Touch(path);
     state.ResumeTiming();
-    benchmark::DoNotOptimize(PendingSha256::Start(path).Get());
+    benchmark::DoNotOptimize(StartExecutableSha256(path).get());
   }
 }
 BENCHMARK(BM_ExecutableHashSync)->Unit(benchmark::kMillisecond);
@@ -56,9 +56,9 @@ void BM_ExecutableHashStart(benchmark::State& state) {
     state.PauseTiming();
     Touch(path);
     state.ResumeTiming();
-    PendingSha256 pending = PendingSha256::Start(path);
+    std::future<StatusOr<std::string>> pending = StartExecutableSha256(path);
     state.PauseTiming();
-    benchmark::DoNotOptimize(pending.Get());
+    benchmark::DoNotOptimize(pending.get());
     state.ResumeTiming();
   }
 }

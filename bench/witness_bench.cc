@@ -70,11 +70,11 @@ void BM_WitnessStartOnly(benchmark::State& state, const char* witness) {
   ProcessLauncher launcher;
   for (auto _ : state) {
     auto started = Row(witness).start(WitnessSetup{"r", run_dir, profile, launcher, "benchtoken"});
-    state.PauseTiming();
     if (!started.ok()) {
       state.SkipWithError(started.status().message().c_str());
       break;
     }
+    state.PauseTiming();
     benchmark::DoNotOptimize((*started)->Collect());
     started->reset();
     state.ResumeTiming();

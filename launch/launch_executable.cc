@@ -20,6 +20,7 @@
 #include <openssl/sha.h>
 
 #include "model/errno_text.h"
+#include "model/ready_future.h"
 
 namespace sandprobe {
 namespace {
@@ -176,19 +177,19 @@ StatusOr<ResolvedExecutable> ResolveExecutable(const std::string& argv0,
   return Status::Error(fmt::format("execve({}): ENOENT (not in PATH)", argv0));
 }
 
-PendingSha256 PendingSha256::Start(const std::string& path) {
+std::future<StatusOr<std::string>> StartExecutableSha256(const std::string& path) {
   // O_NONBLOCK: a FIFO named as a program must not block the open (execve refuses it anyway).
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return PendingSha256(Status::Error(fmt::format("open(\"{}\"): {}", path, ErrnoText(errno))));
+  if (fd < 0) return ReadyFuture<StatusOr<std::string>>(Status::Error(fmt::format("open(\"{}\"): {}", path, ErrnoText(errno))));
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
-    return PendingSha256(Status::Error(fmt::format("fstat(\"{}\"): {}", path, ErrnoText(err))));
+    return ReadyFuture<StatusOr<std::string>>(Status::Error(fmt::format("fstat(\"{}\"): {}", path, ErrnoText(err))));
   }
   if (!S_ISREG(st.st_mode)) {  // a device such as /dev/zero would never end
     ::close(fd);
-    return PendingSha256(Status::Error(fmt::format("\"{}\": not a regular file", path)));
+    return ReadyFuture<StatusOr<std::string>>(Status::Error(fmt::format("\"{}\": not a regular file", path)));
   }
   const HashKey key = KeyOf(st);
   {
@@ -196,11 +197,11 @@ PendingSha256 PendingSha256::Start(const std::string& path) {
     auto it = g_hash_cache.find(key);
     if (it != g_hash_cache.end()) {
       ::close(fd);
-      return PendingSha256(StatusOr<std::string>(it->second));
+      return ReadyFuture(StatusOr<std::string>(it->second));
     }
   }
   // Hashed outside the lock: two launches of one new binary may both hash it, once each.
-  return PendingSha256(std::async(std::launch::async, [fd, path, key]() -> StatusOr<std::string> {
+  return std::async(std::launch::async, [fd, path, key]() -> StatusOr<std::string> {
     StatusOr<std::string> hash = HashFd(fd, path);
     ::close(fd);
     if (hash.ok()) {
@@ -208,12 +209,7 @@ PendingSha256 PendingSha256::Start(const std::string& path) {
       g_hash_cache.emplace(key, *hash);
     }
     return hash;
-  }));
-}
-
-StatusOr<std::string> PendingSha256::Get() {
-  if (hashing_.valid()) ready_ = hashing_.get();
-  return ready_;
+  });
 }
 
 std::string ExecutableWarning(const std::string& path, bool found_in_path) {

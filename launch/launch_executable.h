@@ -39,29 +39,18 @@ StatusOr<ResolvedExecutable> ResolveExecutable(const std::string& argv0,
                                                const std::optional<std::string>& path_env,
                                                const std::string& working_dir);
 
-// SHA-256 of the file at `path`, computed while the launch runs. Start() opens the file (the
-// inode hashed is the one the path named before the fork) and, unless the hash is cached, hashes
-// it on a thread of its own; Get() waits for it. A 45 MB docker binary takes 36 ms to hash,
+// SHA-256 of the file at `path`, computed while the launch runs: the file is opened now (the
+// inode hashed is the one the path named before the fork) and, unless the hash is cached,
+// hashed on a thread of its own; get() waits for it. A 45 MB docker binary takes 36 ms to hash,
 // about an eighth of a container launch: off the critical path, it overlaps the launch. The
 // file cannot change under the hash while it runs (writing a running executable is ETXTBSY).
 // Cached for the life of the process by (device, inode, size, mtime, ctime): hashed once per
 // run, not once per launch, and any change to the file (ctime cannot be set back by its owner)
 // is hashed again.
-class PendingSha256 {
- public:
-  static PendingSha256 Start(const std::string& path);
-  StatusOr<std::string> Get();  // once; waits for the hashing thread
-
- private:
-  explicit PendingSha256(StatusOr<std::string> ready) : ready_(std::move(ready)) {}
-  explicit PendingSha256(std::future<StatusOr<std::string>> hashing)
-      : ready_(Status::Error("hashing")), hashing_(std::move(hashing)) {}
-  StatusOr<std::string> ready_;
-  std::future<StatusOr<std::string>> hashing_;  // valid while a thread hashes
-};
+std::future<StatusOr<std::string>> StartExecutableSha256(const std::string& path);
 
 // The same, waited for at once.
-inline StatusOr<std::string> ExecutableSha256(const std::string& path) { return PendingSha256::Start(path).Get(); }
+inline StatusOr<std::string> ExecutableSha256(const std::string& path) { return StartExecutableSha256(path).get(); }
 
 // Why the file at absolute `path` is easy to forge, or "": a directory on its path (as named
 // and after resolving symlinks) that is group- or world-writable without the sticky bit; the

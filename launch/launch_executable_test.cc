@@ -93,16 +93,16 @@ TEST_F(LaunchExecutableTest, NotFoundNamesTheErrnoExecvpWouldGive) {
   EXPECT_THAT(unexecutable.status().message(), HasSubstr(plain));
 }
 
-// The hash runs beside the launch, from the file opened at Start(): a path renamed over
+// The hash runs beside the launch, from the file opened at the start: a path renamed over
 // afterwards (the window between the fork and execve) does not change what is hashed.
 TEST_F(LaunchExecutableTest, PendingHashIsOfTheFileOpenedAtStart) {
   const std::string path = Make("bin", "big", std::string(3 * 1024 * 1024, 'a'), 0755);
-  PendingSha256 pending = PendingSha256::Start(path);
+  std::future<StatusOr<std::string>> pending = StartExecutableSha256(path);
   const std::string other = Make("bin", "other", "abc", 0755);
   ASSERT_EQ(::rename(other.c_str(), path.c_str()), 0);
-  StatusOr<std::string> hash = pending.Get();
+  StatusOr<std::string> hash = pending.get();
   ASSERT_TRUE(hash.ok()) << hash.status().message();
-  // sha256 of 3 MiB of 'a' (python3 -c "import hashlib; print(hashlib.sha256(b'a'*3*1024*1024).hexdigest())")
+  // hashlib.sha256(b"a" * 3 * 1024 * 1024)
   EXPECT_EQ(*hash, "6f850bc94ae6f7de14297c01616c36d712d22864497b28a63b81d776b035e656");
   StatusOr<std::string> now = ExecutableSha256(path);
   ASSERT_TRUE(now.ok());

@@ -98,7 +98,7 @@ class LaunchSession {
       drain_timer_{ios_};
   bp::child child_;
   PidsCgroup pids_cgroup_;  // made only when the envelope has pids_max
-  std::optional<PendingSha256> executable_hash_;
+  std::future<StatusOr<std::string>> executable_hash_;  // valid from Spawn() until recorded
   pid_t pid_ = 0;
   bool reaped_ = false, exited_ = false, killing_ = false;
   LaunchResult result_;
@@ -133,7 +133,7 @@ Status LaunchSession::Spawn() {
   result_.executable = exe;
   result_.executable_warning =
       ExecutableWarning(exe, /*found_in_path=*/spec_.argv[0].find('/') == std::string::npos);
-  executable_hash_.emplace(PendingSha256::Start(exe));  // read while the launch runs
+  executable_hash_ = StartExecutableSha256(exe);  // read while the launch runs
   std::vector<std::string> args(spec_.argv.begin() + 1, spec_.argv.end());
 
   void* page = ::mmap(nullptr, sizeof(ChildFailure), PROT_READ | PROT_WRITE,
@@ -327,8 +327,8 @@ void LaunchSession::MaybeFinish() {
 }
 
 void LaunchSession::RecordExecutableHash() {
-  if (!executable_hash_) return;
-  if (StatusOr<std::string> hash = executable_hash_->Get(); hash.ok()) {
+  if (!executable_hash_.valid()) return;
+  if (StatusOr<std::string> hash = executable_hash_.get(); hash.ok()) {
     result_.executable_sha256 = *hash;
   } else {
     if (!result_.executable_warning.empty()) result_.executable_warning += "; ";

@@ -41,19 +41,6 @@ namespace sandprobe {
 
 namespace {
 
-std::string InterfaceIpv4(const std::string& name) {
-  ifaddrs* list = nullptr;
-  if (::getifaddrs(&list) != 0) return "";
-  std::string ip;
-  for (ifaddrs* i = list; i != nullptr && ip.empty(); i = i->ifa_next) {
-    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET || name != i->ifa_name) continue;
-    char text[INET_ADDRSTRLEN];
-    ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, text, sizeof text);
-    ip = text;
-  }
-  ::freeifaddrs(list);
-  return ip;
-}
 
 // The docker bridge gateway, or the reason there is none.
 StatusOr<std::string> DockerBridgeGateway(Launcher& launcher, StatusOr<std::chrono::milliseconds> limit) {
@@ -105,8 +92,8 @@ nlohmann::json HostInterfaces() {
 class NetCanaryWitness final : public RunWitness {
  public:
   NetCanaryWitness(std::unique_ptr<CanaryListeners> listeners, std::string bridge_source,
-                   std::string bridge_unavailable, std::string bridge_ip = "",
-                   std::future<StatusOr<std::string>> docker_gateway = {})
+                   std::string bridge_unavailable, std::string bridge_ip,
+                   std::future<StatusOr<std::string>> docker_gateway)
       : listeners_(std::move(listeners)),
         bridge_source_(std::move(bridge_source)),
         bridge_unavailable_(std::move(bridge_unavailable)),
@@ -171,6 +158,20 @@ constexpr const char* kDockerBridgeInterface = "docker0";
 
 }  // namespace
 
+std::string InterfaceIpv4(const std::string& name) {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return "";
+  std::string ip;
+  for (ifaddrs* i = list; i != nullptr && ip.empty(); i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET || name != i->ifa_name) continue;
+    char text[INET_ADDRSTRLEN];
+    ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, text, sizeof text);
+    ip = text;
+  }
+  ::freeifaddrs(list);
+  return ip;
+}
+
 bool BridgeNeedsDockersAnswer(Backend backend) {
   return backend == Backend::kDocker || backend == Backend::kGvisor;
 }
@@ -181,18 +182,16 @@ StatusOr<std::unique_ptr<RunWitness>> StartNetWitness(const WitnessSetup& setup)
   std::vector<CanarySite> sites = {{"loopback", "127.0.0.1"}};
   std::string source, unavailable;
   std::string host_bridge = InterfaceIpv4(kDockerBridgeInterface);
-  std::future<StatusOr<std::string>> docker_gateway;
-  auto limit = [&] { return HostCommandLimit(setup, std::chrono::seconds(10)); };
+  const StatusOr<std::chrono::milliseconds> docker_limit = HostCommandLimit(setup, std::chrono::seconds(10));
+  bool confirm_with_docker = false;
   if (auto var = setup.profile.vars.find("canary_bridge_ip"); var != setup.profile.vars.end()) {
     sites.push_back({"bridge", var->second});
     source = "profile var canary_bridge_ip";
   } else if (!host_bridge.empty()) {
     sites.push_back({"bridge", host_bridge});
     source = fmt::format("host interface {}", kDockerBridgeInterface);
-    if (BridgeNeedsDockersAnswer(setup.profile.backend)) {  // asked beside the launches, checked at Collect()
-      docker_gateway = std::async(std::launch::async, DockerBridgeGateway, std::ref(setup.launcher), limit());
-    }
-  } else if (StatusOr<std::string> gateway = DockerBridgeGateway(setup.launcher, limit()); gateway.ok()) {
+    confirm_with_docker = BridgeNeedsDockersAnswer(setup.profile.backend);
+  } else if (StatusOr<std::string> gateway = DockerBridgeGateway(setup.launcher, docker_limit); gateway.ok()) {
     sites.push_back({"bridge", *gateway});
     source = "docker network inspect bridge";
   } else {
@@ -209,7 +208,10 @@ StatusOr<std::unique_ptr<RunWitness>> StartNetWitness(const WitnessSetup& setup)
   }
   if (!listeners.ok()) return listeners.status();
   if (!source.empty()) source += " (" + sites.back().ip + ")";
-  if (docker_gateway.valid() && sites.back().name != "bridge") docker_gateway = {};  // the bridge was dropped
+  std::future<StatusOr<std::string>> docker_gateway;  // asked beside the launches, checked at Collect()
+  if (confirm_with_docker && sites.back().name == "bridge") {
+    docker_gateway = std::async(std::launch::async, DockerBridgeGateway, std::ref(setup.launcher), docker_limit);
+  }
   return std::unique_ptr<RunWitness>(new NetCanaryWitness(std::move(*listeners), source, unavailable,
                                                           sites.back().ip, std::move(docker_gateway)));
 }

@@ -82,9 +82,13 @@ class CanaryListeners {
   std::vector<CanaryReceipt> receipts_;
 };
 
-// Whether the bridge canary's address must come from docker (`docker network inspect bridge`)
-// for a profile of this backend: only for sandboxes docker runs (witness_net.cc says why).
+// Whether the bridge canary's address must come from, or be confirmed by, docker (`docker network
+// inspect bridge`) for a profile of this backend: only for sandboxes docker runs (witness_net.cc
+// says why).
 bool BridgeNeedsDockersAnswer(Backend backend);
+
+// The first IPv4 address of the host's interface `name` (getifaddrs), or "" when it has none.
+std::string InterfaceIpv4(const std::string& name);
 
 // "sandprobe NONCE FAMILY NAME": the nonce (only [A-Za-z0-9_-], 1-128 chars) and
 // "FAMILY NAME"; false when `payload` is not a canary payload.

@@ -38,6 +38,7 @@
 #include <fmt/format.h>
 
 #include "launch/proc_info.h"
+#include "model/ready_future.h"
 #include "launch/run_registry.h"
 #include "witnesses/witness.h"
 #include "witnesses/witnesses.h"
@@ -99,15 +100,12 @@ nlohmann::json HarnessFacts() {
 // so the command (`docker version`: 40-60 ms, a daemon round trip) runs beside the probe
 // launches instead of before the first one. Its limit is taken from the deadline at the start.
 std::future<nlohmann::json> StartBackendVersion(const WitnessSetup& setup) {
-  auto ready = [](nlohmann::json answer) {
-    std::promise<nlohmann::json> p;
-    p.set_value(std::move(answer));
-    return p.get_future();
-  };
-  if (setup.profile.version.empty()) return ready({{"backend_version_error", "the profile has no version command"}});
+  if (setup.profile.version.empty()) {
+    return ReadyFuture<nlohmann::json>({{"backend_version_error", "the profile has no version command"}});
+  }
   const std::string what = fmt::format("{}", fmt::join(setup.profile.version, " "));
   StatusOr<std::chrono::milliseconds> limit = HostCommandLimit(setup, kVersionTimeout);
-  if (!limit.ok()) return ready({{"backend_version_error", what + ": " + limit.status().message()}});
+  if (!limit.ok()) return ReadyFuture<nlohmann::json>({{"backend_version_error", what + ": " + limit.status().message()}});
   LaunchSpec spec;
   spec.argv = setup.profile.version;
   spec.timeout = *limit;
