@@ -183,17 +183,7 @@ TEST(ResourceJudgeTest, ADeclaredLimitAboveTheProbesCeilingIsInconclusive) {
     auto plan = ExpandChecks(policy, testing::SuiteOf({row.family}), PlanContext{"/c", "/w", {}});
     ASSERT_TRUE(plan.ok()) << plan.status().message();
     ASSERT_EQ(plan->checks.size(), 1u);
-    json result = row.result;
-    result["family"] = row.family;
-    result["kind"] = "result";
-    BatchResult ran;
-    ran.state = BatchResult::State::kRan;
-    ran.launch_id = "L1";
-    ran.complete = true;
-    ran.frames.done = true;
-    ran.frames.facts = {result};
-    ran.end.exit_code = 0;
-    Verdict v = Evaluate(*plan, {ran}, WitnessFacts{}).at(0);
+    Verdict v = testing::JudgeOneResult(*plan, row.family, row.result);
     EXPECT_EQ(OutcomeName(v.outcome), OutcomeName(Outcome::kInconclusive)) << v.observed;
     EXPECT_EQ(v.direction, Direction::kNone);
     EXPECT_NE(v.observed.find(row.ceiling), std::string::npos) << v.observed;

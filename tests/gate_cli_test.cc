@@ -17,12 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string WriteFile(const std::string& dir, const std::string& name, const std::string& content) {
-  std::string path = dir + "/" + name;
-  std::ofstream(path) << content;
-  return path;
-}
-
 // `sandprobe run ARGS --json DIR/r.json`, the report parsed into run.report.
 CliRun RunWithReport(std::vector<std::string> args) {
   std::string json_path = MakeTempDir("gate") + "/r.json";

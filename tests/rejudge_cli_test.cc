@@ -6,7 +6,6 @@
 #include <stdlib.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -18,12 +17,6 @@ namespace sandprobe::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string WriteFile(const std::string& dir, const std::string& name, const std::string& content) {
-  std::string path = dir + "/" + name;
-  std::ofstream(path) << content;
-  return path;
-}
 
 std::string SaveReport(const std::string& dir, const nlohmann::json& report) {
   return WriteFile(dir, "run.json", report.dump());

@@ -63,6 +63,12 @@ std::string MakeTempDir(const std::string& name) {
   return mkdtemp(tmpl.data());
 }
 
+std::string WriteFile(const std::string& dir, const std::string& name, const std::string& content) {
+  std::string path = dir + "/" + name;
+  std::ofstream(path) << content;
+  return path;
+}
+
 CliRun RunCli(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {SANDPROBE_CLI};
   argv.insert(argv.end(), args.begin(), args.end());

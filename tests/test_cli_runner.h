@@ -33,6 +33,9 @@ inline const std::vector<std::string> kDockerUp = {"docker", "image", "inspect",
 // A fresh directory: $TMPDIR/sp-NAME-XXXXXX.
 std::string MakeTempDir(const std::string& name);
 
+// Writes `content` to DIR/NAME; returns that path.
+std::string WriteFile(const std::string& dir, const std::string& name, const std::string& content);
+
 // Skips the test (or fails it when SANDPROBE_REQUIRE_BACKENDS=1) unless `probe` exits 0.
 // Returns false when the caller must return.
 bool BackendAvailable(const std::string& name, const std::vector<std::string>& probe);
