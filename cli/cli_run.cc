@@ -120,10 +120,12 @@ bool UseColor(bool no_color, FILE* stream) {
   return !no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
 }
 
-// One sandbox of the run: its profile file and the report paths it writes.
+// One sandbox of the run: its profile file, what was loaded from it (with the policy and the
+// suites) before the first run, and the report paths it writes.
 struct SandboxRun {
   std::string profile_path;
   ReportPaths outputs;
+  RunInputs inputs;
 };
 
 struct SandboxResult {
@@ -133,11 +135,12 @@ struct SandboxResult {
 };
 
 // Runs one sandbox, prints its console text and gate line, writes its reports.
-SandboxResult RunOne(const RunFlags& flags, const SandboxRun& sandbox, FailOn fail_on,
+SandboxResult RunOne(const RunFlags& flags, SandboxRun& sandbox, FailOn fail_on,
                      const std::optional<WaiverFile>& waivers, ProcessLauncher& launcher) {
   RunOptions options{.profile_path = sandbox.profile_path,
                      .policy_path = flags.policy,
                      .suite_paths = flags.suites,
+                     .inputs = std::move(sandbox.inputs),
                      .probe_dir = flags.probe_dir,
                      .require_backend = flags.require_backend,
                      .keep_run_dir = flags.keep_run_dir,
@@ -146,8 +149,8 @@ SandboxResult RunOne(const RunFlags& flags, const SandboxRun& sandbox, FailOn fa
                      .jobs = flags.jobs,
                      .run_timeout = std::chrono::seconds(flags.timeout_seconds),
                      .selection = flags.selection};
-  options.on_stalled = [sandbox](const std::string& why) {
-    AbandonStalledRun(sandbox.profile_path, sandbox.outputs, why);
+  options.on_stalled = [profile_path = sandbox.profile_path, outputs = sandbox.outputs](const std::string& why) {
+    AbandonStalledRun(profile_path, outputs, why);
   };
   ProgressPrinter printer;
   if (ShowProgress(flags)) {
@@ -200,10 +203,10 @@ std::size_t MatrixFormatIndex() { return static_cast<std::size_t>(FindReportForm
 // One SandboxRun per profile. With several, every output but --matrix gets the sandbox's name
 // before its extension (one file per run: the JSON report holds one run); stdout cannot be
 // split, so "-" is refused for them.
-StatusOr<std::vector<SandboxRun>> PlanSandboxRuns(const RunFlags& flags, const std::vector<std::string>& names) {
+StatusOr<std::vector<SandboxRun>> PlanSandboxRuns(const RunFlags& flags, std::vector<RunInputs> inputs) {
   std::vector<SandboxRun> runs;
   for (std::size_t i = 0; i < flags.sandboxes.size(); ++i) {
-    SandboxRun run{flags.sandboxes[i], flags.outputs};
+    SandboxRun run{flags.sandboxes[i], flags.outputs, std::move(inputs[i])};
     run.outputs[MatrixFormatIndex()].clear();
     if (flags.sandboxes.size() > 1) {
       for (std::size_t f = 0; f < run.outputs.size(); ++f) {
@@ -213,7 +216,7 @@ StatusOr<std::vector<SandboxRun>> PlanSandboxRuns(const RunFlags& flags, const s
                                            "name a file (--matrix may go to stdout)",
                                            ReportFormats()[f].flag, run.outputs[f]));
         }
-        run.outputs[f] = PerSandboxPath(run.outputs[f], names[i]);
+        run.outputs[f] = PerSandboxPath(run.outputs[f], run.inputs.profile.name);
       }
     }
     runs.push_back(std::move(run));
@@ -236,10 +239,10 @@ int Run(const RunFlags& flags) {
   }
   // Every profile, policy and suite before the first run: bad input is exit 2 before minutes
   // of runs, not after them.
-  StatusOr<std::vector<std::string>> names =
+  StatusOr<std::vector<RunInputs>> inputs =
       PreloadRunInputs(flags.sandboxes, flags.policy, flags.suites, KnownFamilies());
-  if (!names.ok()) return std::cerr << "sandprobe run: " << names.status().message() << "\n", kExitUsage;
-  StatusOr<std::vector<SandboxRun>> runs = PlanSandboxRuns(flags, *names);
+  if (!inputs.ok()) return std::cerr << "sandprobe run: " << inputs.status().message() << "\n", kExitUsage;
+  StatusOr<std::vector<SandboxRun>> runs = PlanSandboxRuns(flags, std::move(*inputs));
   if (!runs.ok()) return std::cerr << "sandprobe run: " << runs.status().message() << "\n", kExitUsage;
   // Before a run of minutes, not after it: a report path that cannot be written is refused.
   std::vector<std::pair<std::string, std::string>> outputs;
@@ -261,7 +264,7 @@ int Run(const RunFlags& flags) {
   }
   std::vector<RunReport> reports;
   std::vector<int> exit_codes;
-  for (const SandboxRun& run : *runs) {
+  for (SandboxRun& run : *runs) {
     if (g_interrupted.load()) {  // the rest never start
       std::cerr << "sandprobe run: interrupted; " << runs->size() - reports.size() << " sandbox(es) not run\n";
       exit_codes.push_back(kExitHarness);

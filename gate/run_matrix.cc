@@ -6,8 +6,6 @@
 #include <fmt/format.h>
 
 #include "contract/exit_code.h"
-#include "load/policy.h"
-#include "load/profile.h"
 
 namespace sandprobe {
 
@@ -31,36 +29,24 @@ int WorstExitCode(const std::vector<int>& codes) {
   return worst;
 }
 
-StatusOr<std::vector<std::string>> PreloadRunInputs(const std::vector<std::string>& profile_paths,
-                                                    const std::string& policy_path,
-                                                    const std::vector<std::string>& suite_paths,
-                                                    const FamilyCatalog& families) {
-  for (const std::string& path : suite_paths) {
-    if (StatusOr<Suite> suite = LoadSuite(path, families); !suite.ok()) return suite.status();
-  }
-  if (!policy_path.empty()) {
-    if (StatusOr<Policy> policy = LoadPolicy(policy_path); !policy.ok()) return policy.status();
-  }
-  std::vector<std::string> names;
+StatusOr<std::vector<RunInputs>> PreloadRunInputs(const std::vector<std::string>& profile_paths,
+                                                  const std::string& policy_path,
+                                                  const std::vector<std::string>& suite_paths,
+                                                  const FamilyCatalog& families) {
+  std::vector<RunInputs> runs;
   for (const std::string& path : profile_paths) {
-    StatusOr<Profile> profile = LoadProfile(path);
-    if (!profile.ok()) return profile.status();
-    if (policy_path.empty() && profile->policy_path.empty()) {
-      return Status::Error(fmt::format("{}: the profile names no policy; pass --policy", path));
-    }
-    if (policy_path.empty()) {
-      if (StatusOr<Policy> policy = LoadPolicy(profile->policy_path); !policy.ok()) {
-        return policy.status().WithContext(fmt::format("{}: its policy", path));
-      }
-    }
-    if (profile_paths.size() > 1 && std::find(names.begin(), names.end(), profile->name) != names.end()) {
+    StatusOr<RunInputs> inputs = LoadRunInputs(path, policy_path, suite_paths, families);
+    if (!inputs.ok()) return inputs.status();
+    const std::string& name = inputs->profile.name;
+    bool taken = std::any_of(runs.begin(), runs.end(), [&name](const RunInputs& r) { return r.profile.name == name; });
+    if (profile_paths.size() > 1 && taken) {
       return Status::Error(fmt::format("--sandbox: two profiles are named {} ({}); their reports would "
                                        "overwrite each other",
-                                       profile->name, path));
+                                       name, path));
     }
-    names.push_back(profile->name);
+    runs.push_back(std::move(*inputs));
   }
-  return names;
+  return runs;
 }
 
 }  // namespace sandprobe

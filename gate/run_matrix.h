@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "model/status.h"
-#include "load/suite.h"
+#include "load/run_inputs.h"
 
 namespace sandprobe {
 
@@ -23,12 +23,12 @@ std::string PerSandboxPath(const std::string& path, const std::string& sandbox);
 int WorstExitCode(const std::vector<int>& codes);
 
 // Loads every profile, the policy each is judged against (`policy_path` when given, else the
-// profile's) and every suite; returns the profiles' names in order. Any load error, and with
-// several sandboxes two profiles of one name (their report paths would collide), is invalid
-// input.
-StatusOr<std::vector<std::string>> PreloadRunInputs(const std::vector<std::string>& profile_paths,
-                                                    const std::string& policy_path,
-                                                    const std::vector<std::string>& suite_paths,
-                                                    const FamilyCatalog& families);
+// profile's) and the suites (LoadRunInputs), one RunInputs per profile in order; each run is
+// handed its own. Any load error, and with several sandboxes two profiles of one name (their
+// report paths would collide), is invalid input.
+StatusOr<std::vector<RunInputs>> PreloadRunInputs(const std::vector<std::string>& profile_paths,
+                                                  const std::string& policy_path,
+                                                  const std::vector<std::string>& suite_paths,
+                                                  const FamilyCatalog& families);
 
 }  // namespace sandprobe

@@ -30,23 +30,26 @@ TEST(RunMatrixTest, WorstExitCodeRanksInvalidInputThenHarnessThenFail) {
 
 TEST(RunMatrixTest, PreloadNamesTheProfilesAndRefusesBadInputBeforeAnyRun) {
   std::vector<std::string> suites = {kData + "/suites/default.json", kData + "/suites/network.json"};
-  StatusOr<std::vector<std::string>> names = PreloadRunInputs(
+  StatusOr<std::vector<RunInputs>> inputs = PreloadRunInputs(
       {kData + "/sandboxes/bwrap-strict.json", kData + "/sandboxes/docker-hardened.json"}, "", suites, KnownFamilies());
-  ASSERT_TRUE(names.ok()) << names.status().message();
-  EXPECT_EQ(*names, (std::vector<std::string>{"bwrap-strict", "docker-hardened"}));
+  ASSERT_TRUE(inputs.ok()) << inputs.status().message();
+  ASSERT_EQ(inputs->size(), 2u);
+  EXPECT_EQ((*inputs)[0].profile.name, "bwrap-strict");
+  EXPECT_EQ((*inputs)[1].profile.name, "docker-hardened");
+  EXPECT_EQ((*inputs)[0].suite.name, "default+network") << "each run gets the suites merged";
 
-  StatusOr<std::vector<std::string>> twice = PreloadRunInputs(
+  StatusOr<std::vector<RunInputs>> twice = PreloadRunInputs(
       {kData + "/sandboxes/bwrap-strict.json", kData + "/sandboxes/bwrap-strict.json"}, "", suites, KnownFamilies());
   ASSERT_FALSE(twice.ok());
   EXPECT_EQ(twice.status().code(), StatusCode::kInvalidInput);
   EXPECT_THAT(twice.status().message(), HasSubstr("two profiles are named bwrap-strict"));
 
-  StatusOr<std::vector<std::string>> missing = PreloadRunInputs(
+  StatusOr<std::vector<RunInputs>> missing = PreloadRunInputs(
       {kData + "/sandboxes/bwrap-strict.json", kData + "/sandboxes/nope.json"}, "", suites, KnownFamilies());
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("nope.json"));
 
-  StatusOr<std::vector<std::string>> bad_suite = PreloadRunInputs(
+  StatusOr<std::vector<RunInputs>> bad_suite = PreloadRunInputs(
       {kData + "/sandboxes/bwrap-strict.json"}, "", {kData + "/policies/tier-low.json"}, KnownFamilies());
   EXPECT_FALSE(bad_suite.ok()) << "a policy is not a suite";
 

@@ -86,27 +86,21 @@ class Run {
   }
 
  private:
-  // The profile, its policy (or --policy) and the suite; the probe binary must exist.
+  // The profile, its policy (or --policy) and the suite, unless the caller loaded them; the
+  // probe binary must exist.
   Status Load() {
-    StatusOr<Profile> profile = LoadProfile(options_.profile_path);
-    if (!profile.ok()) return profile.status();
-    profile_ = std::move(*profile);
-    std::string policy_path = options_.policy_path.empty() ? profile_->policy_path : options_.policy_path;
-    if (policy_path.empty()) {
-      return Status::Error(fmt::format("{}: the profile names no policy; pass --policy", options_.profile_path));
+    if (options_.inputs) {
+      profile_ = options_.inputs->profile;
+      policy_ = options_.inputs->policy;
+      suite_ = options_.inputs->suite;
+    } else {
+      StatusOr<RunInputs> inputs =
+          LoadRunInputs(options_.profile_path, options_.policy_path, options_.suite_paths, KnownFamilies());
+      if (!inputs.ok()) return inputs.status();
+      profile_ = std::move(inputs->profile);
+      policy_ = std::move(inputs->policy);
+      suite_ = std::move(inputs->suite);
     }
-    StatusOr<Policy> policy = LoadPolicy(policy_path);
-    if (!policy.ok()) return policy.status();
-    policy_ = std::move(*policy);
-    std::vector<Suite> suites;
-    for (const std::string& path : options_.suite_paths) {
-      StatusOr<Suite> suite = LoadSuite(path, KnownFamilies());
-      if (!suite.ok()) return suite.status();
-      suites.push_back(std::move(*suite));
-    }
-    StatusOr<Suite> suite = MergeSuites(std::move(suites), KnownFamilies());
-    if (!suite.ok()) return suite.status();
-    suite_ = std::move(*suite);
     if (::access((options_.probe_dir + "/sandprobe-probe").c_str(), X_OK) != 0) {
       return Status::HarnessError(fmt::format(
           "probe binary {}/sandprobe-probe is missing (build it, or pass --probe-dir)", options_.probe_dir));

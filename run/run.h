@@ -8,10 +8,12 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "gate/check_selection.h"
 #include "launch/launcher.h"
+#include "load/run_inputs.h"
 #include "run/run_environment.h"
 #include "model/run_report.h"
 #include "model/status.h"
@@ -24,6 +26,9 @@ struct RunOptions {
   // The suites to expand against the policy, merged into one plan (MergeSuites): a family
   // two suites name is planned once, and the shared launch serves all of them.
   std::vector<std::string> suite_paths;
+  // The profile, policy and suites already loaded from the paths above (`sandprobe run` loads
+  // every sandbox's before the first run: PreloadRunInputs); unset: the run loads them itself.
+  std::optional<RunInputs> inputs;
   std::string probe_dir;    // host directory holding only sandprobe-probe
   // When the backend's preflight fails: false -> every check is skip (with the reason);
   // true -> every check is error (CI runs with backends required).
