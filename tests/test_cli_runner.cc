@@ -3,9 +3,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -58,9 +61,47 @@ CliRun RunCommand(const std::vector<std::string>& argv, const std::string& worki
   return run;
 }
 
+namespace {
+
+// The directories MakeTempDir made, removed when the test binary exits: every run of the
+// integration tests made ~100 of them, and $TMPDIR filled with thousands. Kept when a test of
+// this binary failed (their reports are the evidence) or SANDPROBE_KEEP_TEST_DIRS is set.
+class MadeTempDirs {
+ public:
+  // Destroyed before GoogleTest's UnitTest (a function-local static made before the first
+  // test, so before this one): Passed() is still there to ask.
+  ~MadeTempDirs() {
+    if (std::getenv("SANDPROBE_KEEP_TEST_DIRS") != nullptr || !::testing::UnitTest::GetInstance()->Passed()) return;
+    for (const std::string& dir : dirs_) {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  }
+  void Add(std::string dir) {
+    std::lock_guard lock(mu_);
+    dirs_.push_back(std::move(dir));
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> dirs_;
+};
+
+MadeTempDirs& Made() {
+  static MadeTempDirs dirs;
+  return dirs;
+}
+
+}  // namespace
+
 std::string MakeTempDir(const std::string& name) {
   std::string tmpl = (fs::temp_directory_path() / ("sp-" + name + "-XXXXXX")).string();
-  return mkdtemp(tmpl.data());
+  if (::mkdtemp(tmpl.data()) == nullptr) {
+    ADD_FAILURE() << "mkdtemp(" << tmpl << "): " << std::strerror(errno);
+    return tmpl;
+  }
+  Made().Add(tmpl);
+  return tmpl;
 }
 
 std::string WriteFile(const std::string& dir, const std::string& name, const std::string& content) {

@@ -30,7 +30,8 @@ CliRun RunCommand(const std::vector<std::string>& argv, const std::string& worki
 inline const std::vector<std::string> kBwrapUp = {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"};
 inline const std::vector<std::string> kDockerUp = {"docker", "image", "inspect", "sandprobe/agent:latest"};
 
-// A fresh directory: $TMPDIR/sp-NAME-XXXXXX.
+// A fresh directory: $TMPDIR/sp-NAME-XXXXXX, removed when the test binary exits unless a test
+// failed (or SANDPROBE_KEEP_TEST_DIRS is set).
 std::string MakeTempDir(const std::string& name);
 
 // Writes `content` to DIR/NAME; returns that path.
