@@ -19,11 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A file in a fresh directory of its own (MakeTempDir: removed when the binary exits).
 std::string WriteTemp(const std::string& name, const std::string& content) {
-  std::string tmpl = (fs::temp_directory_path() / "sp-cli-XXXXXX").string();
-  std::string path = std::string(mkdtemp(tmpl.data())) + "/" + name;
-  std::ofstream(path) << content;
-  return path;
+  return WriteFile(MakeTempDir("cli"), name, content);
 }
 
 TEST(CliTest, ValidateAcceptsEveryShippedFile) {
