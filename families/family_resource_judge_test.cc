@@ -2,6 +2,7 @@
 // must tell apart (enforced at the declared value: pass; enforced at another value: fail with
 // measured vs declared, too permissive above the band and too restrictive below it; not
 // enforced up to the ceiling: fail, too permissive) and the mechanism that stopped the probe.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,8 @@ struct Case {
   Outcome outcome;
   Direction direction;
   std::vector<std::string> observed;  // substrings the observation must hold
+  // Enforced at another value: that value, as a number in the evidence (infer takes it).
+  std::optional<double> enforced_instead = std::nullopt;
 };
 
 void ExpectCases(const char* family, const std::vector<Case>& cases) {
@@ -54,6 +57,7 @@ void ExpectCases(const char* family, const std::vector<Case>& cases) {
     EXPECT_EQ(v.evidence.launch_id, "L1");
     EXPECT_EQ(v.evidence.frame_indexes, std::vector<int>{1}) << "the result frame is the evidence";
     EXPECT_TRUE(v.evidence.expected_end.empty()) << "a launch that ended by itself";
+    EXPECT_EQ(v.evidence.enforced_instead, c.enforced_instead) << v.observed;
     EXPECT_FALSE(v.remediation.empty());
   }
 }
@@ -71,11 +75,11 @@ TEST(ResourceJudgeTest, PidsThreeOutcomesAndMechanism) {
       {"pids.max at 100", {{"tasks_before", 1}, {"children", 99}, {"stopped_by", "EAGAIN"},
                            {"cgroup_pids_max", 100}, {"uid", 1000}},
        Outcome::kFail, Direction::kTooPermissive,
-       {"measured 100 tasks vs declared 50: enforced above the declared value", "pids.max=100"}},
+       {"measured 100 tasks vs declared 50: enforced above the declared value", "pids.max=100"}, 100},
       {"pids.max at 20", {{"tasks_before", 1}, {"children", 19}, {"stopped_by", "EAGAIN"},
                           {"cgroup_pids_max", 20}, {"uid", 1000}},
        Outcome::kFail, Direction::kTooRestrictive,
-       {"measured 20 tasks vs declared 50: enforced below the declared value"}},
+       {"measured 20 tasks vs declared 50: enforced below the declared value"}, 20},
       {"no limit up to the ceiling", {{"tasks_before", 1}, {"children", 256}, {"stopped_by", "ceiling"},
                                       {"uid", 0}},
        Outcome::kFail, Direction::kTooPermissive,
@@ -116,9 +120,9 @@ TEST(ResourceJudgeTest, DiskThreeOutcomesAndMechanism) {
       {"tmpfs of 100 MiB", Disk(100, "ENOSPC"), Outcome::kPass, Direction::kNone,
        {"measured 100 MiB: enforced at the declared value", "a full filesystem (ENOSPC; /tmp is 100 MiB)"}},
       {"quota at 150 MiB", Disk(150, "EDQUOT"), Outcome::kFail, Direction::kTooPermissive,
-       {"measured 150 MiB vs declared 100: enforced above the declared value", "a disk quota (EDQUOT)"}},
+       {"measured 150 MiB vs declared 100: enforced above the declared value", "a disk quota (EDQUOT)"}, 150},
       {"RLIMIT_FSIZE at 50 MiB", Disk(50, "EFBIG"), Outcome::kFail, Direction::kTooRestrictive,
-       {"measured 50 MiB vs declared 100: enforced below the declared value", "RLIMIT_FSIZE (EFBIG)"}},
+       {"measured 50 MiB vs declared 100: enforced below the declared value", "RLIMIT_FSIZE (EFBIG)"}, 50},
       {"nothing up to 200 MiB", Disk(200, "ceiling"), Outcome::kFail, Direction::kTooPermissive,
        {"measured 200 MiB: not enforced up to 200 MiB"}},
   });
@@ -142,11 +146,11 @@ TEST(ResourceJudgeTest, FdsThreeOutcomesAndMechanism) {
       {"nofile 1024", Fds(1024, "EMFILE", 1024), Outcome::kPass, Direction::kNone,
        {"measured 1024 fds: enforced at the declared value", "RLIMIT_NOFILE (EMFILE; soft limit 1024)"}},
       {"nofile 1025 (tolerance 0)", Fds(1025, "EMFILE", 1025), Outcome::kFail, Direction::kTooPermissive,
-       {"measured 1025 fds vs declared 1024: enforced above the declared value"}},
+       {"measured 1025 fds vs declared 1024: enforced above the declared value"}, 1025},
       {"nofile 256", Fds(256, "EMFILE", 256), Outcome::kFail, Direction::kTooRestrictive,
-       {"measured 256 fds vs declared 1024: enforced below the declared value", "soft limit 256"}},
+       {"measured 256 fds vs declared 1024: enforced below the declared value", "soft limit 256"}, 256},
       {"system table full", Fds(900, "ENFILE", 65536), Outcome::kFail, Direction::kTooRestrictive,
-       {"the system-wide file table (ENFILE)"}},
+       {"the system-wide file table (ENFILE)"}, 900},
       {"nothing up to 2048", Fds(2048, "ceiling", 65536), Outcome::kFail, Direction::kTooPermissive,
        {"measured 2048 fds: not enforced up to 2048 fds"}},
   });

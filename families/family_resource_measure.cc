@@ -108,6 +108,7 @@ void Conclude(const JudgeInput& in, Verdict& v, const LimitBand& band, const Mea
                                m.mechanism);
       Judge(v, false, higher ? Direction::kTooPermissive : Direction::kTooRestrictive);
       v.check.severity = Severity::kMedium;
+      v.evidence.enforced_instead = m.measured;
       break;
     }
     case LimitOutcome::kNotEnforced:

@@ -32,6 +32,11 @@ struct Evidence {
   // or a crash, ended the launch: "killed by the sandbox (signal 9), not by the harness's
   // timeout". Empty otherwise.
   std::string expected_end;
+  // Set only by a limit judge that measured the sandbox enforcing the limit at another value
+  // than the declared one: that value, in the policy field's unit (100 for pids.max=100 against
+  // a declared 50). `sandprobe infer` writes it into the policy it infers; a number the judge
+  // measured, so no reader has to take it back out of `observed`'s words.
+  std::optional<double> enforced_instead;
 };
 
 // A waiver (--waivers FILE) that matched this check's fail. An active one keeps the fail out of

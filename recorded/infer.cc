@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 
 #include <fmt/format.h>
@@ -75,13 +74,14 @@ std::string ReferencePointer(const std::string& reference) {
 }
 
 // The value a limit's judge measured the sandbox enforcing instead of the declared one
-// ("measured 100 tasks vs declared 50: enforced above the declared value"); nullopt when the
-// limit was not enforced at all ("not enforced up to 257 tasks") or the text says neither.
-std::optional<double> EnforcedInstead(const std::string& observed) {
-  static const std::regex kEnforced(R"(^measured ([0-9]+(\.[0-9]+)?) \S+ vs declared [0-9.]+: enforced (above|below) the declared value)");
-  std::smatch match;
-  if (!std::regex_search(observed, match, kEnforced)) return std::nullopt;
-  return std::stod(match[1].str());
+// (evidence.enforced_instead); nullopt when the limit was not enforced at all ("not enforced up
+// to 257 tasks"), and in reports of sandprobe before the key existed: their limit is dropped,
+// never set from the words of `observed`.
+std::optional<double> EnforcedInstead(const json& check) {
+  const json& evidence = check.value("evidence", json::object());
+  auto value = evidence.find("enforced_instead");
+  if (value == evidence.end() || !value->is_number()) return std::nullopt;
+  return value->get<double>();
 }
 
 struct Target {
@@ -129,7 +129,7 @@ class Inference {
     // it did not observe. A decided one moves, unless another check of it was undecided.
     std::optional<double> measured;
     if (target->rule->edit == Edit::kMeasured && decided) {
-      measured = EnforcedInstead(check.at("observed").get<std::string>());
+      measured = EnforcedInstead(check);
     }
     auto [at, inserted] = edits_.emplace(key, PendingEdit{*target, decided, measured});
     if (!inserted) at->second.decided = at->second.decided && decided;

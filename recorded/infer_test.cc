@@ -26,6 +26,12 @@ Verdict VerdictOf(const std::string& id, Outcome outcome, const std::string& ref
   return v;
 }
 
+// A limit's fail as its judge records it: the value the sandbox enforced instead, as a number.
+Verdict EnforcedAt(Verdict v, double value) {
+  v.evidence.enforced_instead = value;
+  return v;
+}
+
 json Report(std::vector<Verdict> verdicts) {
   RunReport report;
   report.run_id = "r1";
@@ -81,14 +87,25 @@ TEST(Infer, UndecidedPathsAreDroppedNeverMoved) {
   EXPECT_EQ(p.policy["filesystem"]["unreadable"], json::parse(R"(["/etc/shadow"])"));
 }
 
+// A report of a sandprobe from before evidence.enforced_instead says the value only in words:
+// the limit is dropped (not promised), never set from the text.
+TEST(Infer, ALimitIsNeverReadOutOfTheObservedWords) {
+  InferredPolicy p = InferOrDie(Report({
+      VerdictOf("limits.pids.max:50", Outcome::kFail, "p.json /limits/pids",
+                "measured 100 tasks vs declared 50: enforced above the declared value; stopped by the pids cgroup"),
+  }));
+  EXPECT_FALSE(p.policy["limits"].contains("pids")) << p.policy.dump();
+}
+
 TEST(Infer, SwitchesFlipLimitsTakeTheEnforcedValueAndTheRestIsNoted) {
   InferredPolicy p = InferOrDie(Report({
       VerdictOf("net.egress.denied:tcp", Outcome::kFail, "p.json /network/egress"),
       VerdictOf("priv.root", Outcome::kFail, "p.json /privileges/root"),
       VerdictOf("priv.seccomp", Outcome::kFail, "p.json /privileges/seccomp"),
       VerdictOf("net.dns", Outcome::kError, "p.json /network/dns"),
-      VerdictOf("limits.pids.max:50", Outcome::kFail, "p.json /limits/pids",
-                "measured 100 tasks vs declared 50: enforced above the declared value; stopped by the pids cgroup"),
+      EnforcedAt(VerdictOf("limits.pids.max:50", Outcome::kFail, "p.json /limits/pids",
+                           "measured 100 tasks vs declared 50: enforced above the declared value; stopped by the pids cgroup"),
+                 100),
       VerdictOf("limits.memory_mib:512", Outcome::kFail, "p.json /limits/memory_mib",
                 "measured 1024 MiB: not enforced up to 1024 MiB"),
       VerdictOf("priv.cwd", Outcome::kFail, "p.json /host"),

@@ -53,6 +53,10 @@ json CheckToJson(const Verdict& v) {
       {"remediation", v.remediation},
       {"duration_seconds", Finite(v.duration_seconds)},
   };
+  // Only when a limit was enforced at another value (most checks have no such number).
+  if (v.evidence.enforced_instead && std::isfinite(*v.evidence.enforced_instead)) {
+    check["evidence"]["enforced_instead"] = *v.evidence.enforced_instead;
+  }
   if (v.waiver) {
     check["waived"] = v.waived();
     check["waiver"] = WaiverJson(*v.waiver);

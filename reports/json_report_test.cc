@@ -137,6 +137,29 @@ TEST_F(JsonReportFileTest, LimitChecksCarryTheirBandAndExpectedEnd) {
   EXPECT_NE(SchemaErrors(dump(no_high)), "");
 }
 
+// A limit enforced at another value carries that value as a number; no other check has the key.
+TEST_F(JsonReportFileTest, ALimitEnforcedElsewhereCarriesTheValueAsANumber) {
+  RunReport report = HardenedReport();
+  Verdict pids = WallVerdict();
+  pids.check.id = "limits.pids.max:50";
+  pids.outcome = Outcome::kFail;
+  pids.direction = Direction::kTooPermissive;
+  pids.observed = "measured 100 tasks vs declared 50: enforced above the declared value";
+  pids.evidence.expected_end.clear();
+  pids.evidence.enforced_instead = 100;
+  report.verdicts.push_back(pids);
+  const json j = ReportToJson(report);
+  EXPECT_EQ(j.at("checks").back().at("evidence").at("enforced_instead"), 100.0);
+  for (std::size_t i = 0; i + 1 < j.at("checks").size(); ++i) {
+    EXPECT_FALSE(j.at("checks")[i].at("evidence").contains("enforced_instead")) << i;
+  }
+  auto dump = [](const json& r) { return r.dump(-1, ' ', false, json::error_handler_t::replace); };
+  EXPECT_EQ(SchemaErrors(dump(j)), "");
+  json as_text = j;
+  as_text["checks"].back()["evidence"]["enforced_instead"] = "100";
+  EXPECT_NE(SchemaErrors(dump(as_text)), "") << "a number, never words";
+}
+
 TEST(JsonReport, TopLevelNamesTheSchemaAndKeepsProfileAndPolicyAsLoaded) {
   const RunReport r = HardenedReport();
   const json j = ReportToJson(r);
