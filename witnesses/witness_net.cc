@@ -45,11 +45,10 @@ namespace {
 // The docker bridge gateway, or the reason there is none.
 StatusOr<std::string> DockerBridgeGateway(Launcher& launcher, StatusOr<std::chrono::milliseconds> limit) {
   if (!limit.ok()) return limit.status();
-  LaunchSpec spec;
-  spec.argv = {"docker", "network", "inspect", "bridge", "--format",
-               "{{range .IPAM.Config}}{{.Gateway}} {{end}}|"
-               "{{index .Options \"com.docker.network.bridge.name\"}}"};
-  spec.timeout = *limit;
+  LaunchSpec spec = HostCommandSpec({"docker", "network", "inspect", "bridge", "--format",
+                                     "{{range .IPAM.Config}}{{.Gateway}} {{end}}|"
+                                     "{{index .Options \"com.docker.network.bridge.name\"}}"},
+                                    *limit);
   StatusOr<LaunchResult> result = launcher.Launch(spec);
   if (!result.ok()) return result.status();
   if (result->exit_code != 0) {

@@ -187,6 +187,8 @@ TEST(NetWitnessTest, DockerSandboxesKeepTheBridgeOnlyWhenDockerConfirmsIt) {
     nlohmann::json seen = (*witness)->Collect();
     ASSERT_EQ(launcher.specs.size(), 1u);
     EXPECT_EQ(launcher.specs[0].argv[0], "docker");
+    EXPECT_EQ(launcher.specs[0].extra_env, (std::vector<std::pair<std::string, std::string>>{{"GOMAXPROCS", "1"}}))
+        << "beside the launches, docker's CLI is kept to one CPU (HostCommandSpec)";
     EXPECT_EQ(seen["endpoints"].contains("bridge-tcp"), c.kept) << seen.dump();
     EXPECT_EQ(seen.contains("bridge_source"), c.kept) << seen.dump();
     if (!c.kept) {

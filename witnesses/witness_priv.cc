@@ -106,9 +106,7 @@ std::future<nlohmann::json> StartBackendVersion(const WitnessSetup& setup) {
   const std::string what = fmt::format("{}", fmt::join(setup.profile.version, " "));
   StatusOr<std::chrono::milliseconds> limit = HostCommandLimit(setup, kVersionTimeout);
   if (!limit.ok()) return ReadyFuture<nlohmann::json>({{"backend_version_error", what + ": " + limit.status().message()}});
-  LaunchSpec spec;
-  spec.argv = setup.profile.version;
-  spec.timeout = *limit;
+  LaunchSpec spec = HostCommandSpec(setup.profile.version, *limit);
   spec.output_cap = 4096;
   return std::async(std::launch::async, [launcher = &setup.launcher, spec = std::move(spec), what]() -> nlohmann::json {
     StatusOr<LaunchResult> r = launcher->Launch(spec);
