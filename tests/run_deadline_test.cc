@@ -21,16 +21,16 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// Under /var/tmp, removed with the other test dirs (MakeTempDir).
 std::string TempDir(const char* name) {
-  std::string tmpl = (fs::path("/var/tmp") / (std::string(name) + "-XXXXXX")).string();
-  std::string dir = mkdtemp(tmpl.data());
+  std::string dir = MakeTempDir(name, "/var/tmp");
   ::chmod(dir.c_str(), 0755);
   return dir;
 }
 
 TEST(RunDeadlineTest, HangingHousekeepingIsCutAndNamed) {
-  std::string dir = TempDir("sp-deadline");
-  std::string root = TempDir("sp-runroot");
+  std::string dir = TempDir("deadline");
+  std::string root = TempDir("runroot");
   json profile = {
       {"name", "hanging-housekeeping"},
       {"description", "The host, with a cleanup, teardown and sweep that never end."},

@@ -43,8 +43,7 @@ std::string ContainersOf(const std::string& run_id) {
 // another test sweeps dead runs under /var/tmp first, and would sweep a runner this test
 // killed before the test could look at what it left.
 std::string PrivateRunRoot() {
-  std::string tmpl = "/var/tmp/sp-runroot-XXXXXX";
-  std::string root = mkdtemp(tmpl.data());
+  std::string root = MakeTempDir("runroot", "/var/tmp");
   ::chmod(root.c_str(), 0755);
   return root;
 }

@@ -94,8 +94,9 @@ MadeTempDirs& Made() {
 
 }  // namespace
 
-std::string MakeTempDir(const std::string& name) {
-  std::string tmpl = (fs::temp_directory_path() / ("sp-" + name + "-XXXXXX")).string();
+std::string MakeTempDir(const std::string& name, const std::string& parent) {
+  const fs::path under = parent.empty() ? fs::temp_directory_path() : fs::path(parent);
+  std::string tmpl = (under / ("sp-" + name + "-XXXXXX")).string();
   if (::mkdtemp(tmpl.data()) == nullptr) {
     ADD_FAILURE() << "mkdtemp(" << tmpl << "): " << std::strerror(errno);
     return tmpl;

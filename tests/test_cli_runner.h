@@ -30,9 +30,9 @@ CliRun RunCommand(const std::vector<std::string>& argv, const std::string& worki
 inline const std::vector<std::string> kBwrapUp = {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"};
 inline const std::vector<std::string> kDockerUp = {"docker", "image", "inspect", "sandprobe/agent:latest"};
 
-// A fresh directory: $TMPDIR/sp-NAME-XXXXXX, removed when the test binary exits unless a test
-// failed (or SANDPROBE_KEEP_TEST_DIRS is set).
-std::string MakeTempDir(const std::string& name);
+// A fresh directory: PARENT/sp-NAME-XXXXXX (PARENT: $TMPDIR unless given), removed when the
+// test binary exits unless a test failed (or SANDPROBE_KEEP_TEST_DIRS is set).
+std::string MakeTempDir(const std::string& name, const std::string& parent = "");
 
 // Writes `content` to DIR/NAME; returns that path.
 std::string WriteFile(const std::string& dir, const std::string& name, const std::string& content);
