@@ -21,10 +21,9 @@ namespace sandprobe {
 namespace {
 
 const WitnessRow& Row(const std::string& name) {
-  for (const WitnessRow& row : WitnessTable()) {
-    if (row.name == name) return row;
-  }
-  std::abort();
+  const WitnessRow* row = FindWitness(name);
+  if (row == nullptr) std::abort();
+  return *row;
 }
 
 std::string ClaimedRunDir() {

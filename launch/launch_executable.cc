@@ -178,18 +178,19 @@ StatusOr<ResolvedExecutable> ResolveExecutable(const std::string& argv0,
 }
 
 std::future<StatusOr<std::string>> StartExecutableSha256(const std::string& path) {
+  auto failed = [](std::string why) { return ReadyFuture<StatusOr<std::string>>(Status::Error(std::move(why))); };
   // O_NONBLOCK: a FIFO named as a program must not block the open (execve refuses it anyway).
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return ReadyFuture<StatusOr<std::string>>(Status::Error(fmt::format("open(\"{}\"): {}", path, ErrnoText(errno))));
+  if (fd < 0) return failed(fmt::format("open(\"{}\"): {}", path, ErrnoText(errno)));
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
-    return ReadyFuture<StatusOr<std::string>>(Status::Error(fmt::format("fstat(\"{}\"): {}", path, ErrnoText(err))));
+    return failed(fmt::format("fstat(\"{}\"): {}", path, ErrnoText(err)));
   }
   if (!S_ISREG(st.st_mode)) {  // a device such as /dev/zero would never end
     ::close(fd);
-    return ReadyFuture<StatusOr<std::string>>(Status::Error(fmt::format("\"{}\": not a regular file", path)));
+    return failed(fmt::format("\"{}\": not a regular file", path));
   }
   const HashKey key = KeyOf(st);
   {

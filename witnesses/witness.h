@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -84,5 +85,7 @@ struct WitnessRow {
 
 // Every witness kind, assembled from one function per group (witness_table.cc).
 const std::vector<WitnessRow>& WitnessTable();
+// The row named `name` ("net", "priv", ...), or nullptr.
+const WitnessRow* FindWitness(std::string_view name);
 
 }  // namespace sandprobe

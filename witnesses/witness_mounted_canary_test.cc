@@ -24,13 +24,8 @@ std::string MakeDir(const std::string& name) {
   return ::mkdtemp(tmpl.data());
 }
 
-const WitnessRow& Row() {
-  for (const WitnessRow& row : WitnessTable()) {
-    if (std::string(row.name) == "mounted_canaries") return row;
-  }
-  ADD_FAILURE() << "no mounted_canaries witness";
-  return WitnessTable().front();
-}
+// The mounted-canary witness's row; the table always has one.
+const WitnessRow& Row() { return *FindWitness("mounted_canaries"); }
 
 TEST(WitnessMountedCanaryTest, PlantsRecordsOffersAndRemoves) {
   std::string run_dir = MakeDir("sandprobe-mctest0123456789");

@@ -41,7 +41,6 @@ namespace sandprobe {
 
 namespace {
 
-
 // The docker bridge gateway, or the reason there is none.
 StatusOr<std::string> DockerBridgeGateway(Launcher& launcher, StatusOr<std::chrono::milliseconds> limit) {
   if (!limit.ok()) return limit.status();

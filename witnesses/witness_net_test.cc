@@ -132,13 +132,8 @@ TEST(NetWitnessTest, OnlyDockersSandboxesNeedDockersBridgeAnswer) {
 // dockerd makes docker0; scripts/setup.sh starts it, so CI (backends required) never skips.
 constexpr const char* kNoDocker0 = "no docker0 with an IPv4 address on this host (dockerd not running?)";
 
-const WitnessRow& NetRow() {
-  for (const WitnessRow& row : WitnessTable()) {
-    if (std::string(row.name) == "net") return row;
-  }
-  ADD_FAILURE() << "no net witness";
-  return WitnessTable().front();
-}
+// The net witness's row; the table always has one.
+const WitnessRow& NetRow() { return *FindWitness("net"); }
 
 // A bwrap sandbox reaches no docker network: its bridge canary takes docker0's address from
 // the host's interface table, and docker is not asked.

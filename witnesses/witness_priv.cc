@@ -38,8 +38,8 @@
 #include <fmt/format.h>
 
 #include "launch/proc_info.h"
-#include "model/ready_future.h"
 #include "launch/run_registry.h"
+#include "model/ready_future.h"
 #include "witnesses/witness.h"
 #include "witnesses/witnesses.h"
 

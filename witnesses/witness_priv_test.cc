@@ -15,14 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const WitnessRow& PrivRow() {
-  for (const WitnessRow& row : WitnessTable()) {
-    if (std::string(row.name) == "priv") return row;
-  }
-  ADD_FAILURE() << "no priv witness";
-  return WitnessTable().front();
-}
-
 TEST(PrivWitnessTest, TheVersionCommandRunsOnOneCpuAndNamesTheBackendVersion) {
   std::string tmpl = (fs::temp_directory_path() / "sandprobe-privtest-XXXXXX").string();
   const std::string run_dir = ::mkdtemp(tmpl.data());
@@ -32,8 +24,10 @@ TEST(PrivWitnessTest, TheVersionCommandRunsOnOneCpuAndNamesTheBackendVersion) {
   // What a Go CLI would read: GOMAXPROCS, then a second line the report leaves out.
   profile.version = {"sh", "-c", "echo \"cpus=$GOMAXPROCS \"; echo more"};
   ProcessLauncher launcher;
+  const WitnessRow* priv = FindWitness("priv");
+  ASSERT_NE(priv, nullptr);
   {
-    auto witness = PrivRow().start(WitnessSetup{"r", run_dir, profile, launcher, "token"});
+    auto witness = priv->start(WitnessSetup{"r", run_dir, profile, launcher, "token"});
     ASSERT_TRUE(witness.ok()) << witness.status().message();
     nlohmann::json seen = (*witness)->Collect();
     EXPECT_EQ(seen.value("backend_version", ""), "cpus=1") << seen.dump();

@@ -20,4 +20,11 @@ const std::vector<WitnessRow>& WitnessTable() {
   return kTable;
 }
 
+const WitnessRow* FindWitness(std::string_view name) {
+  for (const WitnessRow& row : WitnessTable()) {
+    if (name == row.name) return &row;
+  }
+  return nullptr;
+}
+
 }  // namespace sandprobe

@@ -8,12 +8,21 @@
 
 #include <gtest/gtest.h>
 
+#include "witnesses/witness.h"
+
 namespace sandprobe {
 namespace {
 
 std::string TempDir() {
   std::string tmpl = std::filesystem::temp_directory_path().string() + "/sp-witness-XXXXXX";
   return mkdtemp(tmpl.data());
+}
+
+TEST(WitnessesTest, FindWitnessNamesARowOrNothing) {
+  const WitnessRow* net = FindWitness("net");
+  ASSERT_NE(net, nullptr);
+  EXPECT_STREQ(net->name, "net");
+  EXPECT_EQ(FindWitness("no-such-witness"), nullptr);
 }
 
 TEST(WitnessesTest, Sha256OfKnownInput) {
