@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include <benchmark/benchmark.h>
@@ -20,10 +21,16 @@
 namespace sandprobe {
 namespace {
 
-const WitnessRow& Row(const std::string& name) {
-  const WitnessRow* row = FindWitness(name);
+// Starts `witness`; on failure marks the benchmark skipped (with why) and returns null.
+std::unique_ptr<RunWitness> StartOrSkip(benchmark::State& state, const char* witness, const WitnessSetup& setup) {
+  const WitnessRow* row = FindWitness(witness);
   if (row == nullptr) std::abort();
-  return *row;
+  StatusOr<std::unique_ptr<RunWitness>> started = row->start(setup);
+  if (!started.ok()) {
+    state.SkipWithError(started.status().message().c_str());
+    return nullptr;
+  }
+  return std::move(*started);
 }
 
 std::string ClaimedRunDir() {
@@ -40,13 +47,10 @@ void BM_WitnessStartStop(benchmark::State& state, const char* witness, const cha
   profile.backend = ValueOf<Backend>(backend).value_or(Backend::kOther);  // no `version`: the priv witness runs no version command
   ProcessLauncher launcher;
   for (auto _ : state) {
-    auto started = Row(witness).start(WitnessSetup{"r", run_dir, profile, launcher, "benchtoken"});
-    if (!started.ok()) {
-      state.SkipWithError(started.status().message().c_str());
-      break;
-    }
-    benchmark::DoNotOptimize((*started)->PlanValues());
-    benchmark::DoNotOptimize((*started)->Collect());
+    std::unique_ptr<RunWitness> started = StartOrSkip(state, witness, {"r", run_dir, profile, launcher, "benchtoken"});
+    if (!started) break;
+    benchmark::DoNotOptimize(started->PlanValues());
+    benchmark::DoNotOptimize(started->Collect());
   }  // destroyed here: the canary process ended, the listeners closed
   std::filesystem::remove_all(run_dir);
 }
@@ -68,14 +72,11 @@ void BM_WitnessStartOnly(benchmark::State& state, const char* witness) {
   profile.version = {"docker", "version", "--format", "{{.Server.Version}}"};
   ProcessLauncher launcher;
   for (auto _ : state) {
-    auto started = Row(witness).start(WitnessSetup{"r", run_dir, profile, launcher, "benchtoken"});
-    if (!started.ok()) {
-      state.SkipWithError(started.status().message().c_str());
-      break;
-    }
+    std::unique_ptr<RunWitness> started = StartOrSkip(state, witness, {"r", run_dir, profile, launcher, "benchtoken"});
+    if (!started) break;
     state.PauseTiming();
-    benchmark::DoNotOptimize((*started)->Collect());
-    started->reset();
+    benchmark::DoNotOptimize(started->Collect());
+    started.reset();
     state.ResumeTiming();
   }
   std::filesystem::remove_all(run_dir);
