@@ -14,7 +14,12 @@ For each profile and each of N runs, for each suite in SUITES order (interleaved
               was skipped by its judge without citing a frame (res.wall above the measured
               range), and that instance's inspect and cleanup. Before plan-time decisions this
               is the floor the run could reach; after, it equals the floor.
-  ratio:      wall / floor and wall / need floor.
+  bare:       the same launches again, run one after another by build/bench/bare_harness, a
+              static program that does nothing else but write a file the size of the run's
+              report: the least any harness that is a process of its own costs (its start, its
+              spawns, reading the launches' output, the report's write). The floor leaves these
+              out; wall - bare is what sandprobe itself adds (witnesses, plan, judging, report).
+  ratio:      wall / floor, wall / need floor and wall / bare.
 The full audit is, per run, the sum over the five suites of each column; then medians.
 "all in one" is the full audit as users run it since one run takes several suites: one
 `--suite all` run (its launches shared across suites), timed and replayed like a suite.
@@ -60,11 +65,20 @@ def unneeded_launches(report):
     return ids
 
 
-def replay(report):
-    """Runs every launch of the report again, directly; returns (floor s, need floor s)."""
+BARE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "bench",
+                    "bare_harness")
+
+
+def fresh_workspace(report):
     workspace = report["witnesses"]["workspace"]
     os.makedirs(workspace, mode=0o777, exist_ok=True)
     os.chmod(workspace, 0o777)
+    return workspace
+
+
+def replay(report):
+    """Runs every launch of the report again, directly; returns (floor s, need floor s)."""
+    workspace = fresh_workspace(report)
     unneeded = unneeded_launches(report)
     floor = need = 0.0
     try:
@@ -78,7 +92,25 @@ def replay(report):
     return floor, need
 
 
+def bare(report, report_bytes, tmp):
+    """Runs every launch of the report through bare_harness; returns its wall (s)."""
+    argv_file = os.path.join(tmp, "bare.argv")
+    with open(argv_file, "wb") as f:
+        for launch in report["launches"]:
+            for item in [str(len(launch["argv"]))] + launch["argv"]:
+                f.write(item.encode() + b"\0")
+    workspace = fresh_workspace(report)
+    try:
+        seconds, done = timed([BARE, argv_file, str(report_bytes), os.path.join(tmp, "bare.json")])
+    finally:
+        subprocess.run(["rm", "-rf", os.path.dirname(workspace)])
+    if done.returncode != 0:
+        sys.exit(f"bare_harness exit {done.returncode}: {done.stderr.decode()[-500:]}")
+    return seconds
+
+
 ALL = "all"  # `--suite all`: every suite in one run
+COLUMNS = ("wall", "launches", "floor", "need", "bare")  # seconds, per run
 
 
 def one_suite(cli, root, profile, suite, out):
@@ -92,22 +124,24 @@ def one_suite(cli, root, profile, suite, out):
         report = json.load(f)
     in_launches = sum(l["wall_ms"] for l in report["launches"]) / 1000.0
     floor, need = replay(report)
+    bare_seconds = bare(report, os.path.getsize(out), os.path.dirname(out))
     verdicts = {c["id"]: c["verdict"] for c in report["checks"]}
-    return {"wall": seconds, "launches": in_launches, "floor": floor, "need": need,
+    return {"wall": seconds, "launches": in_launches, "floor": floor, "need": need, "bare": bare_seconds,
             "n": len(report["launches"]), "checks": len(report["checks"]),
             "name": report["profile"]["name"]}, verdicts
 
 
 def row(label, checks, n, samples):
-    med = {k: statistics.median(s[k] for s in samples)
-           for k in ("wall", "launches", "floor", "need")}
+    med = {k: statistics.median(s[k] for s in samples) for k in COLUMNS}
     # Ratios are medians of each run's ratio, not ratios of medians.
     r_floor = statistics.median(s["wall"] / s["floor"] for s in samples)
     r_need = statistics.median(s["wall"] / s["need"] for s in samples)
     r_launch = statistics.median(s["wall"] / s["launches"] for s in samples if s["launches"] > 0)
+    r_bare = statistics.median(s["wall"] / s["bare"] for s in samples)
+    added_ms = statistics.median(s["wall"] - s["bare"] for s in samples) * 1000
     print(f"  {label:<12} {checks:>6} {n:>4} {med['wall']:>8.3f} {med['launches']:>8.3f} "
-          f"{med['floor']:>8.3f} {med['need']:>8.3f} {r_launch:>8.2f} {r_floor:>8.2f} "
-          f"{r_need:>8.2f}")
+          f"{med['floor']:>8.3f} {med['need']:>8.3f} {med['bare']:>8.3f} {r_launch:>8.2f} "
+          f"{r_floor:>8.2f} {r_need:>8.2f} {r_bare:>8.2f} {added_ms:>8.1f}")
 
 
 def main(cli, root, runs, profiles, verdicts_out, baseline=None, baseline_verdicts=None):
@@ -135,15 +169,16 @@ def main(cli, root, runs, profiles, verdicts_out, baseline=None, baseline_verdic
                             seen[label].setdefault(name, {}).setdefault(suite, {}).setdefault(
                                 check, set()).add(verdict)
             for label, _, _ in clis:
-                print(f"{label}{name}: medians of {runs} interleaved runs (s)")
+                print(f"{label}{name}: medians of {runs} interleaved runs (s; w-bare in ms)")
                 print(f"  {'suite':<12} {'checks':>6} {'n':>4} {'wall':>8} {'Σlaunch':>8} "
-                      f"{'floor':>8} {'needflr':>8} {'w/Σl':>8} {'w/floor':>8} {'w/need':>8}")
+                      f"{'floor':>8} {'needflr':>8} {'bare':>8} {'w/Σl':>8} {'w/floor':>8} "
+                      f"{'w/need':>8} {'w/bare':>8} {'w-bare':>8}")
                 by_suite = samples[label]
                 for suite in SUITES:
                     s = by_suite[suite]
                     row(suite, s[-1]["checks"], s[-1]["n"], s)
-                audit = [{k: sum(by_suite[suite][i][k] for suite in SUITES)
-                          for k in ("wall", "launches", "floor", "need")} for i in range(runs)]
+                audit = [{k: sum(by_suite[suite][i][k] for suite in SUITES) for k in COLUMNS}
+                         for i in range(runs)]
                 row("full audit", sum(by_suite[s][-1]["checks"] for s in SUITES),
                     sum(by_suite[s][-1]["n"] for s in SUITES), audit)
                 row("all in one", by_suite[ALL][-1]["checks"], by_suite[ALL][-1]["n"], by_suite[ALL])
