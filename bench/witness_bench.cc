@@ -4,7 +4,8 @@
 //    end; it now waits on the launcher's on_started event and ends through a cancel eventfd.
 //  - net (a bwrap profile): find the bridge canary's address and bind the listeners. It used
 //    to ask `docker network inspect bridge`; it now reads docker0 from the host's interface
-//    table (a docker sandbox asks docker too, beside the launches).
+//    table (a docker sandbox asks docker too, beside the launches: its Engine API where the
+//    docker CLI would use the default socket, else the CLI).
 #include <stdlib.h>
 
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "load/profile.h"
 #include "launch/run_registry.h"
 #include "witnesses/witness.h"
+#include "witnesses/witness_docker_engine.h"
 
 namespace sandprobe {
 namespace {
@@ -40,14 +42,20 @@ std::string ClaimedRunDir() {
   return dir;
 }
 
-void BM_WitnessStartStop(benchmark::State& state, const char* witness, const char* backend) {
+// How the net witness asks docker (witness_docker_engine.h).
+enum class AskDocker { kCli, kEngineApi };
+
+void BM_WitnessStartStop(benchmark::State& state, const char* witness, const char* backend,
+                         AskDocker ask = AskDocker::kCli) {
   std::string run_dir = ClaimedRunDir();
   Profile profile;
   profile.name = "bench";
   profile.backend = ValueOf<Backend>(backend).value_or(Backend::kOther);  // no `version`: the priv witness runs no version command
   ProcessLauncher launcher;
   for (auto _ : state) {
-    std::unique_ptr<RunWitness> started = StartOrSkip(state, witness, {"r", run_dir, profile, launcher, "benchtoken"});
+    WitnessSetup setup{"r", run_dir, profile, launcher, "benchtoken"};
+    if (ask == AskDocker::kEngineApi) setup.docker_engine = AskDockerEngine;
+    std::unique_ptr<RunWitness> started = StartOrSkip(state, witness, setup);
     if (!started) break;
     benchmark::DoNotOptimize(started->PlanValues());
     benchmark::DoNotOptimize(started->Collect());
@@ -57,8 +65,11 @@ void BM_WitnessStartStop(benchmark::State& state, const char* witness, const cha
 BENCHMARK_CAPTURE(BM_WitnessStartStop, priv, "priv", "bwrap")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_WitnessStartStop, net_bwrap, "net", "bwrap")->Unit(benchmark::kMillisecond);
 // The same witness for a sandbox docker runs: docker is asked too, beside the launches, and
-// waited for at Collect().
-BENCHMARK_CAPTURE(BM_WitnessStartStop, net_docker, "net", "docker")->Unit(benchmark::kMillisecond);
+// waited for at Collect(): through its CLI, or (what a run does where the CLI uses the default
+// socket) its Engine API.
+BENCHMARK_CAPTURE(BM_WitnessStartStop, net_docker_cli, "net", "docker")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WitnessStartStop, net_docker_api, "net", "docker", AskDocker::kEngineApi)
+    ->Unit(benchmark::kMillisecond);
 
 // What a witness costs before the first launch can start (the run's critical path): its start
 // alone; Collect and the end are outside the timing. For a docker sandbox, `docker version`

@@ -1,6 +1,7 @@
 #include "run/run_environment.h"
 
 #include "launch/run_registry.h"
+#include "witnesses/witness_docker_engine.h"
 #include "witnesses/witnesses.h"
 
 namespace sandprobe {
@@ -11,7 +12,8 @@ RunEnvironment RealRunEnvironment(Launcher& launcher) {
                         .clock = [] { return std::chrono::steady_clock::now(); },
                         .utc_now = UtcNow,
                         .random_hex = RandomHex,
-                        .witness_table = WitnessTable()};
+                        .witness_table = WitnessTable(),
+                        .docker_engine = AskDockerEngine};
 }
 
 }  // namespace sandprobe

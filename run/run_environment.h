@@ -23,6 +23,7 @@ struct RunEnvironment {
   std::function<UtcTime()> utc_now;  // wall clock: the report's started_at/finished_at
   std::function<std::string(std::size_t bytes)> random_hex;  // run id, nonces, tokens
   const std::vector<WitnessRow>& witness_table;           // WitnessTable()
+  DockerEngine docker_engine;  // AskDockerEngine; null: witnesses ask the docker CLI
 };
 
 RunEnvironment RealRunEnvironment(Launcher& launcher);

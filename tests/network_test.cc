@@ -121,6 +121,34 @@ TEST(NetworkTest, DockerBridgeEgressToTheGatewayIsProvenByReceipt) {
   EXPECT_TRUE(reached.count("bridge-tcp") && reached.count("bridge-udp"));
   EXPECT_FALSE(reached.count("loopback-tcp"));
   ExpectListenersGone(r);
+  // The docker CLI here talks to the default socket, so the witness asked the daemon there.
+  EXPECT_NE(r["witnesses"]["net"].value("bridge_source", "").find("confirmed by docker's API (GET /networks/bridge)"),
+            std::string::npos)
+      << r["witnesses"]["net"].dump();
+}
+
+// When the docker CLI talks to its daemon through a context, the witness never asks a socket of
+// its own choosing: it asks the CLI, as the launches do. The context here names the same daemon,
+// so the bridge is still confirmed, by the CLI.
+TEST(NetworkTest, DockerThroughAContextConfirmsTheBridgeWithTheCli) {
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  const std::string config = MakeTempDir("docker-config");
+  CliRun made = RunCommand({"docker", "--config", config, "context", "create", "sandprobe-test", "--docker",
+                            "host=unix:///var/run/docker.sock"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  WriteFile(config, "config.json", R"({"currentContext": "sandprobe-test"})");
+  const std::string report = MakeTempDir("it") + "/report.json";
+  CliRun run = RunCommand({"env", "DOCKER_CONFIG=" + config, SANDPROBE_CLI, "run", "--sandbox",
+                           SourcePath("sandboxes/docker-bridge.json"), "--suite", SourcePath(kSuite),
+                           "--require-backend", "--no-color", "--json", report});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  std::ifstream in(report);
+  const json r = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(r.is_object()) << run.err;
+  EXPECT_NE(r["witnesses"]["net"].value("bridge_source", "").find("confirmed by docker network inspect bridge"),
+            std::string::npos)
+      << r["witnesses"]["net"].dump();
+  EXPECT_EQ(VerdictOf(r, "net.tcp.denied:bridge"), "fail") << ObservedOf(r, "net.tcp.denied:bridge");
 }
 
 TEST(NetworkTest, HostNetworkReachesTheLoopbackCanary) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -24,6 +25,10 @@
 
 namespace sandprobe {
 
+// GET a path of the docker daemon's Engine API: the body as JSON (witness_docker_engine.h).
+using DockerEngine =
+    std::function<StatusOr<nlohmann::json>(const std::string& target, std::chrono::milliseconds limit)>;
+
 struct WitnessSetup {
   std::string run_id;
   std::string run_dir;      // host directory the run owns (removed at the end)
@@ -35,6 +40,9 @@ struct WitnessSetup {
   // The run's deadline (--timeout): a witness's own host commands get what is left of it
   // (HostCommandLimit). Null: no deadline.
   const Deadline* deadline = nullptr;
+  // Asks docker's daemon directly where the docker CLI would ask it too (AskDockerEngine); a
+  // witness asks the CLI when this is null or fails.
+  DockerEngine docker_engine;
 };
 
 // The limit of a witness's own host command (`docker network inspect`, the backend's version):

@@ -4,7 +4,7 @@
 // The bridge site's address is, in order: the profile's var `canary_bridge_ip` (a sandbox on
 // its own network link, e.g. a veth into a network namespace); the IPv4 address of the host's
 // own docker0 interface (getifaddrs); else the gateway of docker's default bridge network
-// (`docker network inspect bridge`, or the address of its bridge interface when the IPAM config
+// (asked of docker as below, or the address of its bridge interface when the IPAM config
 // names no gateway), for a daemon configured with another bridge. Either way the listeners must
 // bind it, so it is always an address of this machine. Without one, bridge checks are skipped
 // with the reason.
@@ -12,7 +12,8 @@
 // For a sandbox that docker runs (backends docker, gvisor), what a container reaches as its
 // gateway is docker's configuration (the IPAM config may name a gateway, the daemon may use
 // another bridge), so only docker can say it: when docker0's address was used, docker is asked
-// too, beside the launches (the docker CLI call takes 15-77 ms), and unless it names the same
+// too, beside the launches (its Engine API socket where the docker CLI would use that daemon,
+// else the docker CLI, whose call takes 15-77 ms), and unless it names the same
 // address the bridge checks are skipped with the reason (ConfirmBridge). Any other sandbox
 // reaches this machine through no docker network at all: the bridge site is there to show
 // whether it reaches a host address other than loopback, and docker0's address is one this
@@ -29,6 +30,7 @@
 #include <fstream>
 #include <functional>
 #include <future>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -41,9 +43,60 @@ namespace sandprobe {
 
 namespace {
 
-// The docker bridge gateway, or the reason there is none.
-StatusOr<std::string> DockerBridgeGateway(Launcher& launcher, StatusOr<std::chrono::milliseconds> limit) {
+// What docker says its default bridge network's gateway is, and how the harness asked.
+struct DockerGateway {
+  std::string ip;
+  std::string asked;  // "docker's API (GET /networks/bridge)" or "docker network inspect bridge"
+};
+
+constexpr const char* kBridgeNetwork = "/networks/bridge";
+
+// The first IPv4 gateway of the IPAM config, else the address of the network's bridge interface
+// (an IPAM config may name no gateway).
+StatusOr<std::string> GatewayAddress(const std::vector<std::string>& gateways, const std::string& bridge) {
+  for (const std::string& gateway : gateways) {
+    if (!gateway.empty() && gateway.find(':') == std::string::npos) return gateway;
+  }
+  std::string ip = bridge.empty() ? "" : InterfaceIpv4(bridge);
+  if (ip.empty()) {
+    return Status::Error(fmt::format("docker's bridge network names no IPv4 gateway, and its "
+                                     "interface '{}' has no IPv4 address", bridge));
+  }
+  return ip;
+}
+
+// The same from the Engine API's network object.
+StatusOr<std::string> GatewayFromEngine(const nlohmann::json& network) {
+  std::vector<std::string> gateways;
+  const nlohmann::json config = network.is_object() ? network.value("IPAM", nlohmann::json::object()).value(
+                                                          "Config", nlohmann::json::array())
+                                                    : nlohmann::json::array();
+  if (config.is_array()) {
+    for (const nlohmann::json& entry : config) {
+      if (entry.is_object() && entry.contains("Gateway") && entry["Gateway"].is_string()) {
+        gateways.push_back(entry["Gateway"].get<std::string>());
+      }
+    }
+  }
+  std::string bridge;
+  if (network.is_object() && network.contains("Options") && network["Options"].is_object()) {
+    bridge = network["Options"].value("com.docker.network.bridge.name", "");
+  }
+  return GatewayAddress(gateways, bridge);
+}
+
+// Asked of the daemon directly when `engine` can (witness_docker_engine.h), else, or when that
+// fails (a socket the harness may not open, say), of the docker CLI.
+StatusOr<DockerGateway> DockerBridgeGateway(Launcher& launcher, const DockerEngine& engine,
+                                            StatusOr<std::chrono::milliseconds> limit) {
   if (!limit.ok()) return limit.status();
+  if (engine) {
+    if (StatusOr<nlohmann::json> network = engine(kBridgeNetwork, *limit); network.ok()) {
+      StatusOr<std::string> ip = GatewayFromEngine(*network);
+      if (!ip.ok()) return ip.status();
+      return DockerGateway{*ip, fmt::format("docker's API (GET {})", kBridgeNetwork)};
+    }
+  }
   LaunchSpec spec = HostCommandSpec({"docker", "network", "inspect", "bridge", "--format",
                                      "{{range .IPAM.Config}}{{.Gateway}} {{end}}|"
                                      "{{index .Options \"com.docker.network.bridge.name\"}}"},
@@ -56,16 +109,14 @@ StatusOr<std::string> DockerBridgeGateway(Launcher& launcher, StatusOr<std::chro
   }
   const std::string& out = result->out;
   const std::size_t bar = out.find('|');
-  std::string gateway = out.substr(0, out.find_first_of(" |"));
-  if (!gateway.empty() && gateway.find(':') == std::string::npos) return gateway;
+  std::vector<std::string> gateways;
+  std::istringstream listed(out.substr(0, bar));
+  for (std::string gateway; listed >> gateway;) gateways.push_back(gateway);
   std::string bridge = bar == std::string::npos ? "" : out.substr(bar + 1);
   while (!bridge.empty() && (bridge.back() == '\n' || bridge.back() == ' ')) bridge.pop_back();
-  std::string ip = bridge.empty() ? "" : InterfaceIpv4(bridge);
-  if (ip.empty()) {
-    return Status::Error(fmt::format("docker's bridge network names no IPv4 gateway, and its "
-                                     "interface '{}' has no IPv4 address", bridge));
-  }
-  return ip;
+  StatusOr<std::string> ip = GatewayAddress(gateways, bridge);
+  if (!ip.ok()) return ip.status();
+  return DockerGateway{*ip, "docker network inspect bridge"};
 }
 
 // name -> MAC of every interface of the host (the harness's network namespace).
@@ -91,7 +142,7 @@ class NetCanaryWitness final : public RunWitness {
  public:
   NetCanaryWitness(std::unique_ptr<CanaryListeners> listeners, std::string bridge_source,
                    std::string bridge_unavailable, std::string bridge_ip,
-                   std::future<StatusOr<std::string>> docker_gateway)
+                   std::future<StatusOr<DockerGateway>> docker_gateway)
       : listeners_(std::move(listeners)),
         bridge_source_(std::move(bridge_source)),
         bridge_unavailable_(std::move(bridge_unavailable)),
@@ -130,15 +181,15 @@ class NetCanaryWitness final : public RunWitness {
   // names the same address, the bridge endpoints are withdrawn: a container may reach its own
   // gateway but not docker0, so the checks at that site could not say either way (skipped with
   // the reason, as when there is no bridge). Receipts stay: what reached a listener did.
-  void ConfirmBridge(const StatusOr<std::string>& gateway, std::map<std::string, std::string>& endpoints) {
-    if (gateway.ok() && *gateway == bridge_ip_) {
-      bridge_source_ += ", confirmed by docker network inspect bridge";
+  void ConfirmBridge(const StatusOr<DockerGateway>& gateway, std::map<std::string, std::string>& endpoints) {
+    if (gateway.ok() && gateway->ip == bridge_ip_) {
+      bridge_source_ += ", confirmed by " + gateway->asked;
       return;
     }
     bridge_unavailable_ = gateway.ok() ? fmt::format("no bridge canary: docker's bridge gateway is {}, not the "
                                                      "address of docker0 ({}) the canaries listened on; set the "
                                                      "profile var canary_bridge_ip",
-                                                     *gateway, bridge_ip_)
+                                                     gateway->ip, bridge_ip_)
                                        : "no bridge canary: " + gateway.status().message();
     bridge_source_.clear();
     std::erase_if(endpoints, [](const auto& e) { return e.first.rfind("bridge-", 0) == 0; });
@@ -148,7 +199,7 @@ class NetCanaryWitness final : public RunWitness {
   std::string bridge_source_;
   std::string bridge_unavailable_;
   std::string bridge_ip_;
-  std::future<StatusOr<std::string>> docker_gateway_;  // valid while docker's answer is pending
+  std::future<StatusOr<DockerGateway>> docker_gateway_;  // valid while docker's answer is pending
 };
 
 // The interface docker creates for its default bridge network unless configured otherwise.
@@ -189,9 +240,10 @@ StatusOr<std::unique_ptr<RunWitness>> StartNetWitness(const WitnessSetup& setup)
     sites.push_back({"bridge", host_bridge});
     source = fmt::format("host interface {}", kDockerBridgeInterface);
     confirm_with_docker = BridgeNeedsDockersAnswer(setup.profile.backend);
-  } else if (StatusOr<std::string> gateway = DockerBridgeGateway(setup.launcher, docker_limit); gateway.ok()) {
-    sites.push_back({"bridge", *gateway});
-    source = "docker network inspect bridge";
+  } else if (StatusOr<DockerGateway> gateway = DockerBridgeGateway(setup.launcher, setup.docker_engine, docker_limit);
+             gateway.ok()) {
+    sites.push_back({"bridge", gateway->ip});
+    source = gateway->asked;
   } else {
     unavailable = "no bridge canary: " + gateway.status().message();
   }
@@ -206,9 +258,10 @@ StatusOr<std::unique_ptr<RunWitness>> StartNetWitness(const WitnessSetup& setup)
   }
   if (!listeners.ok()) return listeners.status();
   if (!source.empty()) source += " (" + sites.back().ip + ")";
-  std::future<StatusOr<std::string>> docker_gateway;  // asked beside the launches, checked at Collect()
+  std::future<StatusOr<DockerGateway>> docker_gateway;  // asked beside the launches, checked at Collect()
   if (confirm_with_docker && sites.back().name == "bridge") {
-    docker_gateway = std::async(std::launch::async, DockerBridgeGateway, std::ref(setup.launcher), docker_limit);
+    docker_gateway = std::async(std::launch::async, DockerBridgeGateway, std::ref(setup.launcher),
+                                setup.docker_engine, docker_limit);
   }
   return std::unique_ptr<RunWitness>(new NetCanaryWitness(std::move(*listeners), source, unavailable,
                                                           sites.back().ip, std::move(docker_gateway)));

@@ -192,6 +192,54 @@ TEST(NetWitnessTest, DockerSandboxesKeepTheBridgeOnlyWhenDockerConfirmsIt) {
   }
 }
 
+// Where the docker CLI would ask the default socket, the witness asks docker's Engine API there
+// (WitnessSetup::docker_engine) and runs no CLI; the same rule keeps or withdraws the bridge.
+// When the API cannot answer (a socket the harness may not open), the CLI is asked as before.
+TEST(NetWitnessTest, DockersApiAnswersWithoutTheCliAndTheCliIsTheFallback) {
+  const std::string docker0 = InterfaceIpv4("docker0");
+  if (docker0.empty()) {
+    if (std::getenv("SANDPROBE_REQUIRE_BACKENDS") != nullptr) FAIL() << kNoDocker0;
+    GTEST_SKIP() << kNoDocker0;
+  }
+  Profile docker;
+  docker.backend = Backend::kDocker;
+  auto network = [](const std::string& gateway) {
+    return nlohmann::json{{"Name", "bridge"},
+                          {"IPAM", {{"Config", {{{"Subnet", "fd00::/64"}, {"Gateway", "fd00::1"}},
+                                                {{"Subnet", "10.0.0.0/8"}, {"Gateway", gateway}}}}}},
+                          {"Options", {{"com.docker.network.bridge.name", "docker0"}}}};
+  };
+  struct Case {
+    StatusOr<nlohmann::json> answer;
+    bool kept;
+    std::string source_or_why;
+    std::size_t cli_calls;
+  } cases[] = {
+      {network(docker0), true, "confirmed by docker's API (GET /networks/bridge)", 0},
+      {network("10.99.0.1"), false, "docker's bridge gateway is 10.99.0.1", 0},
+      {Status::Error("GET /networks/bridge on unix:///var/run/docker.sock: connect: Permission denied"), true,
+       "confirmed by docker network inspect bridge", 1},
+  };
+  for (const Case& c : cases) {
+    testing::FakeLauncher launcher;
+    launcher.replies.push_back(testing::Exit(0, docker0 + " |docker0\n", ""));
+    std::vector<std::string> asked;
+    WitnessSetup setup{"r", "/nonexistent", docker, launcher, "token"};
+    setup.docker_engine = [&](const std::string& target, std::chrono::milliseconds) {
+      asked.push_back(target);
+      return c.answer;
+    };
+    auto witness = NetRow().start(setup);
+    ASSERT_TRUE(witness.ok()) << witness.status().message();
+    nlohmann::json seen = (*witness)->Collect();
+    EXPECT_EQ(asked, std::vector<std::string>{"/networks/bridge"});
+    EXPECT_EQ(launcher.specs.size(), c.cli_calls) << seen.dump();
+    EXPECT_EQ(seen["endpoints"].contains("bridge-tcp"), c.kept) << seen.dump();
+    const std::string said = c.kept ? seen.value("bridge_source", "") : seen.value("bridge_unavailable", "");
+    EXPECT_NE(said.find(c.source_or_why), std::string::npos) << seen.dump();
+  }
+}
+
 // The witness's own host command shares the run's deadline: with 1.5 s left it gets 1.5 s, not
 // its own 10 s; with nothing left it does not start, and the report says why.
 TEST(NetWitnessTest, DockersAnswerIsBoundedByTheRunsDeadline) {
