@@ -44,9 +44,10 @@ StatusOr<ResolvedExecutable> ResolveExecutable(const std::string& argv0,
 // hashed on a thread of its own; get() waits for it. A 45 MB docker binary takes 36 ms to hash,
 // about an eighth of a container launch: off the critical path, it overlaps the launch. The
 // file cannot change under the hash while it runs (writing a running executable is ETXTBSY).
-// Cached for the life of the process by (device, inode, size, mtime, ctime): hashed once per
-// run, not once per launch, and any change to the file (ctime cannot be set back by its owner)
-// is hashed again.
+// Cached by (device, inode, size, mtime, ctime) for the life of the process and, for a file of
+// 1 MiB or more, in a file of this user's from one run to the next (launch_hash_cache.h): a
+// docker CLI is hashed once, not once per run or launch, and any change to the file (ctime
+// cannot be set back by its owner) is hashed again. The lookup runs on the hash's thread too.
 std::future<StatusOr<std::string>> StartExecutableSha256(const std::string& path);
 
 // The same, waited for at once.
