@@ -82,14 +82,20 @@ StatusOr<nlohmann::json> DockerEngineGet(const std::string& socket, const std::s
   bool done = false;
   // Asynchronous only so that one limit bounds all of it (io.run_for); one operation at a time.
   stream.async_connect(socket, [&](boost::system::error_code ec) {
-    if (ec) return void(failed = ec);
+    if (ec) {
+      failed = ec;
+      return;
+    }
     step = "send the request";
     http::async_write(stream, request, [&](boost::system::error_code ec, std::size_t) {
-      if (ec) return void(failed = ec);
+      if (ec) {
+        failed = ec;
+        return;
+      }
       step = "read the response";
       http::async_read(stream, buffer, response, [&](boost::system::error_code ec, std::size_t) {
-        if (ec) return void(failed = ec);
-        done = true;
+        if (ec) failed = ec;
+        else done = true;
       });
     });
   });

@@ -132,16 +132,24 @@ TEST(NetWitnessTest, OnlyDockersSandboxesNeedDockersBridgeAnswer) {
 // dockerd makes docker0; scripts/setup.sh starts it, so CI (backends required) never skips.
 constexpr const char* kNoDocker0 = "no docker0 with an IPv4 address on this host (dockerd not running?)";
 
+// The tests that need docker0's address: skipped without it (failed when backends are required).
+class NetWitnessOnDocker0Test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    docker0_ = InterfaceIpv4("docker0");
+    if (!docker0_.empty()) return;
+    if (std::getenv("SANDPROBE_REQUIRE_BACKENDS") != nullptr) FAIL() << kNoDocker0;
+    GTEST_SKIP() << kNoDocker0;
+  }
+  std::string docker0_;
+};
+
 // The net witness's row; the table always has one.
 const WitnessRow& NetRow() { return *FindWitness("net"); }
 
 // A bwrap sandbox reaches no docker network: its bridge canary takes docker0's address from
 // the host's interface table, and docker is not asked.
-TEST(NetWitnessTest, BridgeAddressFromTheHostAndDockerIsNotAskedForBwrap) {
-  if (InterfaceIpv4("docker0").empty()) {
-    if (std::getenv("SANDPROBE_REQUIRE_BACKENDS") != nullptr) FAIL() << kNoDocker0;
-    GTEST_SKIP() << kNoDocker0;
-  }
+TEST_F(NetWitnessOnDocker0Test, BridgeAddressFromTheHostAndDockerIsNotAskedForBwrap) {
   Profile bwrap;
   bwrap.backend = Backend::kBwrap;
   testing::FakeLauncher launcher;
@@ -156,12 +164,8 @@ TEST(NetWitnessTest, BridgeAddressFromTheHostAndDockerIsNotAskedForBwrap) {
 // A docker sandbox gets docker0's address at once, and docker is asked beside the launches:
 // the bridge checks stand only when docker names the same gateway. Otherwise (another address,
 // or no answer) the bridge endpoints are withdrawn and the reason is the skip's.
-TEST(NetWitnessTest, DockerSandboxesKeepTheBridgeOnlyWhenDockerConfirmsIt) {
-  const std::string docker0 = InterfaceIpv4("docker0");
-  if (docker0.empty()) {
-    if (std::getenv("SANDPROBE_REQUIRE_BACKENDS") != nullptr) FAIL() << kNoDocker0;
-    GTEST_SKIP() << kNoDocker0;
-  }
+TEST_F(NetWitnessOnDocker0Test, DockerSandboxesKeepTheBridgeOnlyWhenDockerConfirmsIt) {
+  const std::string& docker0 = docker0_;
   Profile docker;
   docker.backend = Backend::kDocker;
   struct Case {
@@ -195,12 +199,8 @@ TEST(NetWitnessTest, DockerSandboxesKeepTheBridgeOnlyWhenDockerConfirmsIt) {
 // Where the docker CLI would ask the default socket, the witness asks docker's Engine API there
 // (WitnessSetup::docker_engine) and runs no CLI; the same rule keeps or withdraws the bridge.
 // When the API cannot answer (a socket the harness may not open), the CLI is asked as before.
-TEST(NetWitnessTest, DockersApiAnswersWithoutTheCliAndTheCliIsTheFallback) {
-  const std::string docker0 = InterfaceIpv4("docker0");
-  if (docker0.empty()) {
-    if (std::getenv("SANDPROBE_REQUIRE_BACKENDS") != nullptr) FAIL() << kNoDocker0;
-    GTEST_SKIP() << kNoDocker0;
-  }
+TEST_F(NetWitnessOnDocker0Test, DockersApiAnswersWithoutTheCliAndTheCliIsTheFallback) {
+  const std::string& docker0 = docker0_;
   Profile docker;
   docker.backend = Backend::kDocker;
   auto network = [](const std::string& gateway) {
