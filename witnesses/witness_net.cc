@@ -65,24 +65,28 @@ StatusOr<std::string> GatewayAddress(const std::vector<std::string>& gateways, c
   return ip;
 }
 
+// object[key] when `object` is an object that has it, else null: the daemon's answer is read
+// without trusting its shape (nlohmann's value() throws on a null or mistyped member).
+const nlohmann::json& Field(const nlohmann::json& object, const char* key) {
+  static const nlohmann::json kNone;
+  if (!object.is_object()) return kNone;
+  auto found = object.find(key);
+  return found == object.end() ? kNone : *found;
+}
+
 // The same from the Engine API's network object.
 StatusOr<std::string> GatewayFromEngine(const nlohmann::json& network) {
   std::vector<std::string> gateways;
-  const nlohmann::json config = network.is_object() ? network.value("IPAM", nlohmann::json::object()).value(
-                                                          "Config", nlohmann::json::array())
-                                                    : nlohmann::json::array();
+  const nlohmann::json& config = Field(Field(network, "IPAM"), "Config");
   if (config.is_array()) {
     for (const nlohmann::json& entry : config) {
-      if (entry.is_object() && entry.contains("Gateway") && entry["Gateway"].is_string()) {
-        gateways.push_back(entry["Gateway"].get<std::string>());
+      if (const nlohmann::json& gateway = Field(entry, "Gateway"); gateway.is_string()) {
+        gateways.push_back(gateway.get<std::string>());
       }
     }
   }
-  std::string bridge;
-  if (network.is_object() && network.contains("Options") && network["Options"].is_object()) {
-    bridge = network["Options"].value("com.docker.network.bridge.name", "");
-  }
-  return GatewayAddress(gateways, bridge);
+  const nlohmann::json& bridge = Field(Field(network, "Options"), "com.docker.network.bridge.name");
+  return GatewayAddress(gateways, bridge.is_string() ? bridge.get<std::string>() : "");
 }
 
 // Asked of the daemon directly when `engine` can (witness_docker_engine.h), else, or when that

@@ -219,6 +219,12 @@ TEST_F(NetWitnessOnDocker0Test, DockersApiAnswersWithoutTheCliAndTheCliIsTheFall
       {network("10.99.0.1"), false, "docker's bridge gateway is 10.99.0.1", 0},
       {Status::Error("GET /networks/bridge on unix:///var/run/docker.sock: connect: Permission denied"), true,
        "confirmed by docker network inspect bridge", 1},
+      // An answer of another shape names no gateway: the bridge is withdrawn, nothing throws.
+      {nlohmann::json{{"IPAM", nullptr}, {"Options", {{"com.docker.network.bridge.name", 7}}}}, false,
+       "names no IPv4 gateway", 0},
+      {nlohmann::json{{"IPAM", {{"Config", {{{"Gateway", 1}}, "x"}}}}, {"Options", nullptr}}, false,
+       "names no IPv4 gateway", 0},
+      {nlohmann::json::array(), false, "names no IPv4 gateway", 0},
   };
   for (const Case& c : cases) {
     testing::FakeLauncher launcher;
