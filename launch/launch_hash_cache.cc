@@ -51,7 +51,8 @@ std::optional<nlohmann::json> ReadBelievable(const std::string& cache) {
   }
   ::close(fd);
   nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object() || doc.value("schema", "") != kSchema || !doc.contains("hashes") || !doc["hashes"].is_object()) {
+  if (!doc.is_object() || !doc.contains("schema") || doc["schema"] != kSchema || !doc.contains("hashes") ||
+      !doc["hashes"].is_object()) {
     return std::nullopt;
   }
   return doc["hashes"];
@@ -66,9 +67,9 @@ std::optional<std::string> FindPersistedHash(const std::string& cache, const str
   if (!hashes) return std::nullopt;
   auto entry = hashes->find(IdentityKey(st));
   if (entry == hashes->end() || !entry->is_object()) return std::nullopt;
-  const std::string sha256 = entry->value("sha256", "");
-  if (!IsSha256Hex(sha256)) return std::nullopt;
-  return sha256;
+  auto sha256 = entry->find("sha256");  // not value(): it throws on a member of another type
+  if (sha256 == entry->end() || !sha256->is_string() || !IsSha256Hex(sha256->get<std::string>())) return std::nullopt;
+  return sha256->get<std::string>();
 }
 
 void PersistHash(const std::string& cache, const struct stat& st, const std::string& executable,

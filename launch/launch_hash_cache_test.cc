@@ -98,7 +98,9 @@ TEST_F(HashCacheTest, GarbageGivesNoHashAndIsReplaced) {
   const std::string key = nlohmann::json::parse(Read(cache_))["hashes"].begin().key();
   for (const std::string& garbage :
        {std::string("{not json"), std::string("[]"), std::string(R"({"schema": "other/1", "hashes": {}})"),
+        std::string(R"({"schema": 1, "hashes": {}})"),
         nlohmann::json{{"schema", "sandprobe-executable-sha256/1"}, {"hashes", {{key, {{"sha256", "ABC"}}}}}}.dump(),
+        nlohmann::json{{"schema", "sandprobe-executable-sha256/1"}, {"hashes", {{key, {{"sha256", 7}}}}}}.dump(),
         nlohmann::json{{"schema", "sandprobe-executable-sha256/1"}, {"hashes", {{key, "x"}}}}.dump()}) {
     Write("cache.json", garbage);
     EXPECT_FALSE(FindPersistedHash(cache_, st)) << garbage;
