@@ -13,7 +13,6 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
-#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -68,15 +67,8 @@ std::string DirectoryOf(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-using HashKey = std::tuple<dev_t, ino_t, off_t, long, long, long, long>;
-
 std::mutex g_hash_mutex;
-std::map<HashKey, std::string> g_hash_cache;  // guarded by g_hash_mutex
-
-HashKey KeyOf(const struct stat& st) {
-  return {st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
-          st.st_ctim.tv_sec, st.st_ctim.tv_nsec};
-}
+std::map<std::string, std::string> g_hash_cache;  // FileIdentity -> sha256; guarded by g_hash_mutex
 
 std::string Hex(const unsigned char* data, std::size_t size) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -193,7 +185,7 @@ std::future<StatusOr<std::string>> StartExecutableSha256(const std::string& path
     ::close(fd);
     return failed(fmt::format("\"{}\": not a regular file", path));
   }
-  const HashKey key = KeyOf(st);
+  const std::string key = FileIdentity(st);
   {
     std::lock_guard lock(g_hash_mutex);
     auto it = g_hash_cache.find(key);

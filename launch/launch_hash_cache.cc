@@ -17,11 +17,6 @@ namespace {
 constexpr const char* kSchema = "sandprobe-executable-sha256/1";
 constexpr std::size_t kMaxCacheBytes = 256 * 1024;  // 64 entries are ~20 KB
 
-std::string IdentityKey(const struct stat& st) {
-  return fmt::format("{}:{}:{}:{}.{:09}:{}.{:09}", st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec,
-                     st.st_mtim.tv_nsec, st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
-}
-
 bool IsSha256Hex(const std::string& text) {
   return text.size() == 64 &&
          std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
@@ -60,12 +55,17 @@ std::optional<nlohmann::json> ReadBelievable(const std::string& cache) {
 
 }  // namespace
 
+std::string FileIdentity(const struct stat& st) {
+  return fmt::format("{}:{}:{}:{}.{:09}:{}.{:09}", st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec,
+                     st.st_mtim.tv_nsec, st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+}
+
 std::string PersistedHashesPath() { return RunDirParent() + "/sandprobe.executable-sha256.json"; }
 
 std::optional<std::string> FindPersistedHash(const std::string& cache, const struct stat& st) {
   std::optional<nlohmann::json> hashes = ReadBelievable(cache);
   if (!hashes) return std::nullopt;
-  auto entry = hashes->find(IdentityKey(st));
+  auto entry = hashes->find(FileIdentity(st));
   if (entry == hashes->end() || !entry->is_object()) return std::nullopt;
   auto sha256 = entry->find("sha256");  // not value(): it throws on a member of another type
   if (sha256 == entry->end() || !sha256->is_string() || !IsSha256Hex(sha256->get<std::string>())) return std::nullopt;
@@ -79,7 +79,7 @@ void PersistHash(const std::string& cache, const struct stat& st, const std::str
   if (exists && !Believable(there)) return;  // someone else's, or a link: not ours to replace
   nlohmann::json hashes = (exists ? ReadBelievable(cache) : std::nullopt).value_or(nlohmann::json::object());
   if (hashes.size() >= kMaxPersistedHashes) hashes = nlohmann::json::object();
-  hashes[IdentityKey(st)] = {{"path", executable}, {"sha256", sha256}};
+  hashes[FileIdentity(st)] = {{"path", executable}, {"sha256", sha256}};
   (void)WriteFileAtomically(cache, nlohmann::json{{"schema", kSchema}, {"hashes", hashes}}.dump(1) + "\n");
 }
 

@@ -30,6 +30,9 @@ inline constexpr std::size_t kMaxPersistedHashes = 64;
 // Smaller files are hashed again by every run: that costs no more than a look into the cache.
 inline constexpr off_t kPersistHashFromBytes = 1024 * 1024;
 
+// The key of both hash caches, the process's and this one: "dev:ino:size:mtime:ctime" (ns).
+std::string FileIdentity(const struct stat& st);
+
 // RunDirParent()/sandprobe.executable-sha256.json (not "sandprobe-": that prefix is a run dir's).
 std::string PersistedHashesPath();
 
