@@ -20,7 +20,7 @@
 #include <fmt/format.h>
 
 #include "contract/exit_code.h"
-#include "launch/atomic_file.h"
+#include "io/atomic_file.h"
 #include "reports/console_report.h"
 #include "reports/matrix_report.h"
 #include "reports/progress_line.h"

@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "launch/atomic_file.h"
+#include "io/atomic_file.h"
 #include "launch/launch_pids_cgroup.h"
 #include "launch/proc_info.h"
 

@@ -81,7 +81,7 @@ enum class PreflightWhen { kBefore, kOnFailure };
 
 // JSON "probe_exit": where a probe launch's status comes from.
 //   kProcess ("process", the default): the sandbox process's exit status (a final exit status
-//     line, launch/frames.h, stands for it when the process exited 0).
+//     line, contract/frame_reader.h, stands for it when the process exited 0).
 //   kExitLine ("exit_line"): the final `@@sandprobe-exit N` line, which the profile promises
 //     (a VM's init writes it: the VM monitor exits 0 on a guest panic too). A launch without a
 //     valid last one is incomplete, whatever the process's exit status (families/batch_result.h).

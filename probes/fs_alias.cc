@@ -18,9 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probes/errno_name.h"
+#include "contract/errno_name.h"
 #include "probes/families.h"
-#include "probes/mountinfo.h"
+#include "contract/mountinfo.h"
 #include "probes/read_path.h"
 
 namespace sandprobe {

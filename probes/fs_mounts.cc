@@ -6,9 +6,9 @@
 // the host side, against the host's own mount table.
 #include <nlohmann/json.hpp>
 
-#include "probes/errno_name.h"
+#include "contract/errno_name.h"
 #include "probes/families.h"
-#include "probes/mountinfo.h"
+#include "contract/mountinfo.h"
 
 namespace sandprobe {
 

@@ -4,7 +4,7 @@
 //   sandprobe-probe --families
 //
 // Writes a hello fact, one fact per thing tried, and a final {"done":true} frame on stdout
-// (see frame.h); errors go to stderr. Every argument is checked before the first frame, so a
+// (see contract/frame_writer.h); errors go to stderr. Every argument is checked before the first frame, so a
 // usage error (exit 2) never produces facts. The deadline (default 30 s) ends the run with exit
 // 124 and no done frame, which the host reads as "incomplete", never as a pass.
 #include <signal.h>
@@ -21,9 +21,9 @@
 #include <nlohmann/json.hpp>
 
 #include "contract/exit_code.h"
-#include "probes/errno_name.h"
+#include "contract/errno_name.h"
 #include "probes/families.h"
-#include "probes/frame.h"
+#include "contract/frame_writer.h"
 
 namespace sandprobe {
 namespace {

@@ -2,9 +2,9 @@
 
 #include <string>
 
-#include "probes/errno_name.h"
-#include "probes/path_content.h"
-#include "probes/sha256.h"
+#include "contract/errno_name.h"
+#include "contract/path_content.h"
+#include "contract/sha256.h"
 
 namespace sandprobe {
 

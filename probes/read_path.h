@@ -1,5 +1,5 @@
 // ReadPathFacts: the read attempt fs.read and fs.alias share, as facts. What is read and hashed
-// is defined once in probes/path_content.h, which the runner uses to hash the host's own copy.
+// is defined once in contract/path_content.h, which the runner uses to hash the host's own copy.
 #pragma once
 
 #include <string>

@@ -18,7 +18,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "probes/errno_name.h"
+#include "contract/errno_name.h"
 #include "probes/resource_families.h"
 
 namespace sandprobe {

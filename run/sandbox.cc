@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "launch/frames.h"
+#include "contract/frame_reader.h"
 #include "load/placeholders.h"
 #include "run/preflight_gate.h"
 #include "run/sweep_ids.h"

@@ -9,16 +9,17 @@ import os, re, sys
 LINKS = {
     "contract": [],
     "model": ["contract"],
+    "io": ["model", "contract"],
     "load": ["model"],
-    "launch": ["model", "contract"],
-    "families": ["load", "launch", "model", "contract"],
-    "witnesses": ["families", "launch", "load", "model", "probes"],
+    "launch": ["model", "contract", "io"],
+    "families": ["load", "model", "contract"],
+    "witnesses": ["families", "launch", "load", "model", "contract"],
     "gate": ["families", "load", "model", "contract"],
-    "reports": ["gate", "load", "launch", "model"],
+    "reports": ["gate", "load", "io", "model"],
     "recorded": ["families", "reports", "load", "model"],
-    "run": ["recorded", "witnesses", "gate", "reports", "families", "launch", "load", "model",
+    "run": ["recorded", "witnesses", "gate", "reports", "families", "launch", "io", "load", "model",
             "contract"],
-    "cli": ["run", "recorded", "reports", "gate", "load", "launch", "model", "contract"],
+    "cli": ["run", "recorded", "reports", "gate", "load", "launch", "io", "model", "contract"],
     "probes": ["contract"],
 }
 

@@ -1,4 +1,4 @@
-#include "launch/atomic_file.h"
+#include "io/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/inotify.h>

@@ -1,4 +1,4 @@
-#include "launch/atomic_file.h"
+#include "io/atomic_file.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 
 #include "model/errno_text.h"
-#include "launch/launch_sigpipe_block.h"
+#include "io/sigpipe_block.h"
 
 namespace sandprobe {
 namespace {

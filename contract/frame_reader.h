@@ -13,13 +13,25 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "contract/protocol.h"
-#include "model/launch_record.h"
 
 namespace sandprobe {
+
+// What the frame parser made of a probe's stdout (ParseFrames, below).
+struct ProbeFrames {
+  std::vector<nlohmann::json> facts;         // every valid fact frame, in order (not `done`)
+  bool done = false;                         // exactly one well-formed {"done":true} was last
+  std::vector<std::string> protocol_errors;  // "line 3: frame JSON: unexpected end of input"
+  int noise_lines = 0;                       // lines that were not frames (kept as evidence)
+  // The probe's exit status as the sandbox reported it on a final `@@sandprobe-exit N` line
+  // (see kExitLinePrefix): for sandboxes whose own process status says nothing about the
+  // probe, such as a VM monitor that exits 0 on a guest panic as on a clean poweroff.
+  std::optional<int> exit_status;
+};
 
 // kFramePrefix (contract/protocol.h) makes a line a frame candidate; it must start at
 // column 0.

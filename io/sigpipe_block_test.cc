@@ -1,4 +1,4 @@
-#include "launch/launch_sigpipe_block.h"
+#include "io/sigpipe_block.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "probes/errno_name.h"
+#include "contract/errno_name.h"
 
 #include <string.h>
 

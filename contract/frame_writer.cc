@@ -1,4 +1,4 @@
-#include "probes/frame.h"
+#include "contract/frame_writer.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "contract/protocol.h"
-#include "probes/errno_name.h"
+#include "contract/errno_name.h"
 
 namespace sandprobe {
 

@@ -1,4 +1,4 @@
-#include "launch/frames.h"
+#include "contract/frame_reader.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

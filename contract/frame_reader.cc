@@ -1,4 +1,4 @@
-#include "launch/frames.h"
+#include "contract/frame_reader.h"
 
 #include <fmt/format.h>
 #include <utf8cpp/utf8.h>
@@ -8,10 +8,13 @@
 #include <unordered_map>
 #include <utility>
 
-#include "model/status.h"
 
 namespace sandprobe {
 namespace {
+
+// Why a line is not a fact, or nullopt when it is fine. (The reader sits below model/, so it
+// speaks in plain strings rather than Status.)
+using Problem = std::optional<std::string>;
 
 // Anything starting with kFrameMarker (contract/protocol.h) is meant to look like a frame, so
 // if it is not a well-formed one it is an error rather than noise: a probe never prints it any
@@ -48,44 +51,43 @@ std::string JsonProblem(const nlohmann::json::exception& e, std::optional<std::s
 
 // nlohmann stops at a NUL byte as if the input ended (`{"family":"x"}\0junk` parses), and
 // quotes invalid UTF-8 raw in its messages, so both are refused before it sees the payload.
-Status CheckPayloadBytes(std::string_view payload) {
+Problem CheckPayloadBytes(std::string_view payload) {
   if (auto nul = payload.find('\0'); nul != payload.npos) {
-    return Status::Error(fmt::format("frame has a NUL byte at payload byte {}", nul + 1));
+    return Problem(fmt::format("frame has a NUL byte at payload byte {}", nul + 1));
   }
   auto invalid = utf8::find_invalid(payload.begin(), payload.end());
   if (invalid != payload.end()) {
-    return Status::Error(
+    return Problem(
         fmt::format("frame is not valid UTF-8 at payload byte {}", invalid - payload.begin() + 1));
   }
-  return Status::Ok();
+  return std::nullopt;
 }
 
 // A frame payload: strict JSON (no comments), an object, bounded nesting.
-StatusOr<nlohmann::json> ParsePayload(std::string_view payload) {
-  if (Status bytes = CheckPayloadBytes(payload); !bytes.ok()) return bytes;
+Problem ParsePayload(std::string_view payload, nlohmann::json& value) {
+  if (Problem bytes = CheckPayloadBytes(payload)) return bytes;
   int depth = 0;  // containers open at once; the callback's `d` counts those around the event
   auto track_depth = [&depth](int d, nlohmann::json::parse_event_t event, nlohmann::json&) {
     using Event = nlohmann::json::parse_event_t;
     if (event == Event::object_start || event == Event::array_start) depth = std::max(depth, d + 1);
     return true;
   };
-  nlohmann::json value;
   try {
     value = nlohmann::json::parse(payload, track_depth, /*allow_exceptions=*/true,
                                   /*ignore_comments=*/false);
   } catch (const nlohmann::json::parse_error& e) {
-    return Status::Error("frame JSON: " + JsonProblem(e, e.byte));
+    return Problem("frame JSON: " + JsonProblem(e, e.byte));
   } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range: number overflow
-    return Status::Error("frame JSON: " + JsonProblem(e, std::nullopt));
+    return Problem("frame JSON: " + JsonProblem(e, std::nullopt));
   }
   if (depth > kMaxFrameJsonDepth) {
-    return Status::Error(fmt::format("frame JSON nests deeper than {} levels", kMaxFrameJsonDepth));
+    return Problem(fmt::format("frame JSON nests deeper than {} levels", kMaxFrameJsonDepth));
   }
   if (!value.is_object()) {
-    return Status::Error(
+    return Problem(
         fmt::format("frame payload is a JSON {}, not an object", value.type_name()));
   }
-  return value;
+  return std::nullopt;
 }
 
 bool IsDoneFrame(const nlohmann::json& object) {
@@ -109,8 +111,8 @@ class FrameParser {
       exit_line_ = -1;              // reported once
     }
     if (line.starts_with(kExitLinePrefix)) {
-      if (Status status = ExitLine(line, has_newline, number); !status.ok()) {
-        AddError(fmt::format("line {}: {}", number, status.message()));
+      if (Problem problem = ExitLine(line, has_newline, number)) {
+        AddError(fmt::format("line {}: {}", number, *problem));
       }
       return;
     }
@@ -119,8 +121,8 @@ class FrameParser {
       return;
     }
     if (done_frames_ > 0) frame_after_done_ = true;
-    if (Status status = Frame(line, has_newline); !status.ok()) {
-      AddError(fmt::format("line {}: {}", number, status.message()));
+    if (Problem problem = Frame(line, has_newline)) {
+      AddError(fmt::format("line {}: {}", number, *problem));
     }
   }
 
@@ -135,33 +137,33 @@ class FrameParser {
 
  private:
   // Checks one frame candidate and records it; an error means it is not a fact.
-  Status Frame(std::string_view line, bool has_newline) {
-    if (!has_newline) return Status::Error("truncated frame (no newline)");
+  Problem Frame(std::string_view line, bool has_newline) {
+    if (!has_newline) return Problem("truncated frame (no newline)");
     if (line.size() > kMaxFrameLineBytes) {
-      return Status::Error(fmt::format("frame line is {} bytes, over the {}-byte limit",
+      return Problem(fmt::format("frame line is {} bytes, over the {}-byte limit",
                                        line.size(), kMaxFrameLineBytes));
     }
     if (!line.starts_with(kFramePrefix)) {
-      return Status::Error("malformed frame: no space after @@sandprobe");
+      return Problem("malformed frame: no space after @@sandprobe");
     }
     std::string_view rest = line.substr(kFramePrefix.size());
     std::size_t space = rest.find(' ');
-    if (space == rest.npos) return Status::Error("malformed frame: no payload after the nonce");
+    if (space == rest.npos) return Problem("malformed frame: no payload after the nonce");
     // Exact match: "abc" must not accept "abcd", and an empty nonce accepts nothing.
     if (nonce_.empty() || rest.substr(0, space) != nonce_) {
-      return Status::Error("frame with a foreign nonce");
+      return Problem("frame with a foreign nonce");
     }
-    StatusOr<nlohmann::json> payload = ParsePayload(rest.substr(space + 1));
-    if (!payload.ok()) return payload.status();
-    if (payload->contains("done")) return Done(*payload);
-    return Fact(std::move(payload).value());
+    nlohmann::json payload;
+    if (Problem problem = ParsePayload(rest.substr(space + 1), payload)) return problem;
+    if (payload.contains("done")) return Done(payload);
+    return Fact(std::move(payload));
   }
 
   // `@@sandprobe-exit N`: a decimal 0..255, once, terminated; whether it is last is checked
   // when another line follows (Line).
-  Status ExitLine(std::string_view line, bool has_newline, int number) {
-    if (!has_newline) return Status::Error("truncated exit status line (no newline)");
-    if (exit_line_ != 0) return Status::Error("a second exit status line");
+  Problem ExitLine(std::string_view line, bool has_newline, int number) {
+    if (!has_newline) return Problem("truncated exit status line (no newline)");
+    if (exit_line_ != 0) return Problem("a second exit status line");
     exit_line_ = number;
     std::string_view digits = line.substr(kExitLinePrefix.size());
     int value = 0;
@@ -171,40 +173,40 @@ class FrameParser {
       if (valid) value = value * 10 + (c - '0');
     }
     if (!valid || value > 255) {
-      return Status::Error(fmt::format("malformed exit status line: \"{}\" is not 0..255",
+      return Problem(fmt::format("malformed exit status line: \"{}\" is not 0..255",
                                        PrintableAscii(digits)));
     }
     result_.exit_status = value;
-    return Status::Ok();
+    return std::nullopt;
   }
 
-  Status Done(const nlohmann::json& payload) {
+  Problem Done(const nlohmann::json& payload) {
     if (!IsDoneFrame(payload)) {
-      return Status::Error(R"(malformed done frame: must be exactly {"done":true})");
+      return Problem(R"(malformed done frame: must be exactly {"done":true})");
     }
-    if (++done_frames_ > 1) return Status::Error("second done frame");
-    return Status::Ok();
+    if (++done_frames_ > 1) return Problem("second done frame");
+    return std::nullopt;
   }
 
-  Status Fact(nlohmann::json fact) {
-    if (done_frames_ > 0) return Status::Error("frame after done");
+  Problem Fact(nlohmann::json fact) {
+    if (done_frames_ > 0) return Problem("frame after done");
     auto family = fact.find("family");
     if (family == fact.end() || !family->is_string() ||
         family->get_ref<const std::string&>().empty()) {
-      return Status::Error(R"(fact without a non-empty string "family")");
+      return Problem(R"(fact without a non-empty string "family")");
     }
     if (result_.facts.size() >= kMaxFacts) {
-      if (fact_limit_reported_) return Status::Ok();
+      if (fact_limit_reported_) return std::nullopt;
       fact_limit_reported_ = true;
-      return Status::Error(fmt::format("more than {} facts; later facts dropped", kMaxFacts));
+      return Problem(fmt::format("more than {} facts; later facts dropped", kMaxFacts));
     }
     // A repeated identity is kept as a fact too (judges that scan every fact, such as the
     // canary hash, must see what it says), but the error makes the launch incomplete.
-    Status repeated = Status::Ok();
+    Problem repeated;
     if (std::optional<std::string> identity = FactIdentity(fact)) {
       auto [first, fresh] = identities_.emplace(std::move(*identity), line_);
       if (!fresh) {
-        repeated = Status::Error(fmt::format(
+        repeated = Problem(fmt::format(
             "a second fact for {} (first on line {}): a fact is stated once", Describe(fact),
             first->second));
       }

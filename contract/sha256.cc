@@ -1,9 +1,9 @@
-#include "probes/sha256.h"
+#include "contract/sha256.h"
 
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
-#include "probes/frame.h"
+#include "contract/frame_writer.h"
 
 namespace sandprobe {
 
