@@ -103,11 +103,12 @@ function runtimeRefusal(error) {
   return "";
 }
 
-// {errno, denied_by?, runtime_error?, error?}: the native errno name where there is one;
-// "EUNKNOWN" with the message otherwise (never a guess).
+// {errno, denied_by?, runtime_error?, note?, error?}: the native errno name where there is
+// one; "EUNKNOWN" with the message otherwise (never a guess).
 function classifyError(error) {
   const refusal = runtimeRefusal(error);
   if (refusal) return { errno: "EACCES", denied_by: "runtime-permission", runtime_error: refusal };
+  if (error instanceof ProbeError) return error.message ? { errno: error.code, note: error.message } : { errno: error.code };
   const code = typeof error?.code === "string" ? error.code : "";
   if (/^E[A-Z0-9]+$/.test(code)) return { errno: code === "EWOULDBLOCK" ? "EAGAIN" : code };
   if (kDenoErrorErrno[error?.name]) return { errno: kDenoErrorErrno[error.name] };
@@ -564,13 +565,13 @@ const deadline = {
   },
 };
 
-// Reads up to `max` bytes of a file (proc files, cgroup knobs); null when it cannot be read.
-async function readSmallFile(path, max) {
+// Reads up to `max` bytes of a file (proc files, cgroup knobs): {bytes} or {error}.
+async function readSmallFileOrError(path, max) {
   let file;
   try {
     file = await RT.openRead(path);
-  } catch {
-    return null;
+  } catch (error) {
+    return { error };
   }
   try {
     const chunks = [];
@@ -582,12 +583,35 @@ async function readSmallFile(path, max) {
       chunks.push(buffer.subarray(0, n));
       total += n;
     }
-    return concatBytes(chunks, total);
-  } catch {
-    return null;
+    return { bytes: concatBytes(chunks, total) };
+  } catch (error) {
+    return { error };
   } finally {
-    await file.close();
+    await file.close().catch(() => {});
   }
+}
+
+// The bytes, or null when the file cannot be read.
+async function readSmallFile(path, max) {
+  return (await readSmallFileOrError(path, max)).bytes ?? null;
+}
+
+// Counts the /proc/<pid>/* reads the runtime's permission layer refused (Deno 2 refuses every
+// /proc/self and /proc/<pid> path unless --allow-all, --allow-read included): without it a
+// scan that read nothing would look like one that found nothing.
+function refusalCounter() {
+  const counter = { refused: 0, first: null };
+  counter.note = (error) => {
+    if (!error || !runtimeRefusal(error)) return;
+    ++counter.refused;
+    counter.first ??= error;
+  };
+  counter.report = (fact) => {
+    if (counter.refused === 0) return;
+    fact.proc_refused = counter.refused;
+    addError(fact, counter.first, "proc_");
+  };
+  return counter;
 }
 
 async function readSmallText(path, max = 65536) {
@@ -1018,9 +1042,11 @@ async function emitEnvMatch(ctx, name, value, prefix, source) {
 }
 
 // NUL-separated NAME=VALUE entries; an entry cut by the 64 KiB cap is dropped (env_secret.cc).
-async function environEntries(file) {
-  const bytes = await readSmallFile(file, kMaxEnvironBytes);
-  if (bytes === null) return null;
+// null when unreadable (a refusal by the runtime is counted in `refusals`).
+async function environEntries(file, refusals) {
+  const { bytes, error } = await readSmallFileOrError(file, kMaxEnvironBytes);
+  refusals.note(error);
+  if (!bytes) return null;
   let usable = bytes;
   if (bytes.length === kMaxEnvironBytes) usable = bytes.subarray(0, bytes.lastIndexOf(0) + 1);
   const entries = [];
@@ -1041,6 +1067,7 @@ async function runEnvSecret(ctx, args) {
   const summary = { family: "env.secret", summary: true };
   let matches = 0;
   let ownEnvironRefused = false;
+  const refusals = refusalCounter();
   try {
     for (const [name, value] of RT.envEntries()) {
       if (await emitEnvMatch(ctx, name, value, prefix, "environ")) ++matches;
@@ -1050,7 +1077,7 @@ async function runEnvSecret(ctx, args) {
     ownEnvironRefused = runtimeRefusal(error) !== "";
   }
   if (ownEnvironRefused) {
-    const entries = await environEntries("/proc/self/environ");
+    const entries = await environEntries("/proc/self/environ", refusals);
     summary.self_environ_readable = entries !== null;
     for (const [name, value] of entries ?? []) {
       if (await emitEnvMatch(ctx, name, value, prefix, "/proc/self/environ")) ++matches;
@@ -1070,7 +1097,7 @@ async function runEnvSecret(ctx, args) {
     if (pid === self) continue;
     ++scanned;
     const source = `/proc/${pid}/environ`;
-    const entries = await environEntries(source);
+    const entries = await environEntries(source, refusals);
     if (entries === null) continue;
     ++readable;
     for (const [name, value] of entries) {
@@ -1078,6 +1105,7 @@ async function runEnvSecret(ctx, args) {
     }
   }
   Object.assign(summary, { processes_scanned: scanned, environs_readable: readable, matches });
+  refusals.report(summary);
   ctx.emit(summary);
 }
 
@@ -1301,7 +1329,7 @@ async function addFileReading(fact, key, path) {
   const text = await readSmallText(path, 4096);
   if (text === null || text === "") return;  // unreadable or empty: no reading, as natively
   const line = text.split("\n")[0].slice(0, 128);
-  fact[key] = /^[+-]?[0-9]+$/.test(line) && Number.isSafeInteger(Number(line)) ? Number(line) : line;
+  fact[key] = parseInteger(line) ?? line;
 }
 
 const kMemoryArgs = { "ceiling-mib": kMaxMemoryCeilingMib, "every-mib": 1024 };
@@ -1352,8 +1380,13 @@ const kCpuArgs = {
   "stop-above-mc": kMaxCpuThreads * 1000, "edge-ms": 1000, "min-window-ms": kMaxCpuWindowMs,
 };
 
+// A decimal that fits int64 (strtoll's range), as a Number where exact, else a BigInt (the JSON
+// writer prints its digits: cgroup v1's "no limit" is 9223372036854771712); null otherwise.
 function parseInteger(text) {
-  return /^[+-]?[0-9]+$/.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : null;
+  if (!/^[+-]?[0-9]+$/.test(text)) return null;
+  const n = BigInt(text);
+  if (n > 0x7fffffffffffffffn || n < -0x8000000000000000n) return null;
+  return Number.isSafeInteger(Number(n)) ? Number(n) : n;
 }
 
 // "nr_periods 52\n..." -> {nr_periods: 52, ...}: integer values only, at most 64 keys.
@@ -1693,23 +1726,28 @@ async function runPersistPlant(ctx, args) {
   }
 }
 
-// Pids (other than ours) whose argv holds both "persist.plant" and the token.
-async function findPlanted(token) {
+// Pids (other than ours) whose argv holds both "persist.plant" and the token. A /proc that
+// cannot be listed, or cmdlines the runtime refuses, are reported on `fact` (JS-only keys).
+async function findPlanted(token, fact) {
   const found = [];
   let pids = [];
   try {
     pids = await listPids();
-  } catch {
+  } catch (error) {
+    addError(fact, error, "proc_");
     return found;
   }
+  const refusals = refusalCounter();
   const self = String(RT.pid());
   for (const pid of pids.slice(0, kMaxPids)) {
     if (pid === self) continue;
-    const bytes = await readSmallFile(`/proc/${pid}/cmdline`, kMaxCmdlineBytes);
-    if (bytes === null || bytes.length === 0) continue;
+    const { bytes, error } = await readSmallFileOrError(`/proc/${pid}/cmdline`, kMaxCmdlineBytes);
+    refusals.note(error);
+    if (!bytes || bytes.length === 0) continue;
     const argv = utf8Lossy.decode(bytes).split("\0");
     if (argv.includes("persist.plant") && argv.includes(token)) found.push(Number(pid));
   }
+  refusals.report(fact);
   return found;
 }
 
@@ -1747,8 +1785,9 @@ async function runPersistCheck(ctx, args) {
     }
     ctx.emit(fact);
   }
-  const alive = await findPlanted(parsed.token);
-  const fact = { family: "persist.check", path: "background-process", present: alive.length > 0, pids: alive };
+  const fact = { family: "persist.check", path: "background-process" };
+  const alive = await findPlanted(parsed.token, fact);
+  Object.assign(fact, { present: alive.length > 0, pids: alive });
   if (!parsed.keep) {
     for (const pid of alive) {
       try {
