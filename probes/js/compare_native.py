@@ -3,7 +3,7 @@
 temporary tree and asserts that their facts agree key by key; then runs the JS probe under the
 runtimes' strict permission flags and shows what each one denies.
 
-    probes/js/compare_native.py [--native PATH] [--deno PATH] [--node PATH] [--keep]
+    probes/js/compare_native.py [--native PATH] [--js PATH] [--deno PATH] [--node PATH] [--keep]
 
 Everything runs on this host, as uid 65534 when started as root (so a mode-000 file is a real
 EACCES, told apart from a runtime's refusal). The network canaries are this script's own
@@ -54,6 +54,7 @@ JS_ONLY_KEYS = {"runtime", "runtime_version", "build_id", "families", "bind", "d
 KNOWN_DIFFERENCES = {
     ("fs.write", "ro_mount"): "neither runtime has statvfs(): null with statvfs_errno ENOSYS",
     ("fs.write", "statvfs_errno"): "always ENOSYS (no statvfs()), natively the failed statvfs's errno",
+    ("net.ifaces", "netlink"): "no raw netlink socket in either runtime: ENOSYS (the host falls back)",
 }
 # Per runtime: (family, path) -> the keys that differ, and why.
 RUNTIME_DIFFERENCES = {
@@ -181,10 +182,13 @@ class Tree:
              str(ws / "dirlink"), str(out / "secret.txt"), str(out)],
             ["fs.write", str(ws / "rw"), str(ws / "ro"), str(out), str(ws / "no-such-dir")],
             ["fs.alias", "--scratch", str(ws / "rw"), str(out / "secret.txt")],
+            ["fs.mounts"],
             ["env.secret", SECRET_PREFIX],
             ["net.tcp", f"lo={endpoints['tcp']}", f"closed={endpoints['closed']}"],
             ["net.udp", f"lo={endpoints['udp']}", f"closed={endpoints['closed']}"],
             ["net.dns", f"lo={endpoints['dns']}", f"closed={endpoints['closed']}"],
+            ["net.unix", str(ws / "readable.txt")],
+            ["net.ifaces"],
             ["res.memory", "--ceiling-mib", "32", "--every-mib", "16"],
             ["res.cpu", "--threads", "1", "--window-ms", "300"],
             ["res.wall", "--ceiling-seconds", "1"],
@@ -444,6 +448,8 @@ def main():
     parser.add_argument("--native", help="the native probe (default: SANDPROBE_PROBE, build/probe/sandprobe-probe)")
     parser.add_argument("--deno", help="the deno binary (default: SANDPROBE_DENO, the npm-installed one, PATH)")
     parser.add_argument("--node", help="the node binary (default: SANDPROBE_NODE, PATH)")
+    parser.add_argument("--js", default=str(HERE / "sandprobe-probe.js"),
+                        help="the JS probe (default: the source beside this script)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary tree")
     args = parser.parse_args()
 
@@ -465,7 +471,7 @@ def main():
     root = pathlib.Path(tempfile.mkdtemp(prefix="sandprobe-jscmp-"))
     problems = []
     try:
-        tree = Tree(root, native, HERE / "sandprobe-probe.js", run_as)
+        tree = Tree(root, native, args.js, run_as)
         canaries = Canaries()
         endpoints = canaries.endpoints()
         families = subprocess.run([node, str(tree.js), "--families"], capture_output=True,

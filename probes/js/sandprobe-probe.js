@@ -222,11 +222,11 @@ function toJson(value) {
 //   createExclusive(path, mode) -> File: O_CREAT|O_EXCL|O_WRONLY|O_NOFOLLOW
 //   createTruncNoFollow(path)   -> File: O_CREAT|O_TRUNC|O_WRONLY|O_NOFOLLOW, 0644
 //     File: stat() -> Stat, read(Uint8Array) -> bytes read (0 at the end), write(bytes), close()
-//     Stat: {kind: "file"|"dir"|"fifo"|"other", dev: BigInt, ino: BigInt|null}
+//     Stat: {kind: "file"|"dir"|"fifo"|"socket"|"other", dev: BigInt, ino: BigInt|null}
 //   stat(path), lstat(path) -> Stat; readDirNames(path, limit) -> [Uint8Array] (at most limit)
 //   unlink(path), symlink(target, link), realpath(path)
-//   tcpConnect(host, port) -> Conn: write(bytes), read(max, timeoutMs) -> bytes|null (null:
-//     nothing within the wait; an empty array: the peer closed), close()
+//   tcpConnect(host, port), unixConnect(path) -> Conn: write(bytes), read(max, timeoutMs) ->
+//     bytes|null (null: nothing within the wait; an empty array: the peer closed), close()
 //   spawn(program, args, {detached, argv0}) -> Child: pid, wait() -> {code, signal}, kill(), unref()
 //   kill(pid, signal), dlopen(path) -> {addon?}; apis: the API names facts report
 //   rerunSelf(argv tail) -> {program, args}: this file again, under the same runtime
@@ -240,7 +240,7 @@ const scriptPath = import.meta.filename ?? decodeURIComponent(new URL(import.met
 async function makeDenoRuntime() {
   const D = globalThis.Deno;
   const toStat = (info) => ({
-    kind: info.isFile ? "file" : info.isDirectory ? "dir" : info.isFifo ? "fifo" : "other",
+    kind: info.isFile ? "file" : info.isDirectory ? "dir" : info.isFifo ? "fifo" : info.isSocket ? "socket" : "other",
     dev: BigInt(info.dev ?? 0),
     ino: info.ino == null ? null : BigInt(info.ino),
   });
@@ -249,6 +249,22 @@ async function makeDenoRuntime() {
     read: async (buffer) => (await file.read(buffer)) ?? 0,
     write: (bytes) => file.write(bytes),
     close: async () => file.close(),
+  });
+  const wrapConn = (conn) => ({
+    write: async (bytes) => {
+      let done = 0;
+      while (done < bytes.length) done += await conn.write(bytes.subarray(done));
+      return done;
+    },
+    read: async (max, timeoutMs) => {
+      const buffer = new Uint8Array(max);
+      const n = await withTimeout(conn.read(buffer), timeoutMs);
+      if (n === kTimedOut) return null;
+      return n === null ? new Uint8Array(0) : buffer.subarray(0, n);
+    },
+    close: () => {
+      try { conn.close(); } catch { /* already closed */ }
+    },
   });
   // Deno.open has no O_NONBLOCK: a FIFO would block the open until a writer comes, so the
   // probe does not open one (errno EAGAIN, "fifo"; the native probe reads it empty).
@@ -311,25 +327,8 @@ async function makeDenoRuntime() {
     unlink: (path) => D.remove(path),
     symlink: (target, link) => D.symlink(target, link),
     realpath: (path) => D.realPath(path),
-    tcpConnect: async (host, port) => {
-      const conn = await D.connect({ hostname: host, port, transport: "tcp" });
-      return {
-        write: async (bytes) => {
-          let done = 0;
-          while (done < bytes.length) done += await conn.write(bytes.subarray(done));
-          return done;
-        },
-        read: async (max, timeoutMs) => {
-          const buffer = new Uint8Array(max);
-          const n = await withTimeout(conn.read(buffer), timeoutMs);
-          if (n === kTimedOut) return null;
-          return n === null ? new Uint8Array(0) : buffer.subarray(0, n);
-        },
-        close: () => {
-          try { conn.close(); } catch { /* already closed */ }
-        },
-      };
-    },
+    tcpConnect: async (host, port) => wrapConn(await D.connect({ hostname: host, port, transport: "tcp" })),
+    unixConnect: async (path) => wrapConn(await D.connect({ path, transport: "unix" })),
     spawn: (program, args, { detached = false } = {}) => {
       const child = new D.Command(program, {
         args, detached, stdin: "null", stdout: "null", stderr: "null",
@@ -374,7 +373,7 @@ async function makeNodeRuntime() {
   const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_TRUNC, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } =
     fs.constants;
   const toStat = (s) => ({
-    kind: s.isFile() ? "file" : s.isDirectory() ? "dir" : s.isFIFO() ? "fifo" : "other",
+    kind: s.isFile() ? "file" : s.isDirectory() ? "dir" : s.isFIFO() ? "fifo" : s.isSocket() ? "socket" : "other",
     dev: BigInt(s.dev),
     ino: BigInt(s.ino),
   });
@@ -383,6 +382,32 @@ async function makeNodeRuntime() {
     read: async (buffer) => (await handle.read(buffer, 0, buffer.length, null)).bytesRead,
     write: async (bytes) => (await handle.write(bytes)).bytesWritten,
     close: () => handle.close(),
+  });
+  // A stream socket as a Conn (tcpConnect, unixConnect).
+  const netConnect = (options) => new Promise((resolve, reject) => {
+    const socket = net.connect(options);
+    const chunks = [];
+    let ended = false;
+    let failure = null;
+    let waiter = null;
+    const wake = () => { if (waiter) { const w = waiter; waiter = null; w(); } };
+    socket.on("data", (chunk) => { chunks.push(new Uint8Array(chunk)); wake(); });
+    socket.on("end", () => { ended = true; wake(); });
+    // Kept for the socket's life: an "error" without a listener would end the probe.
+    socket.on("error", (error) => { ended = true; failure ??= error; reject(error); wake(); });
+    socket.once("connect", () => resolve({
+      write: (bytes) => new Promise((ok, bad) => socket.write(bytes, (e) => (e ? bad(e) : ok(bytes.length)))),
+      read: async (max, timeoutMs) => {
+        if (chunks.length === 0 && !ended) {
+          await withTimeout(new Promise((r) => { waiter = r; }), timeoutMs);
+          waiter = null;
+        }
+        if (chunks.length > 0) return chunks.shift().subarray(0, max);
+        if (failure) throw failure;
+        return ended ? new Uint8Array(0) : null;
+      },
+      close: () => socket.destroy(),
+    }));
   });
   // One write(2) per call on the raw fd: process.stdout would buffer and may split a frame.
   // EAGAIN (a non-blocking pipe another process set up) is retried, boundedly.
@@ -431,31 +456,8 @@ async function makeNodeRuntime() {
     unlink: (path) => fsp.unlink(path),
     symlink: (target, link) => fsp.symlink(target, link),
     realpath: (path) => fsp.realpath(path),
-    tcpConnect: (host, port) => new Promise((resolve, reject) => {
-      const socket = net.connect({ host, port });
-      const chunks = [];
-      let ended = false;
-      let failure = null;
-      let waiter = null;
-      const wake = () => { if (waiter) { const w = waiter; waiter = null; w(); } };
-      socket.on("data", (chunk) => { chunks.push(new Uint8Array(chunk)); wake(); });
-      socket.on("end", () => { ended = true; wake(); });
-      // Kept for the socket's life: an "error" without a listener would end the probe.
-      socket.on("error", (error) => { ended = true; failure ??= error; reject(error); wake(); });
-      socket.once("connect", () => resolve({
-        write: (bytes) => new Promise((ok, bad) => socket.write(bytes, (e) => (e ? bad(e) : ok(bytes.length)))),
-        read: async (max, timeoutMs) => {
-          if (chunks.length === 0 && !ended) {
-            await withTimeout(new Promise((r) => { waiter = r; }), timeoutMs);
-            waiter = null;
-          }
-          if (chunks.length > 0) return chunks.shift().subarray(0, max);
-          if (failure) throw failure;
-          return ended ? new Uint8Array(0) : null;
-        },
-        close: () => socket.destroy(),
-      }));
-    }),
+    tcpConnect: (host, port) => netConnect({ host, port }),
+    unixConnect: (path) => netConnect({ path }),
     spawn: (program, args, { detached = false, argv0 } = {}) => {
       const child = childProcess.spawn(program, args, { detached, stdio: "ignore", argv0 });
       const exited = new Promise((resolve, reject) => {
@@ -725,28 +727,40 @@ function hasMountOption(options, flag) {
   return options.split(",").includes(flag);
 }
 
-// Fields are kept as "binary strings" (one char per byte), as the kernel escapes only space,
-// tab, newline and backslash.
-async function readMounts() {
-  const bytes = await readSmallFile("/proc/self/mountinfo", kMaxMountinfoBytes);
-  if (bytes === null) return [];
-  const text = Array.from(bytes, (b) => String.fromCharCode(b)).join("");
-  const mounts = [];
+// The mount table (ParseMountinfo): {mounts, truncated, error, bytes}. Path fields are kept as
+// "binary strings" (one char per byte), as the kernel escapes only space, tab, newline and
+// backslash; lines that do not parse are skipped; at most kMaxMounts entries.
+async function readMountTable() {
+  const { bytes, error } = await readSmallFileOrError("/proc/self/mountinfo", kMaxMountinfoBytes);
+  const table = { mounts: [], truncated: false, error: error ?? null, bytes: bytes?.length ?? 0 };
+  const text = bytes ? bytesToBinary(bytes) : "";
   for (const line of text.split("\n")) {
-    if (mounts.length === kMaxMounts) break;
-    const fields = line.split(" ").filter((f) => f !== "");
+    if (table.mounts.length === kMaxMounts) {
+      table.truncated = true;
+      break;
+    }
+    const fields = line.split(/[ \t]+/).filter((f) => f !== "");
     const dash = fields.indexOf("-", 6);
     if (fields.length < 6 || dash < 0 || fields.length < dash + 3) continue;
-    if (!/^\d+:\d+$/.test(fields[2])) continue;
-    mounts.push({
+    const dev = /^(\d+):(\d+)$/.exec(fields[2]);
+    if (!dev || !/^-?\d+$/.test(fields[0]) || !/^-?\d+$/.test(fields[1])) continue;
+    table.mounts.push({
+      mountId: Number(fields[0]),
+      parentId: Number(fields[1]),
+      dev: `${Number(dev[1])}:${Number(dev[2])}`,
       root: unescapeMountField(fields[3]),
       mountPoint: unescapeMountField(fields[4]),
       mountOptions: fields[5],
       fstype: fields[dash + 1],
+      source: unescapeMountField(fields[dash + 2]),
       superOptions: fields[dash + 3] ?? "",
     });
   }
-  return mounts;
+  return table;
+}
+
+async function readMounts() {
+  return (await readMountTable()).mounts;
 }
 
 function binaryToBytes(text) {
@@ -754,7 +768,9 @@ function binaryToBytes(text) {
 }
 
 function bytesToBinary(bytes) {
-  return Array.from(bytes, (b) => String.fromCharCode(b)).join("");
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 8192) text += String.fromCharCode(...bytes.subarray(i, i + 8192));
+  return text;
 }
 
 // The mount that holds `path` (bytes as a binary string): the longest mount point that is
@@ -927,6 +943,24 @@ async function addMountFlags(dir, mounts, fact) {
     setBytesField(fact, "mount_point", binaryToBytes(m.mountPoint));
     fact.mountinfo_ro = hasMountOption(m.mountOptions, "ro") || hasMountOption(m.superOptions, "ro");
   }
+}
+
+// fs.mounts (fs_mounts.cc): one fact per mount (variant "id:<mount id>"), then a summary.
+async function runFsMounts(ctx) {
+  const table = await readMountTable();
+  for (const m of table.mounts) {
+    const fact = { family: "fs.mounts", variant: `id:${m.mountId}`, mount_id: m.mountId,
+                   parent_id: m.parentId, dev: m.dev, fstype: m.fstype,
+                   mount_options: m.mountOptions, super_options: m.superOptions };
+    setBytesField(fact, "path", binaryToBytes(m.mountPoint));
+    setBytesField(fact, "root", binaryToBytes(m.root));
+    setBytesField(fact, "source", binaryToBytes(m.source));
+    ctx.emit(fact);
+  }
+  const summary = { family: "fs.mounts", variant: "summary", path: "", ok: table.error === null && table.bytes > 0,
+                    mounts: table.mounts.length, truncated: table.truncated || table.bytes >= kMaxMountinfoBytes };
+  if (table.error) addError(summary, table.error);
+  ctx.emit(summary);
 }
 
 function checkFsAliasArgs(args) {
@@ -1228,6 +1262,118 @@ async function tryUdp(ctx, ep) {
   // ECONNREFUSED: an ICMP port unreachable came back
   if (result.reply === null && result.replyError) addError(fact, result.replyError, "ack_");
   return fact;
+}
+
+// The container runtimes' control sockets net.unix always tries (contract/protocol.h).
+const kRuntimeSocketPaths = [
+  "/var/run/docker.sock", "/run/docker.sock", "/run/containerd/containerd.sock",
+  "/var/run/containerd/containerd.sock", "/run/podman/podman.sock", "/var/run/podman/podman.sock",
+  "/run/crio/crio.sock", "/var/run/crio/crio.sock",
+];
+
+function checkNetUnixArgs(args) {
+  if (args.length > kMaxPathsPerFamily) return "net.unix: more than 4096 paths";
+  const bad = args.find((p) => !p.startsWith("/"));
+  return bad === undefined ? "" : `net.unix: not an absolute path: ${bad}`;
+}
+
+// net.unix (net_unix.cc): stat, connect, at most one read-only `GET /_ping HTTP/1.0`, and the
+// reply's status line. Nothing that could change state is ever sent.
+async function trySocket(path) {
+  const fact = { family: "net.unix", path };
+  let st = null;
+  try {
+    st = await RT.stat(path);
+  } catch (error) {
+    // A runtime that refuses stat() may still let connect() through (Node 20 checks the file
+    // system, not sockets): the refusal is noted and the connect tried all the same.
+    if (!runtimeRefusal(error)) return fail(fact, "stat", error);
+    addError(fact, error, "stat_");
+  }
+  if (st) {
+    fact.exists = true;
+    fact.is_socket = st.kind === "socket";
+    if (!fact.is_socket) return fail(fact, "stat", new ProbeError("ENOTSOCK"));
+  }
+  let conn;
+  try {
+    const attempt = RT.unixConnect(path);
+    conn = await withTimeout(attempt, kNetWaitMs);
+    if (conn === kTimedOut) {
+      attempt.then((late) => late.close(), () => {});
+      throw new ProbeError("ETIMEDOUT");
+    }
+  } catch (error) {
+    return fail(fact, "connect", error);
+  }
+  fact.ok = true;
+  try {
+    await conn.write(utf8.encode("GET /_ping HTTP/1.0\r\n\r\n"));
+    const chunks = [];
+    let total = 0;
+    for (let reads = 0; reads < 16 && total < 256; ++reads) {
+      const chunk = await conn.read(256 - total, kNetWaitMs);
+      if (chunk === null || chunk.length === 0) break;
+      chunks.push(chunk);
+      total += chunk.length;
+      if (chunk.includes(0x0a)) break;
+    }
+    const reply = bytesToBinary(concatBytes(chunks, total));
+    setBytesField(fact, "status_line", binaryToBytes(reply.split(/[\r\n]/)[0]));
+  } catch (error) {
+    addError(fact, error, "send_");
+  } finally {
+    conn.close();
+  }
+  return fact;
+}
+
+async function runNetUnix(ctx, args) {
+  const paths = [...kRuntimeSocketPaths];
+  for (const path of args) if (!paths.includes(path)) paths.push(path);
+  for (const path of paths) ctx.emit(await trySocket(path));
+}
+
+const kMaxInterfaces = 256;
+
+function failedSource(step, error) {
+  const out = { ok: false, step };
+  addError(out, error);
+  return out;
+}
+
+// net.ifaces (net_ifaces.cc): the interfaces from /proc/net/dev and /sys/class/net, reported
+// apart. The third native source, a raw netlink RTM_GETLINK dump, has no API in either
+// runtime: "netlink" is {ok: false, step: "socket", errno: "ENOSYS", note}, and the host falls
+// back to the other two as it does when a seccomp filter refuses AF_NETLINK.
+async function runNetIfaces(ctx) {
+  const summary = { family: "net.ifaces", summary: true };
+  summary.netlink = failedSource("socket", new ProbeError("ENOSYS", "no raw netlink socket in a JS runtime"));
+  const dev = await readSmallFileOrError("/proc/net/dev", 64 * 1024);
+  if (dev.bytes) {
+    const names = [];
+    bytesToBinary(dev.bytes).split("\n").forEach((row, line) => {
+      const colon = row.indexOf(":");
+      if (line < 2 || colon < 0 || names.length >= kMaxInterfaces) return;
+      const first = row.search(/[^ ]/);
+      if (first < colon) names.push(utf8Lossy.decode(binaryToBytes(row.slice(first, colon))));
+    });
+    summary.proc_net_dev = { ok: true, names };
+  } else {
+    summary.proc_net_dev = failedSource("open", dev.error);
+  }
+  try {
+    const names = (await RT.readDirNames("/sys/class/net", kMaxInterfaces)).map((n) => utf8Lossy.decode(n));
+    const macs = {};
+    for (const name of names) {
+      const mac = await readSmallText(`/sys/class/net/${name}/address`, 64);
+      if (mac !== null) macs[name] = mac.replace(/[\n ]+$/, "");
+    }
+    summary.sys_class_net = { ok: true, names, macs };
+  } catch (error) {
+    summary.sys_class_net = failedSource("opendir", error);
+  }
+  ctx.emit(summary);
 }
 
 const kDnsRcodes = ["NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED"];
@@ -1865,6 +2011,7 @@ const FAMILIES = [
   { name: "fs.read", usage: "PATH...", check: (a) => checkPathList("fs.read", a), run: runFsRead },
   { name: "fs.write", usage: "DIR...", check: (a) => checkPathList("fs.write", a), run: runFsWrite },
   { name: "fs.alias", usage: "--scratch DIR PATH...", check: checkFsAliasArgs, run: runFsAlias },
+  { name: "fs.mounts", usage: "", check: (a) => (a.length ? "fs.mounts: takes no arguments" : ""), run: runFsMounts },
   { name: "env.secret", usage: "PREFIX", check: checkEnvSecretArgs, run: runEnvSecret },
   { name: "net.tcp", usage: "NAME=ADDR:PORT...", check: (a) => checkEndpointArgs("net.tcp", a),
     run: async (ctx, a) => { for (const arg of a) ctx.emit(await tryTcp(ctx, parseEndpoint(arg))); } },
@@ -1872,6 +2019,8 @@ const FAMILIES = [
     run: async (ctx, a) => { for (const arg of a) ctx.emit(await tryUdp(ctx, parseEndpoint(arg))); } },
   { name: "net.dns", usage: "NAME=ADDR:PORT...", check: (a) => checkEndpointArgs("net.dns", a),
     run: async (ctx, a) => { for (const arg of a) ctx.emit(await askDns(ctx, parseEndpoint(arg))); } },
+  { name: "net.unix", usage: "[PATH...]", check: checkNetUnixArgs, run: runNetUnix },
+  { name: "net.ifaces", usage: "", check: (a) => (a.length ? "net.ifaces: takes no arguments" : ""), run: runNetIfaces },
   { name: "res.memory", usage: "--ceiling-mib N [--every-mib K]",
     check: (a) => parseResourceArgs("res.memory", a, kMemoryArgs).error, run: runResMemory },
   { name: "res.cpu", usage: "[--threads N] [--window-ms MS] [--min-periods K]",
