@@ -1307,6 +1307,11 @@ async function trySocket(path) {
     return fail(fact, "connect", error);
   }
   fact.ok = true;
+  if (st === null) {
+    // stat was refused, but a connected AF_UNIX stream proves a listening socket is there
+    // (the host judges reachability by exists + is_socket).
+    Object.assign(fact, { exists: true, is_socket: true, socket_proven_by: "connect" });
+  }
   try {
     await conn.write(utf8.encode("GET /_ping HTTP/1.0\r\n\r\n"));
     const chunks = [];
