@@ -284,6 +284,7 @@ def compare(native_facts, js_facts, runtime):
         problems.append(f"{runtime}: a fact the native probe does not have: {key}")
     for key in sorted(native.keys() & js.keys(), key=str):
         family, path = key[0], key[1]
+        where = path if key[2] is None else f"{path}[{key[2]}]"
         n, j = native[key], js[key]
         allowed, _ = RUNTIME_DIFFERENCES[runtime].get((family, path), (set(), ""))
         volatile = VOLATILE.get(family, set())
@@ -293,14 +294,14 @@ def compare(native_facts, js_facts, runtime):
             if k in JS_ONLY_KEYS and k not in n:
                 continue
             if k not in j:
-                problems.append(f"{runtime}: {family} {path}: no {k!r} (native: {n[k]!r})")
+                problems.append(f"{runtime}: {family} {where}: no {k!r} (native: {n[k]!r})")
             elif k not in n:
-                problems.append(f"{runtime}: {family} {path}: extra {k!r}: {j[k]!r}")
+                problems.append(f"{runtime}: {family} {where}: extra {k!r}: {j[k]!r}")
             elif k in volatile:
                 if k == "pids" and len(n[k]) != len(j[k]):
-                    problems.append(f"{runtime}: {family} {path}: {len(j[k])} pids, native {len(n[k])}")
+                    problems.append(f"{runtime}: {family} {where}: {len(j[k])} pids, native {len(n[k])}")
             elif n[k] != j[k]:
-                problems.append(f"{runtime}: {family} {path}: {k}: {j[k]!r}, native {n[k]!r}")
+                problems.append(f"{runtime}: {family} {where}: {k}: {j[k]!r}, native {n[k]!r}")
     return problems
 
 
