@@ -340,7 +340,7 @@ def main():
     if len(sys.argv) != 4:
         print(__doc__)
         return 2
-    build_dir, probe, cli = sys.argv[1:4]
+    build_dir, probe, cli = (os.path.abspath(p) for p in sys.argv[1:4])
     for path in (probe, cli):
         if not os.access(path, os.X_OK):
             print(f"FAIL: {path}: not an executable (build the sandprobe and sandprobe-probe targets in {build_dir})")

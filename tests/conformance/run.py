@@ -342,7 +342,7 @@ def main():
     if len(args) < 2:
         print(__doc__)
         return 2
-    build_dir, native_probe = args[0], args[1]
+    build_dir, native_probe = os.path.abspath(args[0]), os.path.abspath(args[1])
     only = None
     for i, a in enumerate(sys.argv):
         if a == "--only" and i + 1 < len(sys.argv):
