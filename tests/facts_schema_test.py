@@ -15,7 +15,8 @@
    and with one key's value of another type, must be rejected; so must a done frame with a
    second key. If the schema stopped catching them, this test fails.
 
-bwrap missing: a skip (exit 77) unless SANDPROBE_REQUIRE_BACKENDS=1, then a failure.
+bwrap missing: the bwrap-strict run is skipped with the reason, unless
+SANDPROBE_REQUIRE_BACKENDS=1, then it is a failure.
 """
 import collections
 import fcntl
@@ -24,7 +25,6 @@ import json
 import os
 import pty
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -43,7 +43,6 @@ except ImportError:  # scripts/setup.sh installs python3-jsonschema
     print("FAIL: python3 jsonschema is not installed (apt-get install python3-jsonschema)")
     sys.exit(1)
 
-SKIP = 77
 # The hello keys the contract added (docs/probe-protocol.md, "The hello fact"). A native probe
 # built before them lacks all four; until it emits them that hello is checked without them and
 # the run says so. A probe that has some but not all of them fails.
