@@ -230,6 +230,11 @@ def direct_runs(probe, checker, root, net):
                 checker.check({"done": True}, where + " (done)")
             for fact in parsed.facts:
                 checker.check(fact, where)
+                # The hello's families are exactly what --families prints, and this is native.
+                if fact.get("family") == "hello" and "families" in fact:
+                    if sorted(fact["families"]) != sorted(known) or fact.get("runtime") != "native":
+                        checker.failures.append(f"{where}: hello says runtime {fact.get('runtime')!r}, families "
+                                                f"{sorted(fact['families'])}; --families says {sorted(known)}")
     finally:
         os.close(dir_fd)
         os.close(file_fd)
