@@ -11,11 +11,14 @@
 #       Prints that path if the root is already made, else nothing and exit 1 (no debootstrap).
 #   scripts/debroot.sh run BASE [--copy HOST:PATH]... [--bind HOST[:PATH]]... [--keep DIR] -- CMD...
 #       Runs CMD as root in a copy-on-write overlay of BASE (the base stays pristine), in a mount
-#       namespace of its own: /proc, /sys, /dev, /dev/pts, the host's resolv.conf, the --bind
+#       namespace of its own: /proc, /sys, /dev (with /dev/pts), the host's resolv.conf, the --bind
 #       mounts (a socket or file, or a directory) and the --copy copies (cp -a into the overlay).
 #       Every mount lives only in that namespace, so none outlives the command, whatever happens
 #       to it; the overlay's upper directory is deleted afterwards unless --keep DIR names where
 #       to leave it. The exit code is CMD's.
+#       The overlay becomes the namespace's root by pivot_root, not chroot: the kernel refuses
+#       user namespaces (bwrap) to a chrooted process. A policy-rc.d in the root refuses every
+#       service start, so a package's postinst (docker.io's) starts no daemon from the root.
 #
 # No service is started in the root: processes it needs (a dockerd) are the host's, reached
 # through a bound socket. Paths that a host daemon resolves (docker -v SRC:DST) must exist on the
@@ -137,7 +140,15 @@ for spec in ${binds[@]+"${binds[@]}"}; do
   if [ -d "$src" ]; then mkdir -p "$root$dst"; else mkdir -p "$root$(dirname "$dst")"; touch "$root$dst"; fi
   mount --bind "$src" "$root$dst"
 done
-exec chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+# No package's maintainer script may start a service from here (invoke-rc.d asks this).
+printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d"
+chmod 0755 "$root/usr/sbin/policy-rc.d"
+mkdir -p "$root/.oldroot"
+cd "$root"
+pivot_root . .oldroot
+umount -l /.oldroot
+cd /
+exec /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" ${SANDPROBE_REQUIRE_BACKENDS:+SANDPROBE_REQUIRE_BACKENDS=$SANDPROBE_REQUIRE_BACKENDS} "$@"
 INNER
 )
