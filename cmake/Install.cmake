@@ -12,6 +12,11 @@
 # sandboxes/microvm.json) into /var/lib/sandprobe-microvm by
 # /usr/share/sandprobe/scripts/microvm/build-initramfs.sh.
 
+# `cmake --install` and cpack install what is built, and build nothing themselves: without this,
+# cpack's preinstall step builds `all` (every test and benchmark) before packing two binaries.
+# scripts/build-deb.sh builds the package's targets first; a missing one is install's error.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+
 set(SANDPROBE_INSTALL_BIN "bin")
 set(SANDPROBE_INSTALL_PROBE "lib/sandprobe")
 set(SANDPROBE_INSTALL_DATA "share/sandprobe")

@@ -129,14 +129,18 @@ mount -t sysfs sysfs "$root/sys"
 mount --rbind /dev "$root/dev"
 mount --make-rslave "$root/dev"
 cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+# A destination is resolved inside the root (/var/run is a link to /run there): followed from
+# here, an absolute link would lead out of the root onto the host's own path.
+inside() { chroot "$root" readlink -m "$1"; }
 for spec in ${copies[@]+"${copies[@]}"}; do
-  src=${spec%%:*} dst=${spec#*:}
+  src=${spec%%:*} dst=$(inside "${spec#*:}")
   mkdir -p "$root$(dirname "$dst")"
   cp -a "$src" "$root$dst"
 done
 for spec in ${binds[@]+"${binds[@]}"}; do
   src=${spec%%:*} dst=${spec#*:}
   [ "$spec" = "$src" ] && dst=$src
+  dst=$(inside "$dst")
   if [ -d "$src" ]; then mkdir -p "$root$dst"; else mkdir -p "$root$(dirname "$dst")"; touch "$root$dst"; fi
   mount --bind "$src" "$root$dst"
 done
