@@ -115,7 +115,7 @@ echo "deb-root-test: in the root: $(( $(date +%s) - start )) s (exit $rc)" >&2
 cat "$shared/installed.txt" >&2
 [ "$(cat "$shared/which.txt")" = /usr/bin/sandprobe ] || fail "sandprobe is not /usr/bin/sandprobe: $(cat "$shared/which.txt")"
 grep -q '(docker-hardened.json)' "$shared/list.txt" || fail "the installed list names no docker-hardened: $(cat "$shared/list.txt")"
-grep -q 'sandprobe/agent:latest and sandprobe/probe:latest are up to date' "$shared/gh/log" \
+grep -q 'sandprobe/probe:latest and sandprobe/agent:latest are up to date' "$shared/gh/log" \
   || fail "the GitHub template's install step built no images: $(tail -n 20 "$shared/gh/log")"
 [ -s "$shared/gh/summary.md" ] || fail "the GitHub cell wrote no step summary"
 for f in gh/out/junit.xml gh/out/sandprobe.sarif gl/reports/junit.xml gl/reports/sandprobe.sarif gl/reports/summary.md; do
