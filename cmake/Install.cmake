@@ -79,5 +79,3 @@ set(CPACK_DEBIAN_PACKAGE_SUGGESTS "firejail, runsc, qemu-system-x86, linux-image
 include(CPack)
 
 include("${CMAKE_CURRENT_LIST_DIR}/PackageTests.cmake")
-# Included here, after every directory: it sets properties of their targets.
-include("${CMAKE_CURRENT_LIST_DIR}/FastBuild.cmake")
