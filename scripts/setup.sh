@@ -3,8 +3,8 @@
 # the docker images the profiles use. Idempotent and quick when all is there. As root, or as a
 # user who may sudo (apt-get, dockerd and the files under /opt and /var/lib go through sudo).
 #
-#   scripts/setup.sh                    what a run needs: the CLI and the probe (two targets,
-#                                       -O2 without debug info), docker (one already installed,
+#   scripts/setup.sh                    what a run needs: the CLI and the probe (two targets;
+#                                       a new build/ is -O2 without debug info), docker (one already installed,
 #                                       docker-ce or docker.io, is used as it is), bubblewrap,
 #                                       the images. README command 1 (scripts/run.sh) runs this.
 #   scripts/setup.sh --with a,b,...     also the named components (below); `--with all` is every
@@ -343,17 +343,18 @@ build_microvm_guest() {
 }
 
 # ---- the build -------------------------------------------------------------------------------
-# Without `tests`: the two targets a run needs, -O2 without debug info (-g costs a third of the
-# compile and link time and a run needs none). With `tests`: everything, RelWithDebInfo. The
-# build directory remembers its type; a change of type reconfigures it (and recompiles).
+# Without `tests`: the two targets a run needs. With `tests`: everything. The build type is chosen
+# when build/ is first configured and kept after (SANDPROBE_BUILD_TYPE overrides it): a first
+# run.sh takes Release at -O2 without debug info (-g costs compile and link time a run does not
+# need), a first test.sh RelWithDebInfo; a test.sh after a run.sh then compiles only the tests,
+# instead of every source again with other flags.
 build() {
   local type targets=()
-  if with tests; then
-    type=RelWithDebInfo
-  else
-    type=Release
-    targets=(--target sandprobe sandprobe-probe)
+  type=${SANDPROBE_BUILD_TYPE:-$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' build/CMakeCache.txt 2>/dev/null)}
+  if [ -z "$type" ]; then
+    if with tests; then type=RelWithDebInfo; else type=Release; fi
   fi
+  with tests || targets=(--target sandprobe sandprobe-probe)
   local args=(-DCMAKE_BUILD_TYPE="$type" "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG")
   # ccache when the machine has it (a second build, CI with a cache); a cold build gains nothing.
   command -v ccache >/dev/null 2>&1 && args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
