@@ -46,7 +46,7 @@ command -v python3 >/dev/null || skip "no python3 (compares the reports)"
 
 cache=${SANDPROBE_TEST_ROOT_CACHE:-/var/cache/sandprobe-test-root}/apt
 mkdir -p "$cache/archives/partial" "$cache/lists/partial"
-work=$(mktemp -d /var/tmp/sandprobe-deb-test.XXXXXX)
+work=$(mktemp -d /var/tmp/deb-root-test.XXXXXX)
 trap 'rm -rf --one-file-system "$work"' EXIT
 mkdir -p "$work/pkg" "$work/shared"
 

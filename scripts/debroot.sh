@@ -108,11 +108,13 @@ cmd_run() {
     esac
   done
   [ $# -ge 1 ] || die "no command after --"
+  # Not named sandprobe-*: under /var/tmp that is a run directory, which `sandprobe sweep`
+  # removes when no live sandprobe owns it (it removed a running root's overlay once).
   local work
   if [ -n "$keep" ]; then
     mkdir -p "$keep"; work=$(cd "$keep" && pwd)
   else
-    work=$(mktemp -d "${TMPDIR:-/var/tmp}/sandprobe-debroot.XXXXXX")
+    work=$(mktemp -d "${TMPDIR:-/var/tmp}/debroot-run.XXXXXX")
   fi
   mkdir -p "$work/upper" "$work/work" "$work/root"
   # The namespace's script: its mounts are private to it and vanish with it.
