@@ -54,7 +54,8 @@ if [ -n "$launcher" ]; then
   launch_args=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 scripts/setup.sh --without docker --no-build
-dpkg-query -W -f='${Package} ${Version}\n' 'libboost*-dev' | grep -v '^libboost.*1\.74' || true
+dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\n' 'libboost1.*-dev' \
+  | awk '$1 == "ii" { print $2, $3 }'
 if dpkg-query -W -f='${Status}\n' libboost1.74-dev 2>/dev/null | grep -q 'install ok installed'; then
   echo "libboost1.74-dev got installed beside $boost" >&2; exit 20
 fi
