@@ -350,7 +350,8 @@ build_microvm_guest() {
 # instead of every source again with other flags.
 build() {
   local type targets=()
-  type=${SANDPROBE_BUILD_TYPE:-$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' build/CMakeCache.txt 2>/dev/null)}
+  # A fresh clone has no cache yet: sed's exit 2 on the missing file must not end setup (set -e).
+  type=${SANDPROBE_BUILD_TYPE:-$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' build/CMakeCache.txt 2>/dev/null || true)}
   if [ -z "$type" ]; then
     if with tests; then type=RelWithDebInfo; else type=Release; fi
   fi
