@@ -1445,9 +1445,10 @@ async function askDns(ctx, ep) {
   const qname = canaryQueryName(ctx.nonce);
   const fact = { family: "net.dns", path: ep.name, server: ep.text, qname, nonce: ctx.nonce };
   const id = dnsQueryId(ctx.nonce);
-  const result = await udpExchange(ep, buildDnsQuery(id, qname), fact);
+  const query = buildDnsQuery(id, qname);
+  const result = await udpExchange(ep, query, fact);
   if (result.step) return fail(fact, result.step, result.error);
-  fact.sent = true;
+  fact.sent = query.length;
   if (result.reply === null) return fail(fact, "reply", result.replyError ?? new ProbeError("ETIMEDOUT"));
   const reply = parseDnsReply(result.reply, id);
   if (!reply.valid) return fail(fact, "reply", new ProbeError("EBADMSG"));
