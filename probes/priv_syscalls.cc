@@ -124,7 +124,7 @@ void ForkedAttempt(nlohmann::json& fact, const std::function<int()>& attempt) {
     return;
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == kSetupFailedExit) {
-    fact["not_tried"] = true;  // the caller reads why from its setup pipe
+    fact["not_tried"] = "setup failed";  // the caller replaces it with "STEP: ERRNO" from its pipe
   } else if (WIFSIGNALED(status)) {
     fact["signal"] = WTERMSIG(status) == SIGSYS ? "SIGSYS" : "SIG" + std::to_string(WTERMSIG(status));
   } else if (WEXITSTATUS(status) == 0) {
