@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "contract/errno_name.h"
+#include "contract/signal_name.h"
 #include "probes/priv_families.h"
 
 namespace sandprobe {
@@ -126,7 +127,7 @@ void ForkedAttempt(nlohmann::json& fact, const std::function<int()>& attempt) {
   if (WIFEXITED(status) && WEXITSTATUS(status) == kSetupFailedExit) {
     fact["not_tried"] = "setup failed";  // the caller replaces it with "STEP: ERRNO" from its pipe
   } else if (WIFSIGNALED(status)) {
-    fact["signal"] = WTERMSIG(status) == SIGSYS ? "SIGSYS" : "SIG" + std::to_string(WTERMSIG(status));
+    fact["signal"] = SignalName(WTERMSIG(status));  // "SIGSYS": a seccomp kill
   } else if (WEXITSTATUS(status) == 0) {
     fact["returned"] = true;
   } else {
