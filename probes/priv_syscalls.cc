@@ -226,12 +226,18 @@ void RunPrivUserns(const ProbeContext& ctx, const FamilyArgs&) {
     result[2] = CloneAndReap(CLONE_NEWUSER) == 0 ? 0 : errno;  // before this child's unshare
     result[0] = ::unshare(CLONE_NEWUSER) == 0 ? 0 : errno;
     result[1] = ::unshare(CLONE_NEWNS) == 0 ? 0 : errno;
+    // The child's own ending says how the attempt went (a SIGSYS); its results travel only
+    // through the pipe, so a failed write is never passed off as an errno of the calls.
     ssize_t n = ::write(write_end, result, sizeof result);
-    return n == sizeof result ? 0 : 1;
+    (void)n;
+    return 0;
   });
   ::close(fds[1]);
   int result[3];
-  if (::read(fds[0], result, sizeof result) == sizeof result) {
+  const ssize_t got = ::read(fds[0], result, sizeof result);
+  if (got != sizeof result) {
+    fact["results_errno"] = ErrnoName(got < 0 ? errno : ENODATA);  // the child reported nothing
+  } else {
     fact["newuser_ok"] = result[0] == 0;
     if (result[0] != 0) fact["newuser_errno"] = ErrnoName(result[0]);
     fact["newns_ok"] = result[1] == 0;
