@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 
@@ -247,7 +248,11 @@ void RunPrivUserns(const ProbeContext& ctx, const FamilyArgs&) {
   }
   ::close(fds[0]);
   if (auto max = ReadSmallFile("/proc/sys/user/max_user_namespaces", 64)) {
-    fact["max_user_namespaces"] = max->substr(0, max->find('\n'));
+    const std::string text = max->substr(0, max->find('\n'));
+    char* end = nullptr;
+    errno = 0;
+    const long long value = std::strtoll(text.c_str(), &end, 10);  // a number, as knobs are
+    if (!text.empty() && *end == '\0' && errno == 0) fact["max_user_namespaces"] = value;
   }
   ctx.out.Emit(fact);
 }
