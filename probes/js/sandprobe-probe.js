@@ -2029,7 +2029,7 @@ const FAMILIES = [
   { name: "net.ifaces", usage: "", check: (a) => (a.length ? "net.ifaces: takes no arguments" : ""), run: runNetIfaces },
   { name: "res.memory", usage: "--ceiling-mib N [--every-mib K]",
     check: (a) => parseResourceArgs("res.memory", a, kMemoryArgs).error, run: runResMemory },
-  { name: "res.cpu", usage: "[--threads N] [--window-ms MS] [--min-periods K]",
+  { name: "res.cpu", usage: "[--threads N] [--window-ms MS] [--min-periods K] [--stop-above-mc H] [--edge-ms E] [--min-window-ms W]",
     check: (a) => parseResourceArgs("res.cpu", a, kCpuArgs).error, run: runResCpu },
   { name: "res.wall", usage: "--ceiling-seconds N",
     check: (a) => parseResourceArgs("res.wall", a, { "ceiling-seconds": kMaxWallSeconds }).error, run: runResWall },
