@@ -323,6 +323,24 @@ TEST(ParseFrames, ASecondFactWithTheSameIdentityIsAProtocolError) {
   EXPECT_TRUE(FramesComplete(got)) << DescribeFrameProblems(got);
 }
 
+// Item fields count only in the families that list items by them (frame_reader.cc
+// kItemKeys): fs.mounts' "source" is the mounter's word, and a name in another family's fact
+// cannot make a repeated fact look like a second one.
+TEST(FactIdentity, ItemFieldsCountOnlyInTheFamiliesThatListByThem) {
+  const nlohmann::json mount = {{"family", "fs.mounts"}, {"variant", "id:7"}, {"source", "/dev/sda1"}};
+  EXPECT_EQ(FactIdentity(mount), KeyedFactIdentity("fs.mounts", "", "id:7"));
+  ProbeFrames got = ParseFrames(Frame(R"({"family":"fs.read","path":"/p","name":"a","ok":false})") +
+                                    Frame(R"({"family":"fs.read","path":"/p","name":"b","ok":true})") + kDone,
+                                kNonce, false);
+  EXPECT_THAT(got.protocol_errors, ElementsAre(HasSubstr("a second fact for fs.read /p")));
+  got = ParseFrames(Frame(R"({"family":"priv.runtime_sockets","path":"/s","source":"list"})") +
+                        Frame(R"({"family":"priv.runtime_sockets","path":"/s","source":"mountinfo"})") + kDone,
+                    kNonce, false);
+  EXPECT_TRUE(FramesComplete(got)) << DescribeFrameProblems(got);
+  EXPECT_NE(FactIdentity({{"family", "priv.fds"}, {"fd", 3}}), FactIdentity({{"family", "priv.fds"}, {"fd", 4}}));
+  EXPECT_EQ(FactIdentity({{"family", "fs.read"}, {"path", "/p"}, {"fd", 3}}), KeyedFactIdentity("fs.read", "/p", ""));
+}
+
 TEST(FactIdentity, KeyedLookupsFindExactlyTheKeyedFact) {
   const nlohmann::json keyed = {{"family", "fs.read"}, {"path", "/p"}, {"ok", true}};
   EXPECT_EQ(FactIdentity(keyed), KeyedFactIdentity("fs.read", "/p", ""));
