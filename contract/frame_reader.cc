@@ -155,7 +155,9 @@ class FrameParser {
     }
     nlohmann::json payload;
     if (Problem problem = ParsePayload(rest.substr(space + 1), payload)) return problem;
-    if (payload.contains("done")) return Done(payload);
+    // The done frame is the payload with a "done" key and no "family": a fact may have a key
+    // named done (a family that reports whether something finished) and is still a fact.
+    if (payload.contains("done") && !payload.contains("family")) return Done(payload);
     return Fact(std::move(payload));
   }
 

@@ -134,7 +134,7 @@ def parse_frames(stdout: bytes, nonce: str, truncated=False) -> ProbeFrames:
                         error = f"frame JSON nests deeper than {MAX_JSON_DEPTH} levels"
                     if error is None and not isinstance(payload, dict):
                         error = f"frame payload is a JSON {type(payload).__name__}, not an object"
-        if error is None and "done" in payload:
+        if error is None and "done" in payload and "family" not in payload:
             if payload != {"done": True}:
                 error = 'malformed done frame: must be exactly {"done":true}'
             else:
