@@ -950,8 +950,10 @@ async function runFsMounts(ctx) {
   const table = await readMountTable();
   for (const m of table.mounts) {
     const fact = { family: "fs.mounts", variant: `id:${m.mountId}`, mount_id: m.mountId,
-                   parent_id: m.parentId, dev: m.dev, fstype: m.fstype,
-                   mount_options: m.mountOptions, super_options: m.superOptions };
+                   parent_id: m.parentId, dev: m.dev };
+    setBytesField(fact, "fstype", binaryToBytes(m.fstype));
+    setBytesField(fact, "mount_options", binaryToBytes(m.mountOptions));
+    setBytesField(fact, "super_options", binaryToBytes(m.superOptions));
     setBytesField(fact, "path", binaryToBytes(m.mountPoint));
     setBytesField(fact, "root", binaryToBytes(m.root));
     setBytesField(fact, "source", binaryToBytes(m.source));
