@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "contract/errno_name.h"
+#include "contract/probe_runtime.h"
 #include "contract/signal_name.h"
 
 namespace sandprobe {
@@ -22,6 +23,17 @@ TEST(ErrnoName, IsGlibcsNameOrTheNumber) {
   EXPECT_EQ(ErrnoName(EACCES), "EACCES");
   EXPECT_EQ(ErrnoName(EWOULDBLOCK), "EAGAIN");
   EXPECT_EQ(ErrnoName(4095), "E4095");
+}
+
+TEST(ProbeRuntime, EveryRuntimeHasOneRowAndANameThatParsesBack) {
+  for (ProbeRuntime runtime : {ProbeRuntime::kNative, ProbeRuntime::kWasi, ProbeRuntime::kJs, ProbeRuntime::kPython}) {
+    EXPECT_EQ(ProbeRuntimeInfo(runtime).runtime, runtime);
+    EXPECT_EQ(ParseProbeRuntime(ProbeRuntimeName(runtime)), runtime);
+  }
+  EXPECT_EQ(ProbeRuntimes().size(), 4u);
+  EXPECT_EQ(ProbeFileName(ProbeRuntime::kNative), "sandprobe-probe");
+  EXPECT_EQ(ProbeFileName(ProbeRuntime::kJs), "sandprobe-probe.js");
+  EXPECT_EQ(ParseProbeRuntime("Native"), std::nullopt);
 }
 
 }  // namespace
