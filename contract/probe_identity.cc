@@ -18,6 +18,24 @@ std::string Shown(const nlohmann::json& hello, const char* key) {
 
 }  // namespace
 
+std::optional<ProbeIdentity> HelloIdentity(const nlohmann::json& hello) {
+  auto text = [&hello](const char* key) -> std::optional<std::string> {
+    auto it = hello.find(key);
+    if (it == hello.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) return std::nullopt;
+    return it->get<std::string>();
+  };
+  if (text("family") != "hello") return std::nullopt;
+  std::optional<std::string> runtime = text("runtime"), build_id = text("build_id");
+  auto families = hello.find("families");
+  if (!runtime || !build_id || families == hello.end() || !families->is_array()) return std::nullopt;
+  ProbeIdentity identity{*runtime, *build_id, {}};
+  for (const nlohmann::json& name : *families) {
+    if (!name.is_string()) return std::nullopt;
+    identity.families.push_back(name.get<std::string>());
+  }
+  return identity;
+}
+
 std::optional<std::string> HelloMismatch(const ProbeFrames& frames, const ProbeIdentity& expected) {
   if (frames.facts.empty()) return std::nullopt;
   const nlohmann::json& hello = frames.facts.front();

@@ -22,6 +22,11 @@ struct ProbeIdentity {
   std::vector<std::string> families;  // what its hello must list (any order)
 };
 
+// The identity a hello fact states (runtime, build_id, families: all present, strings), or
+// nullopt: for a probe the build does not know (a profile's probe file), the first launch's
+// hello is what the later ones must repeat.
+std::optional<ProbeIdentity> HelloIdentity(const nlohmann::json& hello);
+
 // Why `frames` were not written by the probe `expected` describes, naming the key that
 // differs ("hello build_id \"x\", the injected probe's is \"y\""), or nullopt when they were.
 // A launch with no fact at all says nothing either way (nullopt): it is incomplete already.
