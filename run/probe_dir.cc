@@ -104,9 +104,10 @@ StatusOr<std::string> PlaceProbe(const InjectedProbe& probe, const std::string& 
   if (*sha256 != probe.sha256) {
     const std::string expected = probe.identity ? fmt::format("the {} probe this build made has {}", probe.runtime, probe.sha256)
                                                 : fmt::format("it had {} when the run started", probe.sha256);
+    const std::string from = dir == probe.dir ? probe.where : fmt::format("a copy of {}, {}", probe.path(), probe.where);
     return Status::Error(fmt::format(
         "the probe that would run is not ours: {} ({}) has SHA-256 {}, {}; refusing to judge what it reports",
-        placed, probe.where, *sha256, expected));
+        placed, from, *sha256, expected));
   }
   return dir;
 }
