@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/cli_command.h"
 #include "cli/cli_recorded.h"
@@ -22,6 +23,7 @@
 #include "load/profile.h"
 #include "load/suite.h"
 #include "reports/diff.h"
+#include "run/probe_builds.h"
 #include "run/run_sweep.h"
 #include "sandprobe_build_info.h"
 
@@ -114,6 +116,13 @@ void ListDirectory(const std::string& title, const fs::path& dir,
 int List(const std::string& data_dir) {
   std::cout << "probe families:\n";
   for (const auto& [family, variants] : KnownFamilies()) std::cout << "  " << family << "\n";
+  // What this build's probes are and express (a profile's "probe"; run/probe_builds.h): the
+  // families a runtime lacks are skipped as not expressible in it.
+  std::cout << "probes:\n";
+  for (const ProbeBuild& build : BuiltProbes()) {
+    std::cout << fmt::format("  {:<8} {}  sha256 {}  {} families: {}\n", ProbeRuntimeName(build.runtime),
+                             build.build_id, build.sha256, build.families.size(), fmt::join(build.families, " "));
+  }
   auto row = [](const std::string& name, const std::string& what, const std::string& path) {
     return fmt::format("{:<28} {}  ({})", name, what, fs::path(path).filename().string());
   };

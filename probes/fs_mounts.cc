@@ -26,10 +26,11 @@ void RunFsMounts(const ProbeContext& ctx, const FamilyArgs& /*args*/) {
                            {"variant", "id:" + std::to_string(m.mount_id)},
                            {"mount_id", m.mount_id},
                            {"parent_id", m.parent_id},
-                           {"dev", std::to_string(m.major) + ":" + std::to_string(m.minor)},
-                           {"fstype", m.fstype},
-                           {"mount_options", m.mount_options},
-                           {"super_options", m.super_options}};
+                           {"dev", std::to_string(m.major) + ":" + std::to_string(m.minor)}};
+    // Every text field is the kernel's bytes (a FUSE fstype or source is the mounter's choice).
+    SetBytesField(fact, "fstype", m.fstype);
+    SetBytesField(fact, "mount_options", m.mount_options);
+    SetBytesField(fact, "super_options", m.super_options);
     SetBytesField(fact, "path", m.mount_point);
     SetBytesField(fact, "root", m.root);
     SetBytesField(fact, "source", m.source);

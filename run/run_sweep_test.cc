@@ -88,7 +88,7 @@ class RunSweepTest : public ::testing::Test {
     profile_ = parent_ + "/profile.json";
     std::ofstream(profile_) << R"({
       "name": "fake", "description": "d", "backend": "docker", "lifecycle": "oneshot",
-      "probe_path": "/opt/p", "injection": "ro-bind", "run": ["rt", "run", "{probe}", "{probe_args...}"],
+      "probe_path": "/opt/p", "injection": "image", "run": ["rt", "run", "{probe}", "{probe_args...}"],
       "sweep": {"list": ["rt", "ps", "--filter", "run={run_id}"], "remove": ["rt", "rm", "{id}"]}})";
   }
   void TearDown() override { fs::remove_all(parent_); }

@@ -46,7 +46,7 @@ std::string FirstLine(const std::string& text) {
 LaunchEnvelope ToLaunchEnvelope(const EnvelopeSpec& e) {
   constexpr std::uint64_t kMib = 1 << 20;
   LaunchEnvelope out;
-  if (e.memory_mib) out.address_space_bytes = static_cast<std::uint64_t>(*e.memory_mib) * kMib;
+  if (e.address_space_mib) out.address_space_bytes = static_cast<std::uint64_t>(*e.address_space_mib) * kMib;
   if (e.open_files) out.open_files = static_cast<std::uint64_t>(*e.open_files);
   if (e.file_size_mib) out.file_size_bytes = static_cast<std::uint64_t>(*e.file_size_mib) * kMib;
   if (e.cpu_seconds) out.cpu_seconds = static_cast<std::uint64_t>(*e.cpu_seconds);
