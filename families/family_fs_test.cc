@@ -293,5 +293,24 @@ TEST(FamilyFsTest, MountedCanaryIsJudgedByItsOwnHash) {
   EXPECT_EQ(Judged(facts, "fs.read.denied:{mounted_canary:/root}", w, plan).outcome, Outcome::kInconclusive);
 }
 
+TEST(FamilyFsTest, CanaryThePolicyDeclaresReadableStaysAllowedWhenRead) {
+  Policy policy = testing::TierLowPolicy();
+  policy.filesystem.readable = testing::Paths({"{workspace}", "/tmp", "{host_canary}"}, "readable");
+  policy.filesystem.unreadable = testing::Paths({"/etc/shadow", "/root"}, "unreadable");
+  auto plan = ExpandChecks(policy, testing::SuiteOf({"fs.read"}), PlanContext{kCanary, "/workspace", {}});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  auto facts = TightFacts();
+  FactOf(facts, "fs.read", kCanary) = {{"family", "fs.read"}, {"path", kCanary}, {"ok", true},
+                                       {"kind", "file"}, {"bytes", 55}, {"sha256", kCanarySha}};
+  // The canary's hash is in the launch (the read itself): what the policy promised, a pass.
+  Verdict v = Judged(facts, "fs.read.allowed:{host_canary}", Witness(), *plan);
+  EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
+  // Unreadable although declared readable: too restrictive, as for any allowed path.
+  FactOf(facts, "fs.read", kCanary) = Denied("fs.read", kCanary);
+  v = Judged(facts, "fs.read.allowed:{host_canary}", Witness(), *plan);
+  EXPECT_EQ(v.outcome, Outcome::kFail);
+  EXPECT_EQ(v.direction, Direction::kTooRestrictive);
+}
+
 }  // namespace
 }  // namespace sandprobe
