@@ -128,7 +128,7 @@ bool ShowsRead(const json& fact, const JudgeInput& in, const std::optional<std::
     if (!matched) v.observed += "; not the canary's content";
     return matched;
   }
-  ReadWeight weight = WeighRead(fact, HostPathFact(in.witnesses, in.check.resolved_target));
+  ReadWeight weight = WeighRead(fact, HostPathFact(in.witnesses, in.check.resolved_target), &in.witnesses);
   v.observed += "; " + weight.why;
   return weight.leak;
 }
