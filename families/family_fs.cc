@@ -128,12 +128,14 @@ bool ShowsRead(const json& fact, const JudgeInput& in, const std::optional<std::
     if (!matched) v.observed += "; not the canary's content";
     return matched;
   }
-  ReadWeight weight = WeighRead(fact, HostPathFact(in.witnesses, in.check.resolved_target));
+  ReadWeight weight = WeighRead(fact, HostPathFact(in.witnesses, in.check.resolved_target), &in.witnesses);
   v.observed += "; " + weight.why;
   return weight.leak;
 }
 
-// The canary rule that overrides a check's own fact: its hash anywhere in the launches fails.
+// The canary rule that overrides a check's own fact: its hash anywhere in the launches fails a
+// canary the policy denies. Where the policy declares the canary readable, a read of it (here
+// or anywhere) is what was promised, so the rule does not apply.
 void ApplyCanaryAnywhere(const JudgeInput& in, const std::optional<std::string>& canary, Verdict& v) {
   if (!canary) return;
   if (canary->empty()) {
@@ -142,7 +144,7 @@ void ApplyCanaryAnywhere(const JudgeInput& in, const std::optional<std::string>&
     return;
   }
   v.evidence.witness_facts.push_back("canary sha256 " + *canary);
-  if (v.outcome == Outcome::kFail) return;
+  if (v.outcome == Outcome::kFail || in.check.expect != Expectation::kDenied) return;
   std::string where = FindCanaryAnywhere(in, *canary, v);
   if (where.empty()) return;
   Judge(v, false, Direction::kTooPermissive);

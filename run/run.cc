@@ -149,7 +149,7 @@ class Run {
   // Starts the witnesses the suite's families need (a row of the witness table each).
   Status WitnessesUp() {
     WitnessSetup setup{report_.run_id, run_dir_->root(), *profile_, env_.launcher, env_.random_hex(16), &deadline_,
-                       env_.docker_engine};
+                       env_.docker_engine, probe_dir_, run_dir_->workspace()};
     for (const WitnessRow& row : env_.witness_table) {
       bool needed = false;
       for (const SuiteEntry& entry : suite_->entries) needed = needed || row.families.count(entry.family);
