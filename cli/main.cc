@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli_command.h"
+#include "cli/cli_mutate.h"
 #include "cli/cli_recorded.h"
 #include "cli/cli_run.h"
 #include "contract/exit_code.h"
@@ -175,6 +176,8 @@ constexpr CliCommand kCommands[] = {
     {"report", "judge a recorded run (a JSON report) again, against another policy, launching nothing",
      SetupReport},
     {"infer", "the policy a recorded run's sandbox actually enforces, as a policy file", SetupInfer},
+    {"mutate", "audit one-variable weakenings of a sandbox beside it; list those no check tells apart",
+     SetupMutate},
 };
 
 int Main(int argc, char** argv) {

@@ -1,0 +1,402 @@
+#include "mutate/mutate.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "contract/exit_code.h"
+#include "families/family.h"
+#include "families/plan.h"
+#include "load/run_inputs.h"
+#include "load/suite.h"
+#include "mutate/mutation_operators.h"
+#include "mutate/profile_mutation.h"
+#include "run/run.h"
+#include "run/scheduler.h"
+
+namespace sandprobe {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A host command an operator needs (`requires`, `host_values`) is quick; this bounds a hung one.
+constexpr std::chrono::seconds kHostCommandTimeout{30};
+
+// One phase of every audit: a suite (merged, for the shared phase) and whether its runs must
+// be alone on the machine.
+struct AuditPhase {
+  Suite suite;
+  bool exclusive = false;
+};
+
+bool HasExclusiveFamily(const Suite& suite) {
+  return std::any_of(suite.entries.begin(), suite.entries.end(), [](const SuiteEntry& entry) {
+    const FamilyRow* row = FindFamily(entry.family);
+    return row != nullptr && row->exclusive;
+  });
+}
+
+// The shared suites merged into the first phase, then each exclusive suite on its own.
+StatusOr<std::vector<AuditPhase>> PlanPhases(const std::vector<std::string>& suite_paths) {
+  std::vector<Suite> shared;
+  std::vector<AuditPhase> exclusive;
+  for (const std::string& path : suite_paths) {
+    StatusOr<Suite> suite = LoadSuite(path, KnownFamilies());
+    if (!suite.ok()) return suite.status();
+    if (HasExclusiveFamily(*suite)) {
+      exclusive.push_back({std::move(*suite), true});
+    } else {
+      shared.push_back(std::move(*suite));
+    }
+  }
+  std::vector<AuditPhase> phases;
+  if (!shared.empty()) {
+    StatusOr<Suite> merged = MergeSuites(std::move(shared), KnownFamilies());
+    if (!merged.ok()) return merged.status();
+    phases.push_back({std::move(*merged), false});
+  }
+  for (AuditPhase& phase : exclusive) phases.push_back(std::move(phase));
+  return phases;
+}
+
+// Runs the operators' host commands once per distinct argv.
+class HostCommands {
+ public:
+  explicit HostCommands(Launcher& launcher) : launcher_(launcher) {}
+
+  // The first line of its stdout when it exits 0; else an error that names it and its end.
+  StatusOr<std::string> FirstLine(const std::vector<std::string>& argv) {
+    auto known = done_.find(argv);
+    if (known == done_.end()) known = done_.emplace(argv, Run(argv)).first;
+    return known->second;
+  }
+
+ private:
+  StatusOr<std::string> Run(const std::vector<std::string>& argv) {
+    StatusOr<LaunchResult> result = launcher_.Launch(LaunchSpec{.argv = argv, .timeout = kHostCommandTimeout});
+    if (!result.ok()) return result.status();
+    if (result->exit_code != 0 || result->timed_out) {
+      return Status::Error(fmt::format("{}: {}", FormatArgv(argv), DescribeExit(*result)));
+    }
+    return result->out.substr(0, result->out.find('\n'));
+  }
+
+  Launcher& launcher_;
+  std::map<std::vector<std::string>, StatusOr<std::string>> done_;
+};
+
+bool Selected(const std::vector<std::string>& globs, const std::string& name) {
+  return globs.empty() || std::any_of(globs.begin(), globs.end(), [&](const std::string& glob) {
+           return ::fnmatch(glob.c_str(), name.c_str(), 0) == 0;
+         });
+}
+
+// A mutant on its way through the phases.
+struct Mutant {
+  MutantResult result;
+  std::optional<Profile> profile;  // set when it is to be audited
+  MutantDistinction seen;          // over the phases run so far
+  // Decided without the comparison: not applicable, invalid (refused, unlaunchable),
+  // unfinished. A kill found before still wins (MutateSession::Finish).
+  std::optional<MutantStatus> decided;
+  bool interrupted = false;  // a run of its audit was cut short
+
+  void Decide(MutantStatus status, std::string why) {
+    decided = status;
+    result.why = std::move(why);
+  }
+};
+
+// What one run of a phase left for comparison.
+struct PhaseRun {
+  std::optional<RunReport> report;
+  std::string error;  // RunProfile's Status, when it returned no report
+  double seconds = 0;
+};
+
+bool IsDecided(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kPass:
+    case Outcome::kFail:
+    case Outcome::kInconclusive:
+      return true;
+    case Outcome::kError:
+    case Outcome::kSkip:
+      return false;
+  }
+  return false;
+}
+
+std::size_t Decided(const std::vector<Verdict>& verdicts) {
+  return static_cast<std::size_t>(
+      std::count_if(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return IsDecided(v.outcome); }));
+}
+
+class MutateSession {
+ public:
+  MutateSession(const MutateOptions& options, Launcher& launcher)
+      : options_(options), launcher_(launcher), started_(Clock::now()) {}
+
+  StatusOr<MutateReport> Execute() && {
+    if (Status s = Load(); !s.ok()) return s;
+    PrepareMutants();
+    for (const AuditPhase& phase : phases_) {
+      if (Status s = RunPhase(phase); !s.ok()) return s;
+    }
+    Finish();
+    return std::move(report_);
+  }
+
+ private:
+  Status Load() {
+    StatusOr<RunInputs> inputs =
+        LoadRunInputs(options_.profile_path, options_.policy_path, options_.suite_paths, KnownFamilies());
+    if (!inputs.ok()) return inputs.status();
+    inputs_.emplace(std::move(*inputs));
+    StatusOr<std::vector<AuditPhase>> phases = PlanPhases(options_.suite_paths);
+    if (!phases.ok()) return phases.status();
+    phases_ = std::move(*phases);
+    StatusOr<MutationOperatorFile> operators = options_.operators_path.empty()
+                                                   ? FindMutationOperators(options_.mutations_dir, inputs_->profile.backend)
+                                                   : LoadMutationOperators(options_.operators_path);
+    if (!operators.ok()) return operators.status();
+    operators_.emplace(std::move(*operators));
+    report_.tool_version = options_.tool_version;
+    report_.profile_name = inputs_->profile.name;
+    report_.profile_path = inputs_->profile.source_path;
+    report_.policy_name = inputs_->policy.name;
+    report_.operators_path = operators_->source_path;
+    report_.suites = inputs_->suite.names;
+    report_.jobs = options_.jobs;
+    report_.full_matrix = options_.full_matrix;
+    return Status::Ok();
+  }
+
+  // Each selected operator's mutant, or why there is none.
+  void PrepareMutants() {
+    const Profile& profile = inputs_->profile;
+    const std::vector<Backend>& serves = operators_->backends;
+    const bool right_class = std::find(serves.begin(), serves.end(), profile.backend) != serves.end();
+    std::vector<std::string> served;
+    for (Backend b : serves) served.emplace_back(NameOf(b));
+    HostCommands host(launcher_);
+    for (const MutationOperator& op : operators_->operators) {
+      if (!Selected(options_.only, op.name)) continue;
+      Mutant m;
+      m.result.name = op.name;
+      m.result.description = op.description;
+      m.result.edit = op.edit;
+      if (!right_class) {
+        m.Decide(MutantStatus::kNotApplicable, fmt::format("the operators are for {} profiles; this one's backend is {}",
+                                                           fmt::join(served, ", "), NameOf(profile.backend)));
+      }
+      for (const std::vector<std::string>& argv : op.requirements) {
+        if (m.decided) break;
+        StatusOr<std::string> ok = host.FirstLine(argv);
+        if (!ok.ok()) m.Decide(MutantStatus::kNotApplicable, "requires " + ok.status().message());
+      }
+      std::map<std::string, std::string> values;
+      for (const auto& [name, argv] : op.host_values) {
+        if (m.decided) break;
+        StatusOr<std::string> value = host.FirstLine(argv);
+        if (!value.ok()) m.Decide(MutantStatus::kNotApplicable, fmt::format("host value {}: {}", name, value.status().message()));
+        else values[name] = *value;
+      }
+      if (!m.decided) Mutate(m, op, values);
+      mutants_.push_back(std::move(m));
+    }
+  }
+
+  void Mutate(Mutant& m, const MutationOperator& op, const std::map<std::string, std::string>& values) {
+    StatusOr<ProfileMutation> mutation = MutateProfileJson(inputs_->profile.raw, op, values);
+    if (!mutation.ok()) return m.Decide(MutantStatus::kInvalid, mutation.status().message());
+    if (mutation->profile.is_null()) return m.Decide(MutantStatus::kNotApplicable, mutation->not_applicable);
+    m.result.applied = mutation->applied;
+    StatusOr<Profile> profile = ParseMutant(mutation->profile, inputs_->profile.source_path, op.name);
+    if (!profile.ok()) return m.Decide(MutantStatus::kInvalid, profile.status().message());
+    m.profile = std::move(*profile);
+  }
+
+  bool ShouldStop() const {
+    if (options_.cancel != nullptr && options_.cancel->load()) return true;
+    return options_.timeout.count() > 0 && Clock::now() - started_ >= options_.timeout;
+  }
+
+  PhaseRun RunOnce(const Profile& profile, const AuditPhase& phase) {
+    RunOptions run{.profile_path = profile.source_path,
+                   .inputs = RunInputs{profile, inputs_->policy, phase.suite},
+                   .probe_dir = options_.probe_dir,
+                   .require_backend = true,
+                   .tool_version = options_.tool_version,
+                   .cancel = options_.cancel,
+                   .jobs = 1};
+    if (options_.timeout.count() > 0) {
+      auto left = std::chrono::duration_cast<std::chrono::seconds>(options_.timeout - (Clock::now() - started_));
+      run.run_timeout = std::max(left, std::chrono::seconds(1));
+    }
+    Clock::time_point start = Clock::now();
+    StatusOr<RunReport> report = RunProfile(run, launcher_);
+    PhaseRun out;
+    out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (report.ok()) out.report = std::move(*report);
+    else out.error = report.status().message();
+    return out;
+  }
+
+  // The profile's run and every live mutant's, then each mutant compared with the profile.
+  Status RunPhase(const AuditPhase& phase) {
+    std::vector<std::size_t> live;  // indexes into mutants_
+    for (std::size_t i = 0; i < mutants_.size(); ++i) {
+      const Mutant& m = mutants_[i];
+      if (!m.decided && (options_.full_matrix || m.seen.flipped.empty())) live.push_back(i);
+    }
+    std::vector<PhaseRun> runs(live.size() + 1);  // [0]: the profile's own
+    std::vector<ScheduleItem> items(runs.size(), ScheduleItem{phase.exclusive});
+    const Clock::time_point phase_start = Clock::now();
+    RunScheduled(
+        items, options_.jobs,
+        [&](std::size_t i) { runs[i] = RunOnce(i == 0 ? inputs_->profile : *mutants_[live[i - 1]].profile, phase); },
+        [this] { return ShouldStop(); }, [](std::size_t) {});
+    report_.phases.push_back({phase.suite.name, phase.exclusive, runs.size(),
+                              std::chrono::duration<double>(Clock::now() - phase_start).count()});
+    if (!runs[0].report) {
+      if (ShouldStop()) return StopAt(phase);
+      return Status::HarnessError(fmt::format("the audit of {} itself ({}) did not run: {}", inputs_->profile.name,
+                                              phase.suite.name, runs[0].error));
+    }
+    const RunReport& baseline = *runs[0].report;
+    if (Decided(baseline.verdicts) == 0) {
+      return Status::HarnessError(fmt::format(
+          "the audit of {} itself ({}) decided no check: {}", inputs_->profile.name, phase.suite.name,
+          baseline.verdicts.empty() ? std::string("nothing planned") : baseline.verdicts.front().observed));
+    }
+    report_.baseline_run_ids.push_back(baseline.run_id);
+    report_.interrupted = report_.interrupted || baseline.interrupted;
+    std::map<std::string, VerdictOutcome> before;
+    AddVerdicts(before, baseline.verdicts);
+    for (const auto& [id, verdict] : before) baseline_.emplace(id, verdict);
+    for (std::size_t k = 0; k < live.size(); ++k) Judge(mutants_[live[k]], runs[k + 1], before, phase);
+    if (ShouldStop()) report_.interrupted = true;
+    return Status::Ok();
+  }
+
+  // Stopped (interrupted, out of time) before the profile's own run of this phase ended: what
+  // is decided so far stays, every mutant still open is unfinished.
+  Status StopAt(const AuditPhase& phase) {
+    report_.interrupted = true;
+    for (Mutant& m : mutants_) {
+      if (!m.decided && m.seen.flipped.empty()) {
+        m.Decide(MutantStatus::kUnfinished,
+                 fmt::format("stopped before the profile's audit of {} ended", phase.suite.name));
+      }
+    }
+    return Status::Ok();
+  }
+
+  void Judge(Mutant& m, const PhaseRun& run, const std::map<std::string, VerdictOutcome>& before,
+             const AuditPhase& phase) {
+    m.result.seconds += run.seconds;
+    if (!run.report) {
+      // Never started (stopped first), or refused by the run before its first launch.
+      if (run.error.empty()) return m.Decide(MutantStatus::kUnfinished, "stopped before its audit of " + phase.suite.name);
+      return m.Decide(MutantStatus::kInvalid, run.error);
+    }
+    m.result.suites.push_back(phase.suite.name);
+    m.result.run_ids.push_back(run.report->run_id);
+    m.interrupted = m.interrupted || run.report->interrupted;
+    MutantDistinction seen = CompareWithBaseline(before, run.report->verdicts);
+    for (std::string& id : seen.flipped) m.seen.flipped.push_back(std::move(id));
+    for (CheckMove& move : seen.changed) m.seen.changed.push_back(std::move(move));
+    for (CheckMove& move : seen.new_errors) m.seen.new_errors.push_back(std::move(move));
+    // A mutant that decided nothing could not be launched: the later phases would not either.
+    if (m.seen.flipped.empty() && Decided(run.report->verdicts) == 0 && !run.report->interrupted) {
+      const std::vector<Verdict>& v = run.report->verdicts;
+      m.Decide(MutantStatus::kInvalid, "unlaunchable: " + (v.empty() ? std::string("nothing planned") : v.front().observed));
+    }
+    if (options_.on_event) {
+      options_.on_event(fmt::format("{} {}: {} ({:.1f} s)", phase.suite.name, m.result.name,
+                                    m.seen.flipped.empty() ? "no check moved the permissive way"
+                                                           : fmt::format("killed by {}", fmt::join(m.seen.flipped, ", ")),
+                                    run.seconds));
+    }
+  }
+
+  // The final status of each mutant: a kill wins over everything; then what was decided on the
+  // way; a new error leaves it invalid; a cut run unfinished; else it survived.
+  void Finish() {
+    for (const auto& [id, v] : baseline_) {
+      if (!IsDecided(v.outcome)) report_.baseline_undecided.push_back(id);
+    }
+    report_.baseline_checks = baseline_.size();
+    for (Mutant& m : mutants_) {
+      MutantResult& r = m.result;
+      r.flipped = m.seen.flipped;
+      r.changed = m.seen.changed;
+      if (!r.flipped.empty()) {
+        r.status = MutantStatus::kKilled;
+        r.why.clear();
+      } else if (m.decided) {
+        r.status = *m.decided;
+      } else if (!m.seen.new_errors.empty()) {
+        const CheckMove& first = m.seen.new_errors.front();
+        r.status = MutantStatus::kInvalid;
+        r.why = fmt::format("{} check(s) errored where the profile's did not, e.g. {}: {}", m.seen.new_errors.size(),
+                            first.id, first.to.observed);
+      } else if (m.interrupted || r.suites.size() < phases_.size()) {
+        r.status = MutantStatus::kUnfinished;
+        r.why = "interrupted or out of time before its audit ended";
+      } else {
+        r.status = MutantStatus::kSurvived;
+        r.why = fmt::format("no check moved the permissive way in {}", fmt::join(r.suites, ", "));
+      }
+      report_.mutants.push_back(std::move(r));
+    }
+    report_.seconds = std::chrono::duration<double>(Clock::now() - started_).count();
+  }
+
+  const MutateOptions& options_;
+  Launcher& launcher_;
+  const Clock::time_point started_;
+  std::optional<RunInputs> inputs_;
+  std::optional<MutationOperatorFile> operators_;
+  std::vector<AuditPhase> phases_;
+  std::vector<Mutant> mutants_;
+  std::map<std::string, VerdictOutcome> baseline_;  // the profile's verdicts, every phase
+  MutateReport report_;
+};
+
+}  // namespace
+
+std::string_view MutantStatusName(MutantStatus status) {
+  switch (status) {
+    case MutantStatus::kKilled: return "killed";
+    case MutantStatus::kSurvived: return "survived";
+    case MutantStatus::kInvalid: return "invalid";
+    case MutantStatus::kNotApplicable: return "not_applicable";
+    case MutantStatus::kUnfinished: return "unfinished";
+  }
+  return "?";
+}
+
+std::size_t MutateReport::Count(MutantStatus status) const {
+  return static_cast<std::size_t>(
+      std::count_if(mutants.begin(), mutants.end(), [&](const MutantResult& m) { return m.status == status; }));
+}
+
+StatusOr<MutateReport> RunMutate(const MutateOptions& options, Launcher& launcher) {
+  return MutateSession(options, launcher).Execute();
+}
+
+int MutateExitCode(const MutateReport& report) {
+  if (report.Count(MutantStatus::kSurvived) > 0) return kExitFail;
+  if (report.interrupted || report.total() == 0 || report.Count(MutantStatus::kUnfinished) > 0) return kExitHarness;
+  return kExitPass;
+}
+
+}  // namespace sandprobe
