@@ -146,7 +146,9 @@ class MutateSession {
   StatusOr<MutateReport> Execute() && {
     if (Status s = Load(); !s.ok()) return s;
     PrepareMutants();
-    for (const AuditPhase& phase : phases_) {
+    // Nothing to audit (every operator not applicable or refused): no run proves anything.
+    const bool any_live = std::any_of(mutants_.begin(), mutants_.end(), [](const Mutant& m) { return !m.decided; });
+    for (const AuditPhase& phase : any_live ? phases_ : std::vector<AuditPhase>{}) {
       if (Status s = RunPhase(phase); !s.ok()) return s;
     }
     Finish();
