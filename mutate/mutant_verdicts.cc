@@ -52,6 +52,7 @@ MutantDistinction CompareWithBaseline(const std::map<std::string, VerdictOutcome
     if (SameOutcome(before->second, after)) continue;
     if (MovesPermissive(before->second, after)) {
       out.flipped.push_back(verdict.check.id);
+      out.kills.push_back({verdict.check.id, before->second, after});
       continue;
     }
     CheckMove move{verdict.check.id, before->second, after};

@@ -45,6 +45,7 @@ struct CheckMove {
 
 struct MutantDistinction {
   std::vector<std::string> flipped;  // ids of the checks that moved the permissive way
+  std::vector<CheckMove> kills;      // the same moves, with what the mutant's audit observed
   std::vector<CheckMove> changed;    // every other check whose outcome (or direction) moved
   std::vector<CheckMove> new_errors; // the subset of `changed` that became error
 };

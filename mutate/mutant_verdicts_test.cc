@@ -43,6 +43,9 @@ TEST(MutantVerdictsTest, SortsEveryMoveAndIgnoresChecksOnlyOneSidePlanned) {
                                                        V("d", kPass), V("e", kPermissive), V("f", kRestrictive),
                                                        V("only-in-mutant", kPermissive)});
   EXPECT_EQ(d.flipped, (std::vector<std::string>{"a"}));
+  ASSERT_EQ(d.kills.size(), 1u);
+  EXPECT_EQ(DescribeOutcome(d.kills[0].from), "pass");
+  EXPECT_EQ(DescribeOutcome(d.kills[0].to), "fail too-permissive");
   ASSERT_EQ(d.changed.size(), 3u);
   EXPECT_EQ(d.changed[0].id, "b");
   EXPECT_EQ(d.changed[1].id, "d");

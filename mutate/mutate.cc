@@ -314,6 +314,7 @@ class MutateSession {
     m.interrupted = m.interrupted || run.report->interrupted;
     MutantDistinction seen = CompareWithBaseline(before, run.report->verdicts);
     for (std::string& id : seen.flipped) m.seen.flipped.push_back(std::move(id));
+    for (CheckMove& move : seen.kills) m.seen.kills.push_back(std::move(move));
     for (CheckMove& move : seen.changed) m.seen.changed.push_back(std::move(move));
     for (CheckMove& move : seen.new_errors) m.seen.new_errors.push_back(std::move(move));
     // A mutant that decided nothing could not be launched: the later phases would not either.
@@ -339,6 +340,7 @@ class MutateSession {
     for (Mutant& m : mutants_) {
       MutantResult& r = m.result;
       r.flipped = m.seen.flipped;
+      r.kills = m.seen.kills;
       r.changed = m.seen.changed;
       if (!r.flipped.empty()) {
         r.status = MutantStatus::kKilled;

@@ -48,6 +48,7 @@ struct MutantResult {
   MutantStatus status = MutantStatus::kUnfinished;
   std::vector<std::string> applied;  // what the edit did to this profile
   std::vector<std::string> flipped;  // the checks that killed it
+  std::vector<CheckMove> kills;      // their moves, with what the mutant's audit observed
   std::vector<CheckMove> changed;    // every other check that moved
   // Not applicable, invalid, unfinished: why. Survived: the phases it got through.
   std::string why;

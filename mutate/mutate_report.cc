@@ -21,8 +21,9 @@ nlohmann::json MoveToJson(const CheckMove& move) {
 }
 
 nlohmann::json MutantToJson(const MutantResult& m) {
-  nlohmann::json changed = nlohmann::json::array();
+  nlohmann::json changed = nlohmann::json::array(), kills = nlohmann::json::array();
   for (const CheckMove& move : m.changed) changed.push_back(MoveToJson(move));
+  for (const CheckMove& move : m.kills) kills.push_back(MoveToJson(move));
   return {{"name", m.name},
           {"description", m.description},
           {"edit", m.edit},
@@ -30,6 +31,7 @@ nlohmann::json MutantToJson(const MutantResult& m) {
           {"killed", m.status == MutantStatus::kKilled},
           {"applied", m.applied},
           {"flipped", m.flipped},
+          {"kills", kills},
           {"changed", changed},
           {"why", RepairUtf8(m.why)},
           {"suites", m.suites},
