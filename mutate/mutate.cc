@@ -32,7 +32,15 @@ constexpr std::chrono::seconds kHostCommandTimeout{30};
 // be alone on the machine.
 struct AuditPhase {
   Suite suite;
+  // A family of the suite is exclusive: its launches run alone within a run. The profile's run
+  // of the suite then runs alone too, before any mutant's.
   bool exclusive = false;
+  // The profile's run of the suite judged measured limits (checks with a tolerance band: the
+  // resource probes measure the machine): every run of the suite runs alone. Known once the
+  // profile's run is in; false for the shared phase.
+  bool measures = false;
+  // The profile's verdicts, once its run of this phase is in.
+  std::optional<std::map<std::string, VerdictOutcome>> baseline;
 };
 
 bool HasExclusiveFamily(const Suite& suite) {
@@ -148,8 +156,8 @@ class MutateSession {
     PrepareMutants();
     // Nothing to audit (every operator not applicable or refused): no run proves anything.
     const bool any_live = std::any_of(mutants_.begin(), mutants_.end(), [](const Mutant& m) { return !m.decided; });
-    for (const AuditPhase& phase : any_live ? phases_ : std::vector<AuditPhase>{}) {
-      if (Status s = RunPhase(phase); !s.ok()) return s;
+    if (any_live) {
+      if (Status s = RunPhases(); !s.ok()) return s;
     }
     Finish();
     return std::move(report_);
@@ -251,28 +259,48 @@ class MutateSession {
     return out;
   }
 
-  // The profile's run and every live mutant's, then each mutant compared with the profile.
-  Status RunPhase(const AuditPhase& phase) {
-    std::vector<std::size_t> live;  // indexes into mutants_
-    for (std::size_t i = 0; i < mutants_.size(); ++i) {
-      const Mutant& m = mutants_[i];
-      if (!m.decided && (options_.full_matrix || m.seen.flipped.empty())) live.push_back(i);
+  // The shared phase (the profile's run beside the mutants'); then the profile's run of each
+  // exclusive suite, alone; then the mutants' runs of the exclusive suites, those that measure
+  // nothing first (their runs may share the machine: persistence) and those that measure limits
+  // last, one run at a time: a mutant killed on the way skips the costly ones.
+  Status RunPhases() {
+    for (AuditPhase& phase : phases_) {
+      if (phase.exclusive || ShouldStop()) continue;
+      if (Status s = RunPhase(phase); !s.ok()) return s;
     }
-    std::vector<PhaseRun> runs(live.size() + 1);  // [0]: the profile's own
-    std::vector<ScheduleItem> items(runs.size(), ScheduleItem{phase.exclusive});
-    const Clock::time_point phase_start = Clock::now();
-    RunScheduled(
-        items, options_.jobs,
-        [&](std::size_t i) { runs[i] = RunOnce(i == 0 ? inputs_->profile : *mutants_[live[i - 1]].profile, phase); },
-        [this] { return ShouldStop(); }, [](std::size_t) {});
-    report_.phases.push_back({phase.suite.name, phase.exclusive, runs.size(),
-                              std::chrono::duration<double>(Clock::now() - phase_start).count()});
-    if (!runs[0].report) {
-      if (ShouldStop()) return StopAt(phase);
+    for (AuditPhase& phase : phases_) {
+      if (!phase.exclusive || ShouldStop()) continue;
+      Clock::time_point start = Clock::now();
+      PhaseRun run = RunOnce(inputs_->profile, phase);
+      report_.phases.push_back({phase.suite.name + " (the profile's own)", true, 1, SecondsSince(start)});
+      if (Status s = TakeBaseline(phase, run); !s.ok()) return s;
+    }
+    std::vector<AuditPhase*> order;
+    for (AuditPhase& phase : phases_) {
+      if (phase.exclusive && phase.baseline) order.push_back(&phase);
+    }
+    std::stable_partition(order.begin(), order.end(), [](const AuditPhase* phase) { return !phase->measures; });
+    for (AuditPhase* phase : order) {
+      if (ShouldStop()) break;
+      if (Status s = RunPhase(*phase); !s.ok()) return s;
+    }
+    if (ShouldStop()) StopOpenMutants("the session was stopped first");
+    return Status::Ok();
+  }
+
+  static double SecondsSince(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  }
+
+  // The profile's run of `phase`: its verdicts become the phase's baseline. A profile whose own
+  // audit did not run, or decided nothing, is no baseline: the session ends there (exit 3).
+  Status TakeBaseline(AuditPhase& phase, const PhaseRun& run) {
+    if (!run.report) {
+      if (ShouldStop()) return Status::Ok();
       return Status::HarnessError(fmt::format("the audit of {} itself ({}) did not run: {}", inputs_->profile.name,
-                                              phase.suite.name, runs[0].error));
+                                              phase.suite.name, run.error));
     }
-    const RunReport& baseline = *runs[0].report;
+    const RunReport& baseline = *run.report;
     if (Decided(baseline.verdicts) == 0) {
       return Status::HarnessError(fmt::format(
           "the audit of {} itself ({}) decided no check: {}", inputs_->profile.name, phase.suite.name,
@@ -280,25 +308,49 @@ class MutateSession {
     }
     report_.baseline_run_ids.push_back(baseline.run_id);
     report_.interrupted = report_.interrupted || baseline.interrupted;
-    std::map<std::string, VerdictOutcome> before;
-    AddVerdicts(before, baseline.verdicts);
-    for (const auto& [id, verdict] : before) baseline_.emplace(id, verdict);
-    for (std::size_t k = 0; k < live.size(); ++k) Judge(mutants_[live[k]], runs[k + 1], before, phase);
-    if (ShouldStop()) report_.interrupted = true;
+    phase.measures = std::any_of(baseline.verdicts.begin(), baseline.verdicts.end(),
+                                 [](const Verdict& v) { return v.check.tolerance.has_value(); });
+    phase.baseline.emplace();
+    AddVerdicts(*phase.baseline, baseline.verdicts);
+    for (const auto& [id, verdict] : *phase.baseline) baseline_.emplace(id, verdict);
     return Status::Ok();
   }
 
-  // Stopped (interrupted, out of time) before the profile's own run of this phase ended: what
-  // is decided so far stays, every mutant still open is unfinished.
-  Status StopAt(const AuditPhase& phase) {
+  // Every live mutant's run of `phase` (with the profile's own first when the phase has no
+  // baseline yet), then each compared with the baseline.
+  Status RunPhase(AuditPhase& phase) {
+    std::vector<std::size_t> live;  // indexes into mutants_
+    for (std::size_t i = 0; i < mutants_.size(); ++i) {
+      const Mutant& m = mutants_[i];
+      if (!m.decided && (options_.full_matrix || m.seen.flipped.empty())) live.push_back(i);
+    }
+    const std::size_t first = phase.baseline ? 0 : 1;  // runs[0] is the profile's when it has none yet
+    if (live.empty() && first == 0) return Status::Ok();
+    std::vector<PhaseRun> runs(live.size() + first);
+    std::vector<ScheduleItem> items(runs.size(), ScheduleItem{phase.measures});
+    const Clock::time_point start = Clock::now();
+    RunScheduled(
+        items, options_.jobs,
+        [&](std::size_t i) { runs[i] = RunOnce(i < first ? inputs_->profile : *mutants_[live[i - first]].profile, phase); },
+        [this] { return ShouldStop(); }, [](std::size_t) {});
+    report_.phases.push_back({phase.suite.name, phase.measures, runs.size(), SecondsSince(start)});
+    if (first == 1) {
+      if (Status s = TakeBaseline(phase, runs[0]); !s.ok()) return s;
+      if (!phase.baseline) return Status::Ok();  // stopped before the profile's run ended
+    }
+    for (std::size_t k = 0; k < live.size(); ++k) Judge(mutants_[live[k]], runs[k + first], *phase.baseline, phase);
+    return Status::Ok();
+  }
+
+  // Stopped (interrupted, out of time): what is decided so far stays, every mutant still open
+  // and not killed is unfinished.
+  void StopOpenMutants(const std::string& why) {
     report_.interrupted = true;
     for (Mutant& m : mutants_) {
-      if (!m.decided && m.seen.flipped.empty()) {
-        m.Decide(MutantStatus::kUnfinished,
-                 fmt::format("stopped before the profile's audit of {} ended", phase.suite.name));
+      if (!m.decided && m.seen.flipped.empty() && m.result.suites.size() < phases_.size()) {
+        m.Decide(MutantStatus::kUnfinished, why);
       }
     }
-    return Status::Ok();
   }
 
   void Judge(Mutant& m, const PhaseRun& run, const std::map<std::string, VerdictOutcome>& before,

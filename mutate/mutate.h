@@ -10,9 +10,13 @@
 // suite into phases:
 //   1. the suites none of whose families is exclusive, merged into one plan: the profile's and
 //      every mutant's run at once, up to `jobs` at a time;
-//   2. each suite with an exclusive family (persistence, resources), one after the other: one
-//      run at a time, nothing beside it, as a run's own exclusive launches are (the resource
-//      probes measure the machine).
+//   2. the profile's own run of each suite with an exclusive family (persistence, resources),
+//      alone: its verdicts are the baseline, and they say whether the suite measures limits
+//      (checks with a tolerance band: the resource probes measure the machine);
+//   3. the mutants' runs of those suites: the ones that measure nothing (persistence: its
+//      launches are exclusive within a run only to follow each other) up to `jobs` at a time,
+//      then the ones that measure limits, one run at a time with nothing beside it, as a run's
+//      own resource launches are.
 // A mutant killed in a phase is not run in the later ones (a mutation tester's usual shortcut:
 // PIT stops at the first test that kills), unless `full_matrix`, which runs every mutant in
 // every phase so `flipped` lists every check that sees it.
