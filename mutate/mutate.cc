@@ -11,12 +11,11 @@
 #include <fmt/ranges.h>
 
 #include "contract/exit_code.h"
-#include "families/family.h"
 #include "families/plan.h"
 #include "load/run_inputs.h"
-#include "load/suite.h"
+#include "mutate/audit_phases.h"
+#include "mutate/mutant_setup.h"
 #include "mutate/mutation_operators.h"
-#include "mutate/profile_mutation.h"
 #include "run/run.h"
 #include "run/scheduler.h"
 
@@ -24,80 +23,6 @@ namespace sandprobe {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A host command an operator needs (`requires`, `host_values`) is quick; this bounds a hung one.
-constexpr std::chrono::seconds kHostCommandTimeout{30};
-
-// One phase of every audit: a suite (merged, for the shared phase) and whether its runs must
-// be alone on the machine.
-struct AuditPhase {
-  Suite suite;
-  // A family of the suite is exclusive: its launches run alone within a run. The profile's run
-  // of the suite then runs alone too, before any mutant's.
-  bool exclusive = false;
-  // The profile's run of the suite judged measured limits (checks with a tolerance band: the
-  // resource probes measure the machine): every run of the suite runs alone. Known once the
-  // profile's run is in; false for the shared phase.
-  bool measures = false;
-  // The profile's verdicts, once its run of this phase is in.
-  std::optional<std::map<std::string, VerdictOutcome>> baseline;
-};
-
-bool HasExclusiveFamily(const Suite& suite) {
-  return std::any_of(suite.entries.begin(), suite.entries.end(), [](const SuiteEntry& entry) {
-    const FamilyRow* row = FindFamily(entry.family);
-    return row != nullptr && row->exclusive;
-  });
-}
-
-// The shared suites merged into the first phase, then each exclusive suite on its own.
-StatusOr<std::vector<AuditPhase>> PlanPhases(const std::vector<std::string>& suite_paths) {
-  std::vector<Suite> shared;
-  std::vector<AuditPhase> exclusive;
-  for (const std::string& path : suite_paths) {
-    StatusOr<Suite> suite = LoadSuite(path, KnownFamilies());
-    if (!suite.ok()) return suite.status();
-    if (HasExclusiveFamily(*suite)) {
-      exclusive.push_back({std::move(*suite), true});
-    } else {
-      shared.push_back(std::move(*suite));
-    }
-  }
-  std::vector<AuditPhase> phases;
-  if (!shared.empty()) {
-    StatusOr<Suite> merged = MergeSuites(std::move(shared), KnownFamilies());
-    if (!merged.ok()) return merged.status();
-    phases.push_back({std::move(*merged), false});
-  }
-  for (AuditPhase& phase : exclusive) phases.push_back(std::move(phase));
-  return phases;
-}
-
-// Runs the operators' host commands once per distinct argv.
-class HostCommands {
- public:
-  explicit HostCommands(Launcher& launcher) : launcher_(launcher) {}
-
-  // The first line of its stdout when it exits 0; else an error that names it and its end.
-  StatusOr<std::string> FirstLine(const std::vector<std::string>& argv) {
-    auto known = done_.find(argv);
-    if (known == done_.end()) known = done_.emplace(argv, Run(argv)).first;
-    return known->second;
-  }
-
- private:
-  StatusOr<std::string> Run(const std::vector<std::string>& argv) {
-    StatusOr<LaunchResult> result = launcher_.Launch(LaunchSpec{.argv = argv, .timeout = kHostCommandTimeout});
-    if (!result.ok()) return result.status();
-    if (result->exit_code != 0 || result->timed_out) {
-      return Status::Error(fmt::format("{}: {}", FormatArgv(argv), DescribeExit(*result)));
-    }
-    return result->out.substr(0, result->out.find('\n'));
-  }
-
-  Launcher& launcher_;
-  std::map<std::vector<std::string>, StatusOr<std::string>> done_;
-};
 
 bool Selected(const std::vector<std::string>& globs, const std::string& name) {
   return globs.empty() || std::any_of(globs.begin(), globs.end(), [&](const std::string& glob) {
@@ -109,10 +34,10 @@ bool Selected(const std::vector<std::string>& globs, const std::string& name) {
 struct Mutant {
   MutantResult result;
   std::optional<Profile> profile;  // set when it is to be audited
-  MutantDistinction seen;          // over the phases run so far
   // Decided without the comparison: not applicable, invalid (refused, unlaunchable),
   // unfinished. A kill found before still wins (MutateSession::Finish).
   std::optional<MutantStatus> decided;
+  MutantDistinction seen;  // over the phases run so far
   bool interrupted = false;  // a run of its audit was cut short
 
   void Decide(MutantStatus status, std::string why) {
@@ -169,7 +94,7 @@ class MutateSession {
         LoadRunInputs(options_.profile_path, options_.policy_path, options_.suite_paths, KnownFamilies());
     if (!inputs.ok()) return inputs.status();
     inputs_.emplace(std::move(*inputs));
-    StatusOr<std::vector<AuditPhase>> phases = PlanPhases(options_.suite_paths);
+    StatusOr<std::vector<AuditPhase>> phases = PlanAuditPhases(options_.suite_paths, KnownFamilies());
     if (!phases.ok()) return phases.status();
     phases_ = std::move(*phases);
     StatusOr<MutationOperatorFile> operators = options_.operators_path.empty()
@@ -190,47 +115,13 @@ class MutateSession {
 
   // Each selected operator's mutant, or why there is none.
   void PrepareMutants() {
-    const Profile& profile = inputs_->profile;
-    const std::vector<Backend>& serves = operators_->backends;
-    const bool right_class = std::find(serves.begin(), serves.end(), profile.backend) != serves.end();
-    std::vector<std::string> served;
-    for (Backend b : serves) served.emplace_back(NameOf(b));
     HostCommands host(launcher_);
     for (const MutationOperator& op : operators_->operators) {
       if (!Selected(options_.only, op.name)) continue;
-      Mutant m;
-      m.result.name = op.name;
-      m.result.description = op.description;
-      m.result.edit = op.edit;
-      if (!right_class) {
-        m.Decide(MutantStatus::kNotApplicable, fmt::format("the operators are for {} profiles; this one's backend is {}",
-                                                           fmt::join(served, ", "), NameOf(profile.backend)));
-      }
-      for (const std::vector<std::string>& argv : op.requirements) {
-        if (m.decided) break;
-        StatusOr<std::string> ok = host.FirstLine(argv);
-        if (!ok.ok()) m.Decide(MutantStatus::kNotApplicable, "requires " + ok.status().message());
-      }
-      std::map<std::string, std::string> values;
-      for (const auto& [name, argv] : op.host_values) {
-        if (m.decided) break;
-        StatusOr<std::string> value = host.FirstLine(argv);
-        if (!value.ok()) m.Decide(MutantStatus::kNotApplicable, fmt::format("host value {}: {}", name, value.status().message()));
-        else values[name] = *value;
-      }
-      if (!m.decided) Mutate(m, op, values);
-      mutants_.push_back(std::move(m));
+      MutantSetup setup = SetUpMutant(inputs_->profile, *operators_, op, host);
+      mutants_.push_back(Mutant{.result = std::move(setup.result), .profile = std::move(setup.profile),
+                                .decided = setup.decided});
     }
-  }
-
-  void Mutate(Mutant& m, const MutationOperator& op, const std::map<std::string, std::string>& values) {
-    StatusOr<ProfileMutation> mutation = MutateProfileJson(inputs_->profile.raw, op, values);
-    if (!mutation.ok()) return m.Decide(MutantStatus::kInvalid, mutation.status().message());
-    if (mutation->profile.is_null()) return m.Decide(MutantStatus::kNotApplicable, mutation->not_applicable);
-    m.result.applied = mutation->applied;
-    StatusOr<Profile> profile = ParseMutant(mutation->profile, inputs_->profile.source_path, op.name);
-    if (!profile.ok()) return m.Decide(MutantStatus::kInvalid, profile.status().message());
-    m.profile = std::move(*profile);
   }
 
   bool ShouldStop() const {
@@ -308,8 +199,7 @@ class MutateSession {
     }
     report_.baseline_run_ids.push_back(baseline.run_id);
     report_.interrupted = report_.interrupted || baseline.interrupted;
-    phase.measures = std::any_of(baseline.verdicts.begin(), baseline.verdicts.end(),
-                                 [](const Verdict& v) { return v.check.tolerance.has_value(); });
+    phase.measures = MeasuresLimits(baseline.verdicts);
     phase.baseline.emplace();
     AddVerdicts(*phase.baseline, baseline.verdicts);
     for (const auto& [id, verdict] : *phase.baseline) baseline_.emplace(id, verdict);
