@@ -48,7 +48,7 @@ struct MutateFlags {
   std::string sandbox, policy, operators, json, markdown;
   std::vector<std::string> suites, only;
   std::string probe_dir;
-  int jobs = 2;
+  int jobs = 2, run_jobs = 1;
   int timeout_seconds = 0;
   bool full_matrix = false, quiet = false;
 };
@@ -74,6 +74,7 @@ int Mutate(const MutateFlags& flags, const CliGlobals& globals) {
                         .probe_dir = flags.probe_dir,
                         .tool_version = SANDPROBE_VERSION,
                         .jobs = flags.jobs,
+                        .run_jobs = flags.run_jobs,
                         .full_matrix = flags.full_matrix,
                         .timeout = std::chrono::seconds(flags.timeout_seconds),
                         .cancel = &g_mutate_interrupted};
@@ -119,6 +120,10 @@ CliHandler SetupMutate(CLI::App& mutate, const CliGlobals& globals) {
   mutate.add_option("--markdown", flags->markdown, "write a Markdown summary");
   mutate.add_option("-j,--jobs", flags->jobs,
                     "audits at once in the shared phase (suites with exclusive families always run alone)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  mutate.add_option("--run-jobs", flags->run_jobs,
+                    "each audit's own -j: its shared launch split by family group (as run -j); 1 = one launch")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   mutate.add_flag("--full-matrix", flags->full_matrix,

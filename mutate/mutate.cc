@@ -136,7 +136,7 @@ class MutateSession {
                    .require_backend = true,
                    .tool_version = options_.tool_version,
                    .cancel = options_.cancel,
-                   .jobs = 1};
+                   .jobs = options_.run_jobs};
     if (options_.timeout.count() > 0) {
       auto left = std::chrono::duration_cast<std::chrono::seconds>(options_.timeout - (Clock::now() - started_));
       run.run_timeout = std::max(left, std::chrono::seconds(1));

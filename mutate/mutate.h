@@ -98,6 +98,10 @@ struct MutateOptions {
   std::string probe_dir;
   std::string tool_version;
   int jobs = 1;
+  // Each audit's own -j (RunOptions::jobs): its shared launch split by family group, up to this
+  // many at once. 1 keeps one launch per audit (the fewest sandbox starts); more splits the
+  // probe's arguments too (firejail refuses more than 128).
+  int run_jobs = 1;
   bool full_matrix = false;
   std::chrono::seconds timeout{0};  // the whole session; 0: none
   const std::atomic<bool>* cancel = nullptr;
