@@ -25,6 +25,8 @@ struct AuditPhase {
   bool measures = false;
   // The profile's verdicts, once its run of this phase is in.
   std::optional<std::map<std::string, VerdictOutcome>> baseline;
+  // Why the phase was left out: the profile's run planned no check of it for this policy.
+  std::string skipped;
 };
 
 // The suites none of whose families is exclusive, merged into one phase (first, when there are

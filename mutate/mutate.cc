@@ -50,6 +50,7 @@ struct Mutant {
 struct PhaseRun {
   std::optional<RunReport> report;
   std::string error;  // RunProfile's Status, when it returned no report
+  StatusCode error_code = StatusCode::kHarness;
   double seconds = 0;
 };
 
@@ -146,7 +147,7 @@ class MutateSession {
     PhaseRun out;
     out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (report.ok()) out.report = std::move(*report);
-    else out.error = report.status().message();
+    else out.error = report.status().message(), out.error_code = report.status().code();
     return out;
   }
 
@@ -179,6 +180,12 @@ class MutateSession {
     return Status::Ok();
   }
 
+  // The phases with a baseline: every survivor ran all of them.
+  std::size_t PhasesRun() const {
+    return static_cast<std::size_t>(
+        std::count_if(phases_.begin(), phases_.end(), [](const AuditPhase& phase) { return phase.baseline.has_value(); }));
+  }
+
   static double SecondsSince(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
   }
@@ -188,6 +195,14 @@ class MutateSession {
   Status TakeBaseline(AuditPhase& phase, const PhaseRun& run) {
     if (!run.report) {
       if (ShouldStop()) return Status::Ok();
+      // The inputs loaded before the session; what a run still refuses as input is its plan: a
+      // suite with no check for this policy (resources without `limits`), as `run --suite all`
+      // plans such a suite to nothing. The phase goes, and says why.
+      if (run.error_code == StatusCode::kInvalidInput) {
+        phase.skipped = run.error;
+        report_.phases.push_back({.suite = phase.suite.name, .skipped = run.error});
+        return Status::Ok();
+      }
       return Status::HarnessError(fmt::format("the audit of {} itself ({}) did not run: {}", inputs_->profile.name,
                                               phase.suite.name, run.error));
     }
@@ -226,7 +241,7 @@ class MutateSession {
     report_.phases.push_back({phase.suite.name, phase.measures, runs.size(), SecondsSince(start)});
     if (first == 1) {
       if (Status s = TakeBaseline(phase, runs[0]); !s.ok()) return s;
-      if (!phase.baseline) return Status::Ok();  // stopped before the profile's run ended
+      if (!phase.baseline) return Status::Ok();  // skipped, or stopped before the profile's run ended
     }
     for (std::size_t k = 0; k < live.size(); ++k) Judge(mutants_[live[k]], runs[k + first], *phase.baseline, phase);
     return Status::Ok();
@@ -237,7 +252,7 @@ class MutateSession {
   void StopOpenMutants(const std::string& why) {
     report_.interrupted = true;
     for (Mutant& m : mutants_) {
-      if (!m.decided && m.seen.flipped.empty() && m.result.suites.size() < phases_.size()) {
+      if (!m.decided && m.seen.flipped.empty() && m.result.suites.size() < PhasesRun()) {
         m.Decide(MutantStatus::kUnfinished, why);
       }
     }
@@ -294,7 +309,7 @@ class MutateSession {
         r.status = MutantStatus::kInvalid;
         r.why = fmt::format("{} check(s) errored where the profile's did not, e.g. {}: {}", m.seen.new_errors.size(),
                             first.id, first.to.observed);
-      } else if (m.interrupted || r.suites.size() < phases_.size()) {
+      } else if (m.interrupted || r.suites.size() < PhasesRun()) {
         r.status = MutantStatus::kUnfinished;
         r.why = "interrupted or out of time before its audit ended";
       } else {

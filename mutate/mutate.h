@@ -67,6 +67,8 @@ struct MutatePhase {
   bool exclusive = false;
   std::size_t runs = 0;  // the profile's and the live mutants'
   double seconds = 0;
+  // Why no mutant ran it: the suite plans no check for this policy ("" when it ran).
+  std::string skipped;
 };
 
 struct MutateReport {

@@ -71,7 +71,7 @@ nlohmann::json MutateReportToJson(const MutateReport& report) {
   nlohmann::json phases = nlohmann::json::array();
   for (const MutatePhase& phase : report.phases) {
     phases.push_back({{"suite", phase.suite}, {"exclusive", phase.exclusive}, {"runs", phase.runs},
-                      {"seconds", phase.seconds}});
+                      {"seconds", phase.seconds}, {"skipped", phase.skipped}});
   }
   std::size_t total = report.total(), killed = report.Count(MutantStatus::kKilled);
   return {{"schema", kMutateSchema},
@@ -137,6 +137,10 @@ std::string RenderMutateConsole(const MutateReport& report) {
     }
   }
   for (const MutatePhase& phase : report.phases) {
+    if (!phase.skipped.empty()) {
+      out += fmt::format("  phase {}: skipped: {}\n", phase.suite, phase.skipped);
+      continue;
+    }
     out += fmt::format("  phase {}: {} run(s) {} in {:.1f} s\n", phase.suite, phase.runs,
                        phase.exclusive ? "one at a time" : fmt::format("up to {} at once", report.jobs), phase.seconds);
   }
