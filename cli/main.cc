@@ -7,12 +7,14 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "cli/cli_command.h"
+#include "cli/cli_mutate.h"
 #include "cli/cli_recorded.h"
 #include "cli/cli_run.h"
 #include "contract/exit_code.h"
@@ -22,6 +24,7 @@
 #include "load/data_lint.h"
 #include "load/profile.h"
 #include "load/suite.h"
+#include "mutate/mutation_operators.h"
 #include "reports/diff.h"
 #include "run/probe_builds.h"
 #include "run/run_sweep.h"
@@ -84,9 +87,28 @@ int Diff(const DiffFlags& flags) {
   return DiffExitCode(*diff, flags.fail_on_change);
 }
 
+// A mutation operator file ("operators" at its top, sandboxes/mutations/) is checked by its own
+// loader (and not linted: the lint knows profiles, policies and suites).
+std::optional<JsonDocument> MutationOperatorDocument(const std::string& file) {
+  StatusOr<JsonDocument> doc = JsonDocument::Load(file);
+  if (!doc.ok() || !doc->root().is_object() || !doc->root().contains("operators")) return std::nullopt;
+  return std::move(*doc);
+}
+
 int Validate(const std::vector<std::string>& files, const std::string& data_dir) {
   int failures = 0;
   for (const std::string& file : files) {
+    if (std::optional<JsonDocument> doc = MutationOperatorDocument(file)) {
+      StatusOr<MutationOperatorFile> operators = ParseMutationOperators(*doc);
+      if (!operators.ok()) {
+        std::cerr << operators.status().message() << "\n";
+        ++failures;
+      } else {
+        std::cout << fmt::format("{}: ok (mutation operators {}, {} of them)\n", file, operators->name,
+                                 operators->operators.size());
+      }
+      continue;
+    }
     StatusOr<std::string> kind = ValidateFile(file, KnownFamilies());
     if (kind.ok()) {
       std::cout << file << ": ok (" << *kind << ")\n";
@@ -184,6 +206,8 @@ constexpr CliCommand kCommands[] = {
     {"report", "judge a recorded run (a JSON report) again, against another policy, launching nothing",
      SetupReport},
     {"infer", "the policy a recorded run's sandbox actually enforces, as a policy file", SetupInfer},
+    {"mutate", "audit one-variable weakenings of a sandbox beside it; list those no check tells apart",
+     SetupMutate},
 };
 
 int Main(int argc, char** argv) {

@@ -19,8 +19,11 @@ bool IsVariableName(const std::string& name) {
 constexpr std::string_view kProbeArgs = "{probe_args...}";
 
 // Placeholders every argv may use; {probe_args...}, {probe} and {id} have their own rules.
+// {canary_env} is the name of the run's canary env secret, for a sandbox that passes named
+// variables through (`docker run -e NAME`), as a mutation operator does.
 bool IsCommonPlaceholder(std::string_view name) {
-  return name == "run_id" || name == "instance" || name == "probe_dir" || name == "workspace";
+  return name == "run_id" || name == "instance" || name == "probe_dir" || name == "workspace" ||
+         name == "canary_env";
 }
 
 // Which of the restricted placeholders the field being checked may use.

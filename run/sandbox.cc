@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "contract/frame_reader.h"
+#include "model/canary_env.h"
 #include "load/placeholders.h"
 #include "run/preflight_gate.h"
 #include "run/sweep_ids.h"
@@ -67,6 +68,10 @@ std::map<std::string, std::string> Sandbox::Scalars(const std::string& instance)
   scalars["instance"] = instance;
   scalars["probe_dir"] = context_.probe_dir;
   scalars["workspace"] = context_.workspace;
+  scalars["canary_env"] = "";
+  for (const auto& [name, value] : context_.env) {
+    if (name.starts_with(kCanaryEnvPrefix)) scalars["canary_env"] = name;
+  }
   StatusOr<std::string> probe = ExpandString(profile_.probe_path, scalars);
   scalars["probe"] = probe.ok() ? *probe : profile_.probe_path;
   return scalars;
