@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -84,11 +83,6 @@ std::chrono::seconds Untouched(const std::string& root) {
 }
 
 }  // namespace
-
-std::string RunDirParent() {
-  const char* root = std::getenv(kRunRootEnv);
-  return root != nullptr && root[0] == '/' ? std::string(root) : std::string(kRunDirParent);
-}
 
 bool IsProcessToken(const std::string& token) {
   return token.size() >= kMinTokenLength &&

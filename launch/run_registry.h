@@ -25,18 +25,12 @@
 #include <string>
 #include <vector>
 
+#include "io/run_root.h"
 #include "model/status.h"
 
 namespace sandprobe {
 
-// Where runs put their directories (run/run.cc), and the prefix of their names.
-// /var/tmp, not /tmp: many sandboxes put a tmpfs on /tmp, which would hide the canary from a
-// sandbox that otherwise sees the whole host. SANDPROBE_RUN_ROOT (an absolute path) replaces it
-// for `run` and `sweep` alike: runs under another root are invisible to each other's sweeps
-// (tests that kill a runner use one so a concurrent run does not sweep their evidence first).
-inline constexpr const char* kRunDirParent = "/var/tmp";
-inline constexpr const char* kRunRootEnv = "SANDPROBE_RUN_ROOT";
-std::string RunDirParent();
+// Where runs put their directories: RunDirParent() (io/run_root.h), and their names' prefix.
 inline constexpr const char* kRunDirPrefix = "sandprobe-";
 
 // Files a run's probes may plant on the host: names holding `token`, in `dirs`.
