@@ -111,12 +111,14 @@ class Run {
   // The run dir (claimed in the registry), the probe dir the sandboxes can reach, the canaries.
   Status Prepare() {
     StartReport();
-    StatusOr<RunDir> run_dir = RunDir::Create(env_.run_dir_parent, report_.run_id, profile_->source_path);
+    StatusOr<RunDir> run_dir = RunDir::Create(env_.run_dir_parent, report_.run_id, *profile_);
     if (!run_dir.ok()) return run_dir.status();
     run_dir_.emplace(std::move(*run_dir));
     StatusOr<std::string> probe_dir = ProbeDirForSandboxes(options_.probe_dir, run_dir_->root());
     if (!probe_dir.ok()) return probe_dir.status().AsHarnessError();
     probe_dir_ = *probe_dir;
+    // What a sweep runs if this run dies, fixed now, before any launch.
+    if (Status recorded = run_dir_->RecordSweeps(*profile_, probe_dir_); !recorded.ok()) return recorded;
     StatusOr<CanaryFile> canary = CanaryFile::Plant(run_dir_->root());
     if (!canary.ok()) return canary.status().AsHarnessError();
     canary_.emplace(std::move(*canary));
