@@ -222,6 +222,11 @@ class Run {
                          {"preflight", preflight_->Summary()},
                          {"sweep", sandbox_->sweep_summary()},
                          {"host_paths", facts_.observed["host_paths"]}};
+    // The run root's space after the launches: a workspace write that failed for space while
+    // it is full is the harness's disk, not the sandbox's policy (families/family_fs.cc).
+    facts_.observed["run_root"] = run_dir_->DiskFacts();
+    facts_.observed["run_root"]["workspace_inside"] = context_.workspace;
+    report_.witnesses["run_root"] = facts_.observed["run_root"];
     for (const auto& witness : witnesses_) {
       nlohmann::json seen = witness->Collect();
       report_.witnesses[witness->name()] = seen;
