@@ -44,7 +44,7 @@ struct SweepFlags {
 int Sweep(const SweepFlags& flags) {
   ProcessLauncher launcher;
   std::vector<SweepSummary> summaries =
-      SweepDeadRuns(launcher, {.dry_run = flags.dry_run, .only_run_id = flags.run_id});
+      SweepDeadRuns(launcher, {.dry_run = flags.dry_run, .only_run_id = flags.run_id, .include_foreign = true});
   bool incomplete = false;
   nlohmann::json runs = nlohmann::json::array();
   for (const SweepSummary& s : summaries) {

@@ -218,6 +218,31 @@ std::string DescribeMountFlags(const json& fact) {
   return all_rw ? fmt::format(" (mount is read-write: {})", joined) : " (" + joined + ")";
 }
 
+// A write into the workspace that failed for space (ENOSPC, EDQUOT) while the run root that
+// holds the workspace on the host is full, or with EROFS while that filesystem is read-only
+// (the harness's own statvfs after the launches, witnesses.run_root, run/run_dir.h): the
+// harness's disk, never the sandbox's policy. "" when not. statvfs shows no quota: EDQUOT with
+// space left stays the sandbox's.
+std::string HarnessDiskAtFault(const JudgeInput& in, const json& fact) {
+  auto root = in.witnesses.observed.find("run_root");
+  if (root == in.witnesses.observed.end() || !root->second.is_object()) return "";
+  const json& disk = root->second;
+  auto text = [](const json& j, const char* key) {
+    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+  };
+  auto flag = [](const json& j, const char* key) { return j.contains(key) && j[key].is_boolean() && j[key].get<bool>(); };
+  const std::string inside = text(disk, "workspace_inside"), err = text(fact, "errno");
+  const std::string& path = in.check.resolved_target;
+  if (inside.empty() || (path != inside && path.rfind(inside + "/", 0) != 0)) return "";
+  bool full = (err == "ENOSPC" || err == "EDQUOT") && flag(disk, "full");
+  bool read_only = err == "EROFS" && flag(disk, "read_only");
+  if (!full && !read_only) return "";
+  return fmt::format("; the harness's run root is {} ({}: {} bytes and {} inodes free): the "
+                     "harness's own disk, not the sandbox's policy",
+                     full ? "full" : "read-only", text(disk, "path"), disk.value("bytes_free", json()).dump(),
+                     disk.value("inodes_free", json()).dump());
+}
+
 Verdict JudgeWrite(const JudgeInput& in) {
   Verdict v = StartVerdict(in);
   v.expected = fmt::format("write {}", ExpectationName(in.check.expect));
@@ -229,6 +254,13 @@ Verdict JudgeWrite(const JudgeInput& in) {
   v.observed = wrote ? "created and removed a file" : "create failed: " + DescribeFailure(fact);
   v.observed += DescribeMountFlags(fact);
   bool allowed = in.check.expect == Expectation::kAllowed;
+  if (std::string harness = wrote ? "" : HarnessDiskAtFault(in, fact); !harness.empty()) {
+    v.outcome = Outcome::kError;
+    v.observed += harness;
+    v.remediation = "free space on the run root's filesystem (or make it writable), or point "
+                    "SANDPROBE_RUN_ROOT at one that has room, then run again";
+    return v;
+  }
   Judge(v, wrote == allowed, allowed ? Direction::kTooRestrictive : Direction::kTooPermissive);
   ApplyControl(v, in.controls.write, "writable");
   return v;

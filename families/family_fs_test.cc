@@ -487,5 +487,43 @@ TEST(FamilyFsTest, DeniedPathShowingAHostDirectoryFailsTheRead) {
   EXPECT_EQ(v.observed.find("the sandbox's own"), std::string::npos) << v.observed;
 }
 
+// The harness's own disk: a workspace write that failed with ENOSPC while the harness's statvfs
+// of the run root says full is an error, not "fail too-restrictive"; with room left, or for a
+// path outside the workspace, the sandbox's verdict stands.
+TEST(FamilyFsTest, AWorkspaceWriteFailingOnTheHarnesssFullDiskIsAnError) {
+  auto facts = TightFacts();
+  json& ws = FactOf(facts, "fs.write", "/workspace");
+  ws["ok"] = false;
+  ws["step"] = "write";
+  ws["errno"] = "ENOSPC";
+  WitnessFacts w = Witness();
+  w.observed["run_root"] = {{"path", "/var/tmp/sandprobe-x/workspace"}, {"bytes_free", 0}, {"inodes_free", 10},
+                            {"read_only", false}, {"full", true}, {"workspace_inside", "/workspace"}};
+  Verdict v = Judged(facts, "fs.write.allowed:{workspace}", w);
+  EXPECT_EQ(v.outcome, Outcome::kError) << v.observed;
+  EXPECT_NE(v.observed.find("the harness's run root is full (/var/tmp/sandprobe-x/workspace: 0 bytes"),
+            std::string::npos) << v.observed;
+  EXPECT_NE(v.remediation.find("free space"), std::string::npos) << v.remediation;
+  ws["errno"] = "EDQUOT";
+  EXPECT_EQ(Judged(facts, "fs.write.allowed:{workspace}", w).outcome, Outcome::kError);
+  // A sandbox's read-only workspace on a host filesystem that is not: the sandbox's fail.
+  ws["errno"] = "EROFS";
+  EXPECT_EQ(Judged(facts, "fs.write.allowed:{workspace}", w).outcome, Outcome::kFail);
+  w.observed["run_root"]["read_only"] = true;
+  EXPECT_EQ(Judged(facts, "fs.write.allowed:{workspace}", w).outcome, Outcome::kError);
+  // Room on the run root: ENOSPC there is the sandbox's (its own small mount over /workspace).
+  ws["errno"] = "ENOSPC";
+  w.observed["run_root"]["full"] = false;
+  v = Judged(facts, "fs.write.allowed:{workspace}", w);
+  EXPECT_EQ(v.outcome, Outcome::kFail);
+  EXPECT_EQ(v.direction, Direction::kTooRestrictive);
+  // A full run root says nothing about /tmp.
+  w.observed["run_root"]["full"] = true;
+  json& tmp = FactOf(facts, "fs.write", "/tmp");
+  tmp["ok"] = false;
+  tmp["errno"] = "ENOSPC";
+  EXPECT_EQ(Judged(facts, "fs.write.allowed:/tmp", w).outcome, Outcome::kFail);
+}
+
 }  // namespace
 }  // namespace sandprobe

@@ -233,6 +233,16 @@ void ReadEnvelope(ObjectReader& parent, Profile& p) {
   parent.Fail(r.status());
 }
 
+void ReadWorkspaceOwner(ObjectReader& parent, Profile& p) {
+  if (!parent.Has("workspace_owner")) return;
+  ObjectReader r(parent.doc(), parent.PointerTo("workspace_owner"), {"uid", "gid"});
+  constexpr std::int64_t kMaxId = 4294967294LL;  // (uid_t)-1 means "unchanged" to chown
+  std::optional<std::int64_t> uid = r.Int("uid", Presence::kRequired, 0, kMaxId);
+  std::optional<std::int64_t> gid = r.Int("gid", Presence::kRequired, 0, kMaxId);
+  if (uid && gid) p.workspace_owner = WorkspaceOwner{static_cast<std::uint32_t>(*uid), static_cast<std::uint32_t>(*gid)};
+  parent.Fail(r.status());
+}
+
 // "canaries_in": a string or {"host", "inside"} per entry; only profile vars as placeholders (a
 // run's own directories hold no user data to prove anything about).
 void ReadCanariesIn(ObjectReader& parent, Profile& p) {
@@ -338,7 +348,7 @@ std::string_view LifecycleName(Lifecycle lifecycle) {
 StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
   ObjectReader r(doc, JsonPointer(),
                  {"name", "description", "backend", "policy", "requires", "preflight", "install_hint",
-                  "lifecycle", "probe_path", "workspace_path", "injection", "run", "start", "exec",
+                  "lifecycle", "probe_path", "workspace_path", "workspace_owner", "injection", "run", "start", "exec",
                   "stop", "cleanup", "teardown", "sweep", "vars", "timeout_seconds", "inspect",
                   "envelope", "version", "canaries_in", "environment", "probe_exit", "probe"});
   Profile p;
@@ -402,6 +412,7 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
   if (r.ok()) ReadInspect(r, p);
   if (r.ok()) ReadEnvelope(r, p);
   if (r.ok()) ReadCanariesIn(r, p);
+  if (r.ok()) ReadWorkspaceOwner(r, p);
   CheckInjection(r, p);
   if (!r.ok()) return r.status();
   return p;

@@ -105,6 +105,17 @@ struct ProbeChoice {
   std::string file;                              // a user's probe file, absolute or profile-relative resolved
 };
 
+// JSON "workspace_owner": {"uid": 1000, "gid": 1000}: the host uid and gid the sandbox's
+// processes write {workspace} as (docker --user 1000:1000 without user-namespace remapping:
+// 1000; bwrap started by setpriv --reuid 65534: 65534). The run gives the workspace to them and
+// to no one else (run/workspace_owner.h). Absent: the sandbox writes as the harness's own user
+// (host, firejail, codex, a bwrap root starts, root in a container), and the workspace is the
+// harness's alone.
+struct WorkspaceOwner {
+  std::uint32_t uid = 0;  // 0..2^32-2
+  std::uint32_t gid = 0;
+};
+
 struct Profile {
   std::string name;           // [a-z0-9][a-z0-9._-]*, required
   std::string description;    // required, non-empty
@@ -136,6 +147,8 @@ struct Profile {
   // Absolute, or "{workspace}" (the host workspace, for sandboxes that see the host's paths)
   // followed by nothing or "/..."; no other placeholder.
   std::string workspace_path = "/workspace";
+  // JSON "workspace_owner": who writes the workspace, when not the harness's user; see above.
+  std::optional<WorkspaceOwner> workspace_owner;
   // JSON "injection": how the probe gets in: "ro-bind" | "image" | "copy" | "host-path";
   // required, so the profile says it does not weaken the sandbox to get the probe in. Every
   // kind but "image" must take the probe from {probe_dir} (CheckInjection): ro-bind and copy in

@@ -90,6 +90,15 @@ TEST(ProfileTest, SweepMayBeAListAndTeardownIsChecked) {
 
 TEST(ProfileTest, MinimalProfileIsValid) { EXPECT_EQ(ProfileError(""), "ok"); }
 
+TEST(ProfileTest, WorkspaceOwnerIsAUidAndAGid) {
+  EXPECT_EQ(ProfileError(R"(, "workspace_owner": {"uid": 1000, "gid": 1000})"), "ok");
+  EXPECT_EQ(ProfileError(R"(, "workspace_owner": {"uid": 1000})"), "p.json:3:22: /workspace_owner/gid: missing required field");
+  EXPECT_EQ(ProfileError(R"(, "workspace_owner": {"uid": -1, "gid": 0})"),
+            "p.json:3:30: /workspace_owner/uid: must be between 0 and 4294967294, got -1");
+  EXPECT_EQ(ProfileError(R"(, "workspace_owner": {"uid": 1, "gid": 1, "user": "x"})"),
+            "p.json:3:43: /workspace_owner/user: unknown key (known: uid, gid)");
+}
+
 TEST(ProfileTest, EnvironmentIsInheritOrEmpty) {
   EXPECT_EQ(ProfileError(R"(, "environment": "empty")"), "ok");
   EXPECT_EQ(ProfileError(R"(, "environment": "inherit")"), "ok");
@@ -184,7 +193,8 @@ TEST(ProfileTest, FieldErrors) {
             "p.json:3:22: /timeout_seconds: expected integer, got string");
   EXPECT_EQ(ProfileError(R"(, "lifecyle": "oneshot")"),
             "p.json:3:3: /lifecyle: unknown key (known: name, description, backend, policy, "
-            "requires, preflight, install_hint, lifecycle, probe_path, workspace_path, injection, run, start, "
+            "requires, preflight, install_hint, lifecycle, probe_path, workspace_path, workspace_owner, injection, "
+            "run, start, "
             "exec, stop, cleanup, teardown, sweep, vars, timeout_seconds, inspect, envelope, version, "
             "canaries_in, environment, probe_exit, probe)");
   EXPECT_EQ(ProfileError(R"(, "vars": {"9lives": "/x"})"),

@@ -113,7 +113,7 @@ class Run {
   // The run dir (claimed in the registry), the probe dir the sandboxes can reach, the canaries.
   Status Prepare() {
     StartReport();
-    StatusOr<RunDir> run_dir = RunDir::Create(env_.run_dir_parent, report_.run_id, profile_->source_path);
+    StatusOr<RunDir> run_dir = RunDir::Create(env_.run_dir_parent, report_.run_id, *profile_);
     if (!run_dir.ok()) return run_dir.status();
     run_dir_.emplace(std::move(*run_dir));
     StatusOr<std::string> probe_dir = PlaceProbe(*probe_, run_dir_->root());
@@ -122,6 +122,8 @@ class Run {
     // What the harness hands a sandbox resolved: a runtime's allowlist (deno --allow-read=DIR)
     // compares resolved paths, and a run root under a symlinked /tmp would not match.
     workspace_ = ResolvedPath(run_dir_->workspace());
+    // What a sweep runs if this run dies, fixed now, before any launch.
+    if (Status recorded = run_dir_->RecordSweeps(*profile_, probe_dir_); !recorded.ok()) return recorded;
     StatusOr<CanaryFile> canary = CanaryFile::Plant(run_dir_->root());
     if (!canary.ok()) return canary.status().AsHarnessError();
     canary_.emplace(std::move(*canary));
@@ -253,6 +255,11 @@ class Run {
                          {"preflight", preflight_->Summary()},
                          {"sweep", sandbox_->sweep_summary()},
                          {"host_paths", facts_.observed["host_paths"]}};
+    // The run root's space after the launches: a workspace write that failed for space while
+    // it is full is the harness's disk, not the sandbox's policy (families/family_fs.cc).
+    facts_.observed["run_root"] = run_dir_->DiskFacts();
+    facts_.observed["run_root"]["workspace_inside"] = context_.workspace;
+    report_.witnesses["run_root"] = facts_.observed["run_root"];
     for (const auto& witness : witnesses_) {
       nlohmann::json seen = witness->Collect();
       report_.witnesses[witness->name()] = seen;
