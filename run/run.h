@@ -30,9 +30,11 @@ struct RunOptions {
   // every sandbox's before the first run: PreloadRunInputs); unset: the run loads them itself.
   std::optional<RunInputs> inputs;
   std::string probe_dir;    // host directory holding only sandprobe-probe
-  // When the backend's preflight fails: false -> every check is skip (with the reason);
-  // true -> every check is error (CI runs with backends required).
-  bool require_backend = false;
+  // When the backend's preflight fails: false (the default) -> every check it keeps from being
+  // judged is error, exit 3; true (--allow-missing-backend) -> skip, with the reason, and the
+  // report's backend_skipped says so. A backend that answered in the run and then went away is
+  // error either way.
+  bool allow_missing_backend = false;
   bool keep_run_dir = false;  // keep /var/tmp/sandprobe-<run_id> for debugging
   std::string tool_version;
   const std::atomic<bool>* cancel = nullptr;  // set on SIGINT/SIGTERM
