@@ -1,6 +1,10 @@
 #include "cli/cli_inputs.h"
 
+#include <cstdlib>
+
 #include <fmt/format.h>
+
+#include "launch/run_registry.h"
 
 namespace sandprobe {
 
@@ -35,6 +39,15 @@ StatusOr<std::vector<std::string>> SplitCommaList(const std::string& option, con
     }
   }
   return items;
+}
+
+Status CheckEnvironment() {
+  const char* root = std::getenv(kRunRootEnv);
+  if (root != nullptr && root[0] != '/') {
+    return Status::Error(fmt::format("{}=\"{}\": must be an absolute path (unset it for {})", kRunRootEnv, root,
+                                     kRunDirParent));
+  }
+  return Status::Ok();
 }
 
 }  // namespace sandprobe

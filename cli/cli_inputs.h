@@ -21,4 +21,9 @@ void RefuseEmptyValues(CLI::App& app);
 // value: CLI11's own delimiter drops it silently.
 StatusOr<std::vector<std::string>> SplitCommaList(const std::string& option, const std::vector<std::string>& given);
 
+// The environment sandprobe reads, checked like its flags: SANDPROBE_RUN_ROOT, when set, must be
+// an absolute path (anything else was silently replaced by /var/tmp, where the runs of another
+// root would then sweep this one's).
+Status CheckEnvironment();
+
 }  // namespace sandprobe

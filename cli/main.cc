@@ -191,7 +191,8 @@ int Main(int argc, char** argv) {
   // No default shown: --help feeds the man page, which must not name the build machine's paths.
   app.add_option("--data-dir", globals.data_dir,
                  "where suites/, policies/ and sandboxes/ live (default: share/sandprobe beside "
-                 "the binary's bin/, or the checkout of a build tree)");
+                 "the binary's bin/, or the checkout of a build tree)")
+      ->check(CLI::ExistingDirectory);
   std::vector<std::pair<CLI::App*, CliHandler>> handlers;
   for (const CliCommand& command : kCommands) {
     CLI::App* sub = app.add_subcommand(command.name, command.help);
@@ -203,6 +204,10 @@ int Main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : kExitUsage;
+  }
+  if (Status s = CheckEnvironment(); !s.ok()) {
+    std::cerr << "sandprobe: " << s.message() << "\n";
+    return kExitUsage;
   }
   for (const auto& [sub, handler] : handlers) {
     if (*sub) return handler();

@@ -238,6 +238,14 @@ TEST(GreenMeansCheckedTest, EveryBadInputIsExit2NamingIt) {
     EXPECT_EQ(run.exit_code, 2) << ::testing::PrintToString(c.args) << "\n" << run.out << run.err;
     EXPECT_THAT(run.err, HasSubstr(c.says)) << ::testing::PrintToString(c.args);
   }
+  // A relative run root was replaced by /var/tmp without a word; a data dir that is not there
+  // listed nothing.
+  CliRun relative_root = RunCommand({"env", "SANDPROBE_RUN_ROOT=var/tmp", SANDPROBE_CLI, "sweep", "--dry-run"});
+  EXPECT_EQ(relative_root.exit_code, 2) << relative_root.out;
+  EXPECT_THAT(relative_root.err, HasSubstr("SANDPROBE_RUN_ROOT=\"var/tmp\": must be an absolute path"));
+  CliRun no_data = RunCli({"--data-dir", dir + "/none", "list"});
+  EXPECT_EQ(no_data.exit_code, 2) << no_data.out;
+  EXPECT_THAT(no_data.err, HasSubstr("--data-dir"));
 }
 
 // `diff` reads what `report` reads: the same size limit (a real 10 MB report is read by both)
