@@ -27,7 +27,8 @@ struct MatrixRunExit {
   bool backend_skipped = false;
 };
 // The exit code of several runs: the worst of them, where a run whose backend was skipped
-// counts as no run at all; when every run's backend was skipped, nothing was judged: 3.
+// counts as no run at all; when every run's backend was skipped (or there was no run), nothing
+// was judged: 3.
 int MatrixExitCode(const std::vector<MatrixRunExit>& runs);
 
 }  // namespace sandprobe
