@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "launch/run_registry.h"
+#include "io/run_root.h"
 
 namespace sandprobe {
 

@@ -33,6 +33,7 @@
 #include "launch/launcher.h"
 #include "families/plan.h"
 #include "load/profile.h"
+#include "run/probe_builds.h"
 #include "run/run.h"
 #include "gate/run_matrix.h"
 #include "run/run_sweep.h"
@@ -68,7 +69,7 @@ void InstallInterruptHandlers() {
 struct RunFlags {
   std::vector<std::string> sandboxes;  // --sandbox a,b,c: resolved to profile files
   std::vector<std::string> suites;     // --suite a,b / all: resolved to suite files
-  std::string policy, probe_dir, fail_on = "low";
+  std::string policy, probe_dir, layout_probe_dir, fail_on = "low";
   ReportPaths outputs = ReportPaths(ReportFormats().size());  // one per ReportFormats() row
   bool allow_missing_backend = false, require_backend = false;  // the latter: accepted, the default
   bool no_color = false, keep_run_dir = false, no_progress = false;
@@ -147,6 +148,8 @@ SandboxResult RunOne(const RunFlags& flags, SandboxRun& sandbox, FailOn fail_on,
                      .suite_paths = flags.suites,
                      .inputs = std::move(sandbox.inputs),
                      .probe_dir = flags.probe_dir,
+                     .layout_probe_dir = flags.layout_probe_dir,
+                     .probe_builds = BuiltProbes(),
                      .allow_missing_backend = flags.allow_missing_backend,
                      .keep_run_dir = flags.keep_run_dir,
                      .tool_version = SANDPROBE_VERSION,
@@ -323,7 +326,7 @@ int Run(const RunFlags& flags) {
 
 CliHandler SetupRun(CLI::App& run, const CliGlobals& globals) {
   auto flags = std::make_shared<RunFlags>();
-  flags->probe_dir = globals.probe_dir;
+  flags->layout_probe_dir = globals.probe_dir;
   run.add_option("--sandbox", flags->sandboxes,
                  "sandbox profile: a name (see list) or a JSON file; several (a,b,c) run one after "
                  "another, each writing its own reports with the sandbox's name before the "
@@ -344,8 +347,10 @@ CliHandler SetupRun(CLI::App& run, const CliGlobals& globals) {
   run.add_option("--check", flags->selection.only, "run only checks whose id matches this glob (repeatable)");
   run.add_option("--skip", flags->selection.skip, "leave out checks whose id matches this glob (repeatable)");
   run.add_option("--waivers", flags->waivers, "JSON file of waived fails (check glob, reason, expires)");
-  run.add_option("--probe-dir", flags->probe_dir, "host directory holding sandprobe-probe")
-      ->capture_default_str();
+  run.add_option("--probe-dir", flags->probe_dir,
+                 "host directory holding the probe the profile names (sandprobe-probe for native, "
+                 "sandprobe-probe.js for js; default: this build's or install's); it must be the probe "
+                 "this build made (checked by its SHA-256, exit 2 when not)");
   run.add_flag("--allow-missing-backend", flags->allow_missing_backend,
                "a backend whose preflight fails (not installed, no permission, daemon down) makes its checks "
                "skips, not errors: for a matrix column that may be absent. A run that judged nothing is "
