@@ -333,16 +333,16 @@ TEST(ProfileInputsTest, WorkspacePathMustBeAbsolute) {
 TEST(ProfileInputsTest, ProbePathIsAbsoluteAndVisible) {
   auto with_probe_path = [](const std::string& probe_path) {
     std::string text = R"({"name": "p", "description": "d", "backend": "host", "injection": "copy",
-"lifecycle": "oneshot", "run": ["{probe}", "{probe_args...}"], "probe_path": )" + probe_path + "}";
+"lifecycle": "oneshot", "run": ["env", "P={probe_dir}", "{probe}", "{probe_args...}"], "probe_path": )" + probe_path + "}";
     StatusOr<JsonDocument> doc = JsonDocument::Parse(text, "p.json");
     if (!doc.ok()) return "parse: " + doc.status().message();
     StatusOr<Profile> p = ParseProfile(*doc);
     return p.ok() ? std::string("ok") : p.status().message();
   };
   EXPECT_EQ(with_probe_path(R"("opt/sandprobe/sandprobe-probe")"),
-            "p.json:2:78: /probe_path: must be absolute or start with {probe_dir}/, got \"opt/sandprobe/sandprobe-probe\"");
+            "p.json:2:102: /probe_path: must be absolute or start with {probe_dir}/, got \"opt/sandprobe/sandprobe-probe\"");
   EXPECT_EQ(with_probe_path(R"("/opt/sandprobe/sandprobe\u200b-probe")"),
-            "p.json:2:78: /probe_path: contains U+200B (an invisible format character) at character 25: it looks "
+            "p.json:2:102: /probe_path: contains U+200B (an invisible format character) at character 25: it looks "
             "like another path");
   EXPECT_EQ(with_probe_path(R"("/opt/sandprobe/sandprobe-probe")"), "ok");
   EXPECT_EQ(with_probe_path(R"("{probe_dir}/sandprobe-probe")"), "ok");

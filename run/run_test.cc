@@ -305,7 +305,8 @@ TEST_F(RunTest, AMissingBackendIsAnErrorUnlessAllowedThenASkipTheReportNames) {
   launcher_.steps["fake-requires"] = {.exit_code = 1};
   launcher_.steps["fake-exec"] = {.exit_code = 1};
   launcher_.print_done = false;
-  launcher_.only_paths_containing = "/no-path-has-this/";  // not one frame
+  launcher_.only_paths_containing = "/no-path-has-this/";  // not one fact
+  launcher_.hello = nullptr;  // and no hello: not one frame came through the backend
   for (bool allowed : {false, true}) {
     options_.allow_missing_backend = allowed;
     StatusOr<RunReport> report = RunIt();

@@ -292,7 +292,10 @@ TEST(DockerdGoneTest, ABackendThatWentAwayIsExit3EvenWhenMissingBackendsAreAllow
   PrivateDockerd dockerd;
   ASSERT_EQ(dockerd.Start(), "");
   ASSERT_EQ(LoadAgentImage(dockerd), "");
-  KilledRun killed = RunAndKillDaemon(dockerd, 2, {"--allow-missing-backend"});
+  // The private daemon stores images with the vfs driver: a container's / is a plain directory
+  // of its data root, which fs.mounts.host-dirs rightly calls a host directory (a fail, exit 1,
+  // which outranks 3). That finding is the test daemon's, not what this test is about.
+  KilledRun killed = RunAndKillDaemon(dockerd, 2, {"--allow-missing-backend", "--skip", "fs.mounts.host-dirs"});
   ASSERT_EQ(killed.containers_seen, 2u) << killed.run.out << killed.run.err;
   EXPECT_EQ(killed.run.exit_code, 3) << killed.run.out << killed.run.err;
   ASSERT_TRUE(killed.report.is_object()) << killed.run.err;

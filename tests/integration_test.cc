@@ -124,7 +124,9 @@ json ExpectMissingBackend(const std::string& profile) {
   CliRun skipped = RunProfile(profile, {"--allow-missing-backend"});
   EXPECT_EQ(skipped.exit_code, 3) << skipped.out << skipped.err;
   ExpectAll(skipped.report, "skip");
-  EXPECT_NE(skipped.out.find("exit 3: nothing was judged: 25 of 25 check(s) skipped: backend other unavailable"),
+  const std::string n = std::to_string(skipped.report["checks"].size());
+  EXPECT_NE(skipped.out.find("exit 3: nothing was judged: " + n + " of " + n +
+                             " check(s) skipped: backend other unavailable"),
             std::string::npos)
       << skipped.out;
   return required.report;
