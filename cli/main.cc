@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/cli_command.h"
+#include "cli/cli_inputs.h"
 #include "cli/cli_mutate.h"
 #include "cli/cli_recorded.h"
 #include "cli/cli_run.h"
@@ -26,6 +27,7 @@
 #include "load/suite.h"
 #include "mutate/mutation_operators.h"
 #include "reports/diff.h"
+#include "reports/json_report_read.h"
 #include "run/probe_builds.h"
 #include "run/run_sweep.h"
 #include "sandprobe_build_info.h"
@@ -68,14 +70,13 @@ struct DiffFlags {
 // Exit: 0 nothing regressed, 1 a regression (or, with --fail-on-change, any change beyond the
 // checks' tolerance), 2 bad input.
 int Diff(const DiffFlags& flags) {
-  auto load = [](const std::string& path) -> StatusOr<nlohmann::json> {
-    StatusOr<JsonDocument> doc = JsonDocument::Load(path);
-    if (!doc.ok()) return doc.status();
-    return doc->root();
-  };
-  StatusOr<nlohmann::json> before = load(flags.old_report);
+  if (flags.old_report == "-" && flags.new_report == "-") {
+    return std::cerr << "sandprobe diff: OLD and NEW are both stdin (-): name a file for one\n", kExitUsage;
+  }
+  // What `report` reads: the same reader, size limit and schema check.
+  StatusOr<nlohmann::json> before = LoadJsonReport(flags.old_report);
   if (!before.ok()) return std::cerr << "sandprobe diff: " << before.status().message() << "\n", kExitUsage;
-  StatusOr<nlohmann::json> after = load(flags.new_report);
+  StatusOr<nlohmann::json> after = LoadJsonReport(flags.new_report);
   if (!after.ok()) return std::cerr << "sandprobe diff: " << after.status().message() << "\n", kExitUsage;
   StatusOr<ReportDiff> diff = DiffReports(*before, *after);
   if (!diff.ok()) return std::cerr << "sandprobe diff: " << diff.status().message() << "\n", kExitUsage;
@@ -177,8 +178,8 @@ CliHandler SetupList(CLI::App&, const CliGlobals& globals) {
 
 CliHandler SetupDiff(CLI::App& diff, const CliGlobals&) {
   auto flags = std::make_shared<DiffFlags>();
-  diff.add_option("old", flags->old_report, "the earlier JSON report")->required();
-  diff.add_option("new", flags->new_report, "the later JSON report")->required();
+  diff.add_option("old", flags->old_report, "the earlier JSON report (- for stdin)")->required();
+  diff.add_option("new", flags->new_report, "the later JSON report (- for stdin)")->required();
   diff.add_option("--format", flags->format, "text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -223,17 +224,23 @@ int Main(int argc, char** argv) {
   // No default shown: --help feeds the man page, which must not name the build machine's paths.
   app.add_option("--data-dir", globals.data_dir,
                  "where suites/, policies/ and sandboxes/ live (default: share/sandprobe beside "
-                 "the binary's bin/, or the checkout of a build tree)");
+                 "the binary's bin/, or the checkout of a build tree)")
+      ->check(CLI::ExistingDirectory);
   std::vector<std::pair<CLI::App*, CliHandler>> handlers;
   for (const CliCommand& command : kCommands) {
     CLI::App* sub = app.add_subcommand(command.name, command.help);
     handlers.emplace_back(sub, command.setup(*sub, globals));
   }
+  RefuseEmptyValues(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : kExitUsage;
+  }
+  if (Status s = CheckEnvironment(); !s.ok()) {
+    std::cerr << "sandprobe: " << s.message() << "\n";
+    return kExitUsage;
   }
   for (const auto& [sub, handler] : handlers) {
     if (*sub) return handler();

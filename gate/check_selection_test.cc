@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "families/test_policies.h"
@@ -55,6 +56,23 @@ TEST(CheckSelectionTest, GlobsSpanSlashesAndExactIdsMatchDespiteBrackets) {
   EXPECT_FALSE(CheckIdMatches("fs.write.*", "fs.read.denied:/etc/shadow"));
   EXPECT_TRUE(CheckIdMatches("fs.alias.denied:{host_canary}[symlink]", "fs.alias.denied:{host_canary}[symlink]"));
   EXPECT_FALSE(CheckIdMatches("fs.read", "fs.read.denied:/etc/shadow"));
+}
+
+// fnmatch never reports a broken pattern: "[" silently matches a literal "[", an unknown class
+// nothing. GlobProblem finds them through regcomp's grammar, and lets every real id through.
+TEST(CheckSelectionTest, ABrokenGlobIsNamedAndEveryRealIdIsAGlob) {
+  for (const char* broken : {"[", "fs.read.denied:[", "fs.*[!", "[[:bogus:]]", "[z-a]", "x\\", ""}) {
+    EXPECT_NE(GlobProblem(broken), std::nullopt) << broken;
+  }
+  EXPECT_THAT(*GlobProblem("["), ::testing::HasSubstr("not a valid glob"));
+  for (const char* fine : {"fs.read.*", "*:/etc/shadow", "fs.alias.denied:{host_canary}[symlink]", "priv.syscall:socket(AF_VSOCK)",
+                           "[[]", "[]x]", "[!a]*", "[[:alpha:]]*", "a?c", "net.tcp.egress:127.0.0.1:*", "x\\*", "limits.cpus|x$^+"}) {
+    EXPECT_EQ(GlobProblem(fine), std::nullopt) << fine;
+  }
+  CheckSelection bad{{"fs.read.*"}, {"["}};
+  Status s = CheckSelectionGlobs(bad);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidInput);
+  EXPECT_THAT(s.message(), ::testing::StartsWith("--skip \"[\": not a valid glob"));
 }
 
 TEST(CheckSelectionTest, EmptySelectionLeavesThePlanAlone) {

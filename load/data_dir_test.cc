@@ -91,7 +91,7 @@ TEST(DataDirTest, AnUnknownNameListsTheNamesThereAndTheNearestOne) {
   const std::string m = r.status().message();
   EXPECT_NE(m.find("--sandbox docker-hardend"), std::string::npos) << m;
   EXPECT_NE(m.find("did you mean docker-hardened?"), std::string::npos) << m;
-  EXPECT_NE(m.find("bwrap-strict, codex"), std::string::npos) << m;
+  EXPECT_NE(m.find("bwrap-strict, bwrap-user, codex"), std::string::npos) << m;
   StatusOr<std::string> policy = ResolveDataFile(DataKind::kPolicy, "tier-lowest-of-all", kDataDir);
   ASSERT_FALSE(policy.ok());
   EXPECT_EQ(policy.status().message().find("did you mean"), std::string::npos) << policy.status().message();

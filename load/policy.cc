@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "load/path_text.h"
+
 namespace sandprobe {
 namespace {
 
@@ -38,6 +40,7 @@ bool IsCapabilityName(const std::string& name) {
 // Absolute, or one placeholder at the start followed by nothing or "/...". Any other `{...}`
 // would be silently literal, so it is refused.
 std::optional<std::string> PathProblem(const std::string& path) {
+  if (std::optional<std::string> invisible = InvisibleCharacterProblem(path)) return invisible;
   std::string rest = path;
   for (std::string_view prefix : {"{host_canary}", "{workspace}"}) {
     if (path.rfind(prefix, 0) == 0) {

@@ -123,6 +123,14 @@ TEST(PolicyTest, LimitsMustBePositive) {
             "p.json:2:20: /limits/cpus: must be greater than 0 and at most 4096, got 0");
 }
 
+// "/etc/sha\u200bdow" prints as /etc/shadow and names an absent file: its check would pass on
+// ENOENT while checking nothing.
+TEST(PolicyTest, APathWithAnInvisibleCharacterIsRefused) {
+  EXPECT_EQ(PolicyError(R"("filesystem": {"unreadable": ["/etc/sha\u200bdow"]})"),
+            "p.json:2:31: /filesystem/unreadable/0: contains U+200B (an invisible format character) at character "
+            "9: it looks like another path");
+}
+
 TEST(PolicyTest, PathsMustBeAbsoluteOrStartWithAPlaceholder) {
   EXPECT_EQ(PolicyError(R"("filesystem": {"readable": ["/ok", "tmp"]})"),
             "p.json:2:36: /filesystem/readable/1: must be absolute or start with {host_canary} "

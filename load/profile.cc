@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "load/path_text.h"
+
 namespace sandprobe {
 namespace {
 
@@ -81,6 +83,22 @@ void CheckLaunchArgv(ObjectReader& r, const std::string& key,
   if (!has_probe) r.FailAt(r.PointerTo(key), "must contain {probe} (the probe's path inside)");
   if (probe_args != 1) {
     r.FailAt(r.PointerTo(key), "must contain the element {probe_args...} exactly once");
+  }
+}
+
+// Where the probe is inside the sandbox: absolute, or under {probe_dir} (a host-path
+// injection), never relative (it would resolve against whatever directory the sandbox starts
+// in), and without invisible characters (a path that looks like the probe's but is not).
+void CheckProbePath(ObjectReader& r, const Profile& p) {
+  if (!r.ok()) return;
+  constexpr std::string_view kProbeDir = "{probe_dir}/";
+  if (!p.probe_path.starts_with('/') && !p.probe_path.starts_with(kProbeDir)) {
+    r.FailAt(r.PointerTo("probe_path"),
+             fmt::format("must be absolute or start with {{probe_dir}}/, got \"{}\"", p.probe_path));
+  }
+  for (auto [key, value] : {std::pair{"probe_path", &p.probe_path}, std::pair{"workspace_path", &p.workspace_path}}) {
+    if (!r.ok()) return;
+    if (std::optional<std::string> problem = InvisibleCharacterProblem(*value)) r.FailAt(r.PointerTo(key), *problem);
   }
 }
 
@@ -399,6 +417,7 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
     CheckPlaceholders(r, r.PointerTo(key), value, {.probe = false}, p.vars);
   }
   CheckWorkspacePath(r, p.workspace_path);
+  CheckProbePath(r, p);
   for (std::size_t i = 0; i < p.requirements.size(); ++i) {
     CheckArgv(r, r.PointerTo("requires") / i, p.requirements[i], {}, p.vars);
   }

@@ -328,6 +328,29 @@ TEST(ProfileInputsTest, WorkspacePathMustBeAbsolute) {
   EXPECT_EQ(ProfileError(R"(, "workspace_path": "{workspace}/sub")"), "ok");
 }
 
+// A relative probe path resolves against whatever directory the sandbox starts in, and one
+// with an invisible character names another file that looks the same: both are refused.
+TEST(ProfileInputsTest, ProbePathIsAbsoluteAndVisible) {
+  auto with_probe_path = [](const std::string& probe_path) {
+    std::string text = R"({"name": "p", "description": "d", "backend": "host", "injection": "copy",
+"lifecycle": "oneshot", "run": ["env", "P={probe_dir}", "{probe}", "{probe_args...}"], "probe_path": )" + probe_path + "}";
+    StatusOr<JsonDocument> doc = JsonDocument::Parse(text, "p.json");
+    if (!doc.ok()) return "parse: " + doc.status().message();
+    StatusOr<Profile> p = ParseProfile(*doc);
+    return p.ok() ? std::string("ok") : p.status().message();
+  };
+  EXPECT_EQ(with_probe_path(R"("opt/sandprobe/sandprobe-probe")"),
+            "p.json:2:102: /probe_path: must be absolute or start with {probe_dir}/, got \"opt/sandprobe/sandprobe-probe\"");
+  EXPECT_EQ(with_probe_path(R"("/opt/sandprobe/sandprobe\u200b-probe")"),
+            "p.json:2:102: /probe_path: contains U+200B (an invisible format character) at character 25: it looks "
+            "like another path");
+  EXPECT_EQ(with_probe_path(R"("/opt/sandprobe/sandprobe-probe")"), "ok");
+  EXPECT_EQ(with_probe_path(R"("{probe_dir}/sandprobe-probe")"), "ok");
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "/work\u2060space")"),
+            "p.json:3:21: /workspace_path: contains U+2060 (an invisible format character) at character 6: it looks "
+            "like another path");
+}
+
 TEST(ProfileInputsTest, EnvelopeNumbersAreBounded) {
   EXPECT_EQ(ProfileError(R"(, "envelope": {"pids": 4194305})"),
             "p.json:3:24: /envelope/pids: must be between 1 and 4194304, got 4194305");

@@ -134,7 +134,6 @@ class MutateSession {
     RunOptions run{.profile_path = profile.source_path,
                    .inputs = RunInputs{profile, inputs_->policy, phase.suite},
                    .probe_dir = options_.probe_dir,
-                   .require_backend = true,
                    .tool_version = options_.tool_version,
                    .cancel = options_.cancel,
                    .jobs = options_.run_jobs};

@@ -13,7 +13,7 @@ using ::testing::HasSubstr;
 Profile WithSweeps(const std::string& sweeps, const std::string& vars = "{}") {
   StatusOr<JsonDocument> doc = JsonDocument::Parse(
       R"({"name": "p", "description": "d", "backend": "docker", "injection": "ro-bind", "lifecycle": "oneshot",
-          "probe_path": "{probe_dir}/probe", "run": ["rt", "{probe}", "{probe_args...}"], "vars": )" + vars +
+          "probe_path": "{probe_dir}/probe", "run": ["rt", "-v", "{probe_dir}:/p", "{probe}", "{probe_args...}"], "vars": )" + vars +
           R"(, "sweep": )" + sweeps + "}",
       "p.json");
   EXPECT_TRUE(doc.ok()) << doc.status().message();

@@ -202,7 +202,7 @@ class Run {
     launched_ = RunLaunches({.plan = plan_, .sandbox = *sandbox_, .preflight = *preflight_,
                              .watchdog = *watchdog_, .witnesses = witnesses_,
                              .workspace = workspace_,
-                             .require_backend = options_.require_backend, .jobs = options_.jobs,
+                             .allow_missing_backend = options_.allow_missing_backend, .jobs = options_.jobs,
                              .random_hex = env_.random_hex,
                              .deadline_why = fmt::format("run timeout after {} s", options_.run_timeout.count()),
                              .on_progress = options_.on_progress});
@@ -285,6 +285,7 @@ class Run {
       }
     }
     report_.interrupted = Interrupted();
+    report_.backend_skipped = launched_.backend_skipped;
     report_.finished_at = env_.utc_now();
     report_.duration_seconds = std::chrono::duration<double>(env_.clock() - started_).count();
   }

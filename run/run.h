@@ -40,9 +40,11 @@ struct RunOptions {
   // only a probe that hashes to its row, and refuses a launch whose hello is not that probe's
   // (run/probe_dir.h). Empty: no runtime's probe can be verified, and a run of one is refused.
   std::span<const ProbeBuild> probe_builds;
-  // When the backend's preflight fails: false -> every check is skip (with the reason);
-  // true -> every check is error (CI runs with backends required).
-  bool require_backend = false;
+  // When the backend's preflight fails: false (the default) -> every check it keeps from being
+  // judged is error, exit 3; true (--allow-missing-backend) -> skip, with the reason, and the
+  // report's backend_skipped says so. A backend that answered in the run and then went away is
+  // error either way.
+  bool allow_missing_backend = false;
   bool keep_run_dir = false;  // keep /var/tmp/sandprobe-<run_id> for debugging
   std::string tool_version;
   const std::atomic<bool>* cancel = nullptr;  // set on SIGINT/SIGTERM

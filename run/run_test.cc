@@ -276,20 +276,47 @@ TEST_F(RunTest, AnInterruptedRunAlwaysSweeps) {
   EXPECT_EQ(report->witnesses["sweep"], "ran");
 }
 
-TEST_F(RunTest, APreflightFailureSkipsOnlyChecksWithoutFacts) {
+// The probe spoke through the backend (the canary frame), then the launch broke and the
+// preflight failed: the backend went away mid-run. A proved leak stays a fail; a check with no
+// fact is an error, even with --allow-missing-backend (that opt-out is for an absent backend).
+TEST_F(RunTest, ABackendThatWentAwayMidRunIsAnErrorEvenWhenMissingBackendsAreAllowed) {
   WriteProfile(R"(, "requires": [["fake-requires"]], "preflight": "on_failure")");
   launcher_.steps["fake-requires"] = {.exit_code = 1};
   launcher_.steps["fake-exec"] = {.exit_code = 1};
   launcher_.print_done = false;  // the launch is incomplete: the preflight is asked
   launcher_.only_paths_containing = "/canary-";  // the workspace read has no fact
+  options_.allow_missing_backend = true;
   StatusOr<RunReport> report = RunIt();
   ASSERT_TRUE(report.ok()) << report.status().message();
   ASSERT_TRUE(launcher_.Launched("fake-requires"));
   EXPECT_EQ(Find(*report, "fs.read.denied:{host_canary}")->outcome, Outcome::kFail)
-      << "the canary's hash was read before the backend went missing: still a leak";
+      << "the canary's hash was read before the backend went away: still a leak";
   const Verdict* workspace = Find(*report, "fs.read.allowed:{workspace}");
   ASSERT_NE(workspace, nullptr);
-  EXPECT_EQ(workspace->outcome, Outcome::kSkip) << workspace->observed;
+  EXPECT_EQ(workspace->outcome, Outcome::kError) << workspace->observed;
+  EXPECT_NE(workspace->observed.find("went away during the run"), std::string::npos) << workspace->observed;
+  EXPECT_EQ(report->backend_skipped, "");
+}
+
+// A backend that never answered (not one frame) and fails its preflight is missing: an error
+// by default, a skip only with --allow-missing-backend, which the report then names.
+TEST_F(RunTest, AMissingBackendIsAnErrorUnlessAllowedThenASkipTheReportNames) {
+  WriteProfile(R"(, "requires": [["fake-requires"]], "preflight": "on_failure")");
+  launcher_.steps["fake-requires"] = {.exit_code = 1};
+  launcher_.steps["fake-exec"] = {.exit_code = 1};
+  launcher_.print_done = false;
+  launcher_.only_paths_containing = "/no-path-has-this/";  // not one fact
+  launcher_.hello = nullptr;  // and no hello: not one frame came through the backend
+  for (bool allowed : {false, true}) {
+    options_.allow_missing_backend = allowed;
+    StatusOr<RunReport> report = RunIt();
+    ASSERT_TRUE(report.ok()) << report.status().message();
+    for (const Verdict& v : report->verdicts) {
+      EXPECT_EQ(v.outcome, allowed ? Outcome::kSkip : Outcome::kError) << v.check.id << ": " << v.observed;
+      EXPECT_NE(v.observed.find("backend other unavailable for profile fake"), std::string::npos) << v.observed;
+    }
+    EXPECT_EQ(report->backend_skipped.empty(), !allowed);
+  }
 }
 
 // A profile that takes the probe's status from the exit status line: a launch that exits 0

@@ -9,7 +9,7 @@
 #include "contract/frame_reader.h"
 #include "model/canary_env.h"
 #include "load/placeholders.h"
-#include "run/preflight_gate.h"
+#include "run/preflight_cause.h"
 #include "run/sweep_ids.h"
 
 namespace sandprobe {
@@ -162,10 +162,11 @@ Status Sandbox::Preflight() {
                                                            FirstLine(record.stderr_tail.empty() ? record.stdout_tail : record.stderr_tail));
     std::string message = fmt::format("backend {} unavailable for profile {}: `{}` failed: {}",
                                       NameOf(profile_.backend), profile_.name, FormatArgv(record.argv.empty() ? command : record.argv), why);
-    const char* docker_host = std::getenv("DOCKER_HOST");
-    const std::vector<std::string>& ran = record.argv.empty() ? command : record.argv;
-    message += PreflightHint(ran.empty() ? "" : ran.front(), ProbeDockerSocketAccess(docker_host ? docker_host : ""),
-                             profile_.requires_hint);
+    PreflightFailure failure{.argv = record.argv.empty() ? command : record.argv,
+                             .started = record.exit_code.has_value() || record.signal.has_value(),
+                             .exit_code = record.exit_code,
+                             .timed_out = record.timed_out};
+    message += DescribeDiagnosis(DiagnosePreflight(failure, RealHostView(), profile_.requires_hint));
     return Status::Error(message);
   }
   return Status::Ok();
