@@ -21,6 +21,7 @@
 #include "load/data_dir.h"
 #include "mutate/mutate.h"
 #include "mutate/mutate_report.h"
+#include "run/probe_builds.h"
 #include "run/run_sweep.h"
 
 namespace sandprobe {
@@ -47,7 +48,8 @@ void InstallMutateInterruptHandlers() {
 struct MutateFlags {
   std::string sandbox, policy, operators, json, markdown;
   std::vector<std::string> suites, only;
-  std::string probe_dir;
+  std::string probe_dir;         // --probe-dir; empty: the layout's directory of the profile's runtime
+  std::string layout_probe_dir;  // the native probe's directory in the data layout
   int jobs = 2, run_jobs = 1;
   int timeout_seconds = 0;
   bool full_matrix = false, quiet = false;
@@ -72,6 +74,8 @@ int Mutate(const MutateFlags& flags, const CliGlobals& globals) {
                         .mutations_dir = (std::filesystem::path(globals.data_dir) / "sandboxes" / "mutations").string(),
                         .only = flags.only,
                         .probe_dir = flags.probe_dir,
+                        .layout_probe_dir = flags.layout_probe_dir,
+                        .probe_builds = BuiltProbes(),
                         .tool_version = SANDPROBE_VERSION,
                         .jobs = flags.jobs,
                         .run_jobs = flags.run_jobs,
@@ -105,7 +109,7 @@ int Mutate(const MutateFlags& flags, const CliGlobals& globals) {
 
 CliHandler SetupMutate(CLI::App& mutate, const CliGlobals& globals) {
   auto flags = std::make_shared<MutateFlags>();
-  flags->probe_dir = globals.probe_dir;
+  flags->layout_probe_dir = globals.probe_dir;
   mutate.add_option("--sandbox", flags->sandbox, "the sandbox profile to mutate: a name (see list) or a JSON file")
       ->required();
   mutate.add_option("--policy", flags->policy, "policy to judge against: a name or a file (default: the profile's)");
@@ -131,7 +135,7 @@ CliHandler SetupMutate(CLI::App& mutate, const CliGlobals& globals) {
   mutate.add_option("--timeout", flags->timeout_seconds,
                     "limit for the whole session in seconds (0: none); mutants not audited by then are unfinished")
       ->check(CLI::Range(0, 86400));
-  mutate.add_option("--probe-dir", flags->probe_dir, "host directory holding sandprobe-probe")->capture_default_str();
+  mutate.add_option("--probe-dir", flags->probe_dir, "host directory holding the profile's probe (default: this build's, for the profile's runtime)");
   mutate.add_flag("-q,--quiet", flags->quiet, "no line per audited mutant on stderr");
   return [flags, &globals]() -> int {
     if (flags->suites.empty()) flags->suites = {"all"};

@@ -375,7 +375,9 @@ Status ExpandHostDirs(const ExpandInput& in, BatchBuilder& batch) {
     check.severity = dir.severity;
     check.target = check.resolved_target = dir.path;
     check.variant = "host-dir";
-    check.reference = declared ? in.policy.Ref("/filesystem/readable") : PolicyRef::InWords("the suite's fs.mounts entry");
+    // Declared or not, the readable list is the promise: a host directory it does not cover
+    // must not be visible (a reference with file:line:col for SARIF and the console).
+    check.reference = in.policy.Ref("/filesystem/readable");
     if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
   }
   Check other;

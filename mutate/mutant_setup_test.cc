@@ -13,7 +13,7 @@ using testing::FakeLauncher;
 
 Profile DockerProfile() {
   StatusOr<JsonDocument> doc = JsonDocument::Parse(R"({
-    "name": "dock", "description": "d", "backend": "docker", "lifecycle": "oneshot", "injection": "ro-bind",
+    "name": "dock", "description": "d", "backend": "docker", "lifecycle": "oneshot", "injection": "image",
     "probe_path": "/opt/p", "run": ["docker", "run", "--cap-drop", "ALL", "image", "{probe}", "{probe_args...}"]})",
                                                    "/data/sandboxes/dock.json");
   EXPECT_TRUE(doc.ok());

@@ -134,6 +134,8 @@ class MutateSession {
     RunOptions run{.profile_path = profile.source_path,
                    .inputs = RunInputs{profile, inputs_->policy, phase.suite},
                    .probe_dir = options_.probe_dir,
+                   .layout_probe_dir = options_.layout_probe_dir,
+                   .probe_builds = options_.probe_builds,
                    .tool_version = options_.tool_version,
                    .cancel = options_.cancel,
                    .jobs = options_.run_jobs};

@@ -25,6 +25,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,7 @@
 #include "launch/launcher.h"
 #include "model/status.h"
 #include "mutate/mutant_verdicts.h"
+#include "run/probe_builds.h"
 
 namespace sandprobe {
 
@@ -97,7 +99,10 @@ struct MutateOptions {
   std::string operators_path;            // empty: the file in `mutations_dir` for the backend
   std::string mutations_dir;             // <data-dir>/sandboxes/mutations
   std::vector<std::string> only;         // operator name globs (--operator); empty: all
-  std::string probe_dir;
+  std::string probe_dir;         // RunOptions::probe_dir
+  std::string layout_probe_dir;  // RunOptions::layout_probe_dir
+  // RunOptions::probe_builds: what this build made (the sandprobe binary's BuiltProbes()).
+  std::span<const ProbeBuild> probe_builds;
   std::string tool_version;
   int jobs = 1;
   // Each audit's own -j (RunOptions::jobs): its shared launch split by family group, up to this

@@ -9,14 +9,14 @@ using Argv = std::vector<std::string>;
 
 const nlohmann::json kDocker = nlohmann::json::parse(R"({
   "name": "dock", "description": "d", "backend": "docker", "policy": "../policies/tier-low.json",
-  "lifecycle": "oneshot", "injection": "ro-bind", "probe_path": "/opt/sandprobe/sandprobe-probe",
+  "lifecycle": "oneshot", "injection": "image", "probe_path": "/opt/sandprobe/sandprobe-probe",
   "run": ["docker", "run", "--network", "none", "--memory", "512m", "--memory-swap=512m",
           "--tmpfs", "/tmp:size=100m,mode=1777", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
           "--security-opt", "label=disable", "--read-only", "--user", "1000:1000",
           "image", "{probe}", "{probe_args...}"]})");
 
 const nlohmann::json kBwrap = nlohmann::json::parse(R"({
-  "name": "bw", "description": "d", "backend": "bwrap", "lifecycle": "oneshot", "injection": "ro-bind",
+  "name": "bw", "description": "d", "backend": "bwrap", "lifecycle": "oneshot", "injection": "image",
   "probe_path": "/opt/p", "environment": "empty",
   "run": ["setpriv", "--reuid", "65534", "bwrap", "--unshare-all", "--clearenv", "--tmpfs", "/tmp",
           "--remount-ro", "/", "{probe}", "{probe_args...}"]})");

@@ -92,6 +92,11 @@ std::string WriteProfile(const std::string& dir, const std::string& mode, Base b
                   {"timeout_seconds", 30}};
   // The wrapper runs bwrap-strict's command as bwrap-strict runs it (an empty environment).
   if (base == Base::kBwrap) profile["environment"] = BwrapStrictProfile().value("environment", "inherit");
+  // ... and as the uid bwrap-strict writes the workspace as (setpriv --reuid): the run gives it
+  // the workspace (run/workspace_owner.h).
+  if (base == Base::kBwrap && BwrapStrictProfile().contains("workspace_owner")) {
+    profile["workspace_owner"] = BwrapStrictProfile()["workspace_owner"];
+  }
   if (preflight_fails) {
     profile["requires"] = json::array({json::array({"false"})});
     profile["preflight"] = "on_failure";

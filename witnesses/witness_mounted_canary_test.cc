@@ -89,7 +89,8 @@ TEST(WitnessMountedCanaryTest, SweepOfADeadRunRemovesItsPlantedCanary) {
   std::string planted = home + "/sandprobe-canary-0123456789abcdef.txt";
   std::ofstream(planted) << "sandprobe host canary x\n";
   std::ofstream(home + "/sandprobe-canary-notes.txt") << "the user's";
-  OwnerRecord owner{.pid = 1, .profile_path = parent + "/profile.json",
+  // The host profile has no sweep commands: recorded as none (an owner.json of this version).
+  OwnerRecord owner{.pid = 1, .profile_path = parent + "/profile.json", .sweeps = std::vector<RecordedSweep>{},
                     .planted_canaries = {planted, home + "/sandprobe-canary-notes.txt", "/etc/passwd"}};
   testing::FakeLauncher launcher;
   SweepSummary s = SweepDeadRun(DeadRun{.run_id = "x", .root = root, .why = "dead", .owner = owner},
