@@ -5,6 +5,7 @@
 #include "contract/exit_code.h"
 
 #include "families/family.h"
+#include "families/list_counts.h"
 
 namespace sandprobe {
 namespace {
@@ -47,6 +48,7 @@ Verdict JudgeCheck(const JudgeInput& in) {
     return v;
   }
   Verdict v = row->judge(in);
+  DistrustMiscountedList(in.facts, v);
   if (!v.evidence.tier) v.evidence.tier = row->evidence;
   if (v.outcome == Outcome::kSkip) v.evidence.tier = EvidenceTier::kNone;  // not judged: nothing observed
   return v;
