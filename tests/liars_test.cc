@@ -98,7 +98,11 @@ std::string WriteProfile(const std::string& dir, const std::string& mode, Base b
                   {"run", run},
                   {"timeout_seconds", 30}};
   // The wrapper runs bwrap-strict's command as bwrap-strict runs it (an empty environment).
-  if (base == Base::kBwrap) profile["environment"] = BwrapStrictProfile().value("environment", "inherit");
+  if (base == Base::kBwrap) {
+    profile["environment"] = BwrapStrictProfile().value("environment", "inherit");
+    // bwrap-strict runs its probe as nobody, who must reach the workspace (run/run_dir.h).
+    if (BwrapStrictProfile().contains("workspace_owner")) profile["workspace_owner"] = BwrapStrictProfile()["workspace_owner"];
+  }
   if (preflight_fails) {
     profile["requires"] = json::array({json::array({"false"})});
     profile["preflight"] = "on_failure";
