@@ -190,6 +190,7 @@ Verdict JudgeRead(const JudgeInput& in) {
     ApplyControl(v, in.controls.read, "readable");
   }
   ApplyCanaryAnywhere(in, canary, v);
+  ApplyCanaryWatch(in, v);
   return v;
 }
 
@@ -307,6 +308,7 @@ Verdict JudgeAlias(const JudgeInput& in) {
     ApplyControl(v, in.controls.read, "readable");
   }
   ApplyCanaryAnywhere(in, canary, v);
+  ApplyCanaryWatch(in, v);
   return v;
 }
 

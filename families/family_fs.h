@@ -49,6 +49,12 @@ std::optional<std::string> CanarySha(const Check& check, const WitnessFacts& wit
 // frame index is added to the verdict's evidence when it is this launch's.
 std::string FindCanaryAnywhere(const JudgeInput& in, const std::string& sha, Verdict& v);
 
+// The host canary's checks against the host's own watch of it (observed["canary_watch"],
+// family_fs_canary_watch.cc): a change to the canary fails the check (critical, a write to the
+// host) whatever its expectation; an open fails a denied one; a denied pass the watch confirms
+// is witnessed. Nothing for other checks, or without a watch (an older report).
+void ApplyCanaryWatch(const JudgeInput& in, Verdict& v);
+
 // The host witness entry of `path` (observed["host_paths"]["paths"][path]), or null.
 const nlohmann::json* HostPathFact(const WitnessFacts& witnesses, const std::string& path);
 

@@ -99,6 +99,13 @@ WitnessFacts Witness() {
 }
 
 BatchResult Ran(std::vector<json> facts) {
+  // The probe's mount summary counts the mount lines it listed (list_counts.h): tests add and
+  // remove lines, the count follows them.
+  int mounts = 0;
+  for (const json& f : facts) mounts += f.value("family", "") == "fs.mounts" && f.value("variant", "") != "summary";
+  for (json& f : facts) {
+    if (f.value("family", "") == "fs.mounts" && f.value("variant", "") == "summary") f["mounts"] = mounts;
+  }
   BatchResult r;
   r.state = BatchResult::State::kRan;
   r.launch_id = "L1";
@@ -169,6 +176,53 @@ TEST(FamilyFsTest, CanaryHashInAnotherLaunchFails) {
     EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
     EXPECT_NE(v.observed.find("launch B9"), std::string::npos) << v.observed;
   }
+}
+
+// The host's own watch of its canary (witness_canary_watch.h) decides over the probe's word.
+WitnessFacts Watched(json opens, json changes, bool watched = true) {
+  WitnessFacts w = Witness();
+  w.observed["canary_watch"] = {{"path", kCanary}, {"watched", watched}, {"opens", std::move(opens)},
+                                {"changes", std::move(changes)}, {"verified", 3}};
+  if (!watched) w.observed["canary_watch"]["error"] = "inotify_init1: Too many open files";
+  return w;
+}
+
+TEST(FamilyFsTest, AnOpenTheHostSawFailsTheCanaryWhateverTheProbeSaid) {
+  // The probe (or a launcher rewriting its frames) reports EACCES for every canary path.
+  const WitnessFacts w = Watched({{{"after_launch", "L1"}, {"count", 1}}}, json::array());
+  for (const char* id : {"fs.read.denied:{host_canary}", "fs.alias.denied:{host_canary}[symlink]"}) {
+    Verdict v = Judged(TightFacts(), id, w);
+    EXPECT_EQ(v.outcome, Outcome::kFail) << id << ": " << v.observed;
+    EXPECT_EQ(v.direction, Direction::kTooPermissive);
+    EXPECT_EQ(v.tier(), EvidenceTier::kWitnessed);
+    EXPECT_NE(v.observed.find("the host saw its canary opened: after launch L1: 1 open(s)"), std::string::npos)
+        << v.observed;
+  }
+  EXPECT_EQ(Judged(TightFacts(), "fs.read.denied:/etc/shadow", w).outcome, Outcome::kPass);
+}
+
+TEST(FamilyFsTest, AChangedCanaryIsACriticalWriteToTheHost) {
+  const WitnessFacts w = Watched(json::array(), {{{"after_launch", "L1"}, {"what", "gone from its path"}}});
+  Verdict v = Judged(TightFacts(), "fs.read.denied:{host_canary}", w);
+  EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
+  EXPECT_EQ(v.check.severity, Severity::kCritical);
+  EXPECT_EQ(v.tier(), EvidenceTier::kWitnessed);
+  EXPECT_NE(v.observed.find("after launch L1: gone from its path: a write to the host"), std::string::npos)
+      << v.observed;
+}
+
+TEST(FamilyFsTest, ADenialTheWatchConfirmsIsWitnessedAndOneWithoutAWatchIsReported) {
+  Verdict v = Judged(TightFacts(), "fs.read.denied:{host_canary}", Watched(json::array(), json::array()));
+  EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
+  EXPECT_EQ(v.tier(), EvidenceTier::kWitnessed);
+  EXPECT_NE(v.observed.find("saw no open of its canary and re-verified it intact 3 times"), std::string::npos);
+  v = Judged(TightFacts(), "fs.read.denied:{host_canary}");  // an older report: no watch
+  EXPECT_EQ(v.outcome, Outcome::kPass);
+  EXPECT_EQ(v.tier(), EvidenceTier::kReported);
+  v = Judged(TightFacts(), "fs.read.denied:{host_canary}", Watched(json::array(), json::array(), false));
+  EXPECT_EQ(v.outcome, Outcome::kPass);
+  EXPECT_EQ(v.tier(), EvidenceTier::kReported);
+  EXPECT_NE(v.observed.find("the host could not watch its canary (inotify_init1"), std::string::npos);
 }
 
 TEST(FamilyFsTest, ZeroByteDecoyOverShadowPassesAndSaysDecoy) {

@@ -81,6 +81,33 @@ TEST(ResourceEndTest, WallKilledBySandboxAtTheDeclaredValuePasses) {
       << v.evidence.expected_end;
 }
 
+// The harness's own clock (BatchResult::wall_ms) bounds the probe's: a probe that claims 4.75 s
+// in a launch the harness timed at 0.53 s made its figure up, and that is never a pass.
+TEST(ResourceEndTest, WallPastTheHarnessClockIsAnErrorNotAPass) {
+  BatchResult lying = WallKilledAt(4750, End{137, {}, false, ""});
+  lying.wall_ms = 530;
+  Verdict v = JudgeWall(lying);
+  EXPECT_EQ(v.outcome, Outcome::kError) << v.observed;
+  EXPECT_EQ(v.tier(), EvidenceTier::kMeasured);
+  EXPECT_NE(v.observed.find("the harness's own clock measured the whole launch at 0.53 s, shorter "
+                            "than the probe's 4.75 s"), std::string::npos) << v.observed;
+}
+
+TEST(ResourceEndTest, WallWithinTheHarnessClockIsMeasuredWhenTheHarnessSawItInTheBand) {
+  BatchResult honest = WallKilledAt(4750, End{137, {}, false, ""});
+  honest.wall_ms = 5400;  // container start-up before the probe's own clock began
+  Verdict v = JudgeWall(honest);
+  EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
+  EXPECT_EQ(v.tier(), EvidenceTier::kMeasured);
+  EXPECT_NE(v.observed.find("(the harness's clock: the launch took 5.4 s)"), std::string::npos) << v.observed;
+  honest.wall_ms = 6500;  // past the band's top (6 s): the pass rests on the probe's figure
+  v = JudgeWall(honest);
+  EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
+  EXPECT_EQ(v.tier(), EvidenceTier::kReported);
+  honest.wall_ms = 0;  // an older record: no harness clock
+  EXPECT_EQ(JudgeWall(honest).tier(), EvidenceTier::kReported);
+}
+
 TEST(ResourceEndTest, WallKilledBySandboxElsewhereFailsWithMeasuredVsDeclared) {
   Verdict early = JudgeWall(WallKilledAt(2000, End{137, {}, false, ""}));
   EXPECT_EQ(early.outcome, Outcome::kFail);

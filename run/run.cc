@@ -24,6 +24,7 @@
 #include "run/sandbox.h"
 #include "load/suite.h"
 #include "witnesses/witness.h"
+#include "witnesses/witness_canary_watch.h"
 #include "witnesses/witness_host_paths.h"
 #include "witnesses/witnesses.h"
 
@@ -199,6 +200,11 @@ class Run {
         SandboxContext{report_.run_id, probe_dir_, workspace_,
                        {{env_secret_.name, env_secret_.token}}, watchdog_->stop_flag(), deadline_});
     preflight_ = std::make_unique<PreflightGate>(profile_->preflight, [this] { return sandbox_->Preflight(); });
+    // The host watches its canary for the launches' whole span (and only that: the host-path
+    // witness read it before, the run dir's removal deletes it after).
+    std::unique_ptr<CanaryWatch> canary_watch = CanaryWatch::Start(canary_->path(), canary_->sha256());
+    CanaryWatch& watch = *canary_watch;
+    witnesses_.push_back(std::move(canary_watch));
     launched_ = RunLaunches({.plan = plan_, .sandbox = *sandbox_, .preflight = *preflight_,
                              .watchdog = *watchdog_, .witnesses = witnesses_,
                              .workspace = workspace_,
@@ -206,6 +212,7 @@ class Run {
                              .random_hex = env_.random_hex,
                              .deadline_why = fmt::format("run timeout after {} s", options_.run_timeout.count()),
                              .on_progress = options_.on_progress});
+    watch.Stop();
   }
 
   // Close, teardown, sweep: each bounded by the deadline. When they may have left something,
