@@ -74,6 +74,19 @@ Verdict JudgeNamespaces(const JudgeInput& in) {
            fmt::format("run the workload in a sandbox with its own {} namespace", ns).c_str()});
   const json& w = PrivWitnessFacts(in);
   const json* f = PrivFactAt(in, v, "priv.namespaces", ns);
+  // Every kernel numbers its initial namespaces alike: equal links mean "shared" only when the
+  // probe ran on the harness's kernel, decided by independent signals (kernel_identity.h; a
+  // boot_id the runtime mounted is not another kernel). In another kernel nothing is the
+  // host's namespace, whether or not that kernel shows a link for it (gVisor has none for mnt).
+  if (f != nullptr) {
+    if (std::optional<std::string> other = AnotherKernelOf(in, v)) {
+      v.observed = fmt::format("{} in {}: not the host's namespace whatever its number",
+                               f->value("ok", false) ? f->value("link", "?") : "no " + ns + " namespace link",
+                               *other);
+      JudgeFinding(v, false);
+      return v;
+    }
+  }
   if (f == nullptr || !f->value("ok", false)) {
     Inconclusive(v, f == nullptr ? "the probe reported no namespace link"
                                  : "readlink /proc/self/ns/" + ns + ": " + f->value("errno", std::string("?")));
@@ -87,18 +100,6 @@ Verdict JudgeNamespaces(const JudgeInput& in) {
   }
   const std::string link = f->value("link", "");
   v.evidence.witness_facts.push_back("harness " + ns + " namespace " + host);
-  // Every kernel numbers its initial namespaces alike: equal links mean "shared" only when the
-  // probe ran on the harness's kernel.
-  const std::string boot_id = f->value("boot_id", "");
-  const std::string host_boot_id = w.value("host_boot_id", "");
-  if (!boot_id.empty() && !host_boot_id.empty() && boot_id != host_boot_id) {
-    v.evidence.witness_facts.push_back("harness kernel boot_id " + host_boot_id);
-    v.observed = fmt::format("{} in another kernel (boot_id {}, the harness's {}): not the host's "
-                             "namespace whatever its number",
-                             link, boot_id, host_boot_id);
-    JudgeFinding(v, false);
-    return v;
-  }
   v.observed = link == host ? fmt::format("{}: the same as the harness's", link)
                             : fmt::format("{} (the harness's is {})", link, host);
   JudgeFinding(v, link == host);

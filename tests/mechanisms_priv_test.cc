@@ -1,0 +1,107 @@
+// Issue 26's privilege and resource mechanisms, each on a real backend built for it: a sandbox
+// shape that fooled a shortcut (access(W_OK), a boot_id alone, a host-wide task count, one
+// file per limit, ...) and the verdict the mechanism gives instead. Each test says what the
+// shortcut concluded.
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/test_cli_runner.h"
+
+namespace sandprobe::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string Describe(const json& report, const std::string& id) {
+  const json* check = FindCheck(report, id);
+  return check ? id + ": " + check->value("verdict", "?") + ": " + check->value("observed", "") : id + ": missing";
+}
+
+// A profile written for this test (a path of the build, e.g. the Landlock wrapper, cannot be
+// in a checked-in file); the policy is named on the command line.
+std::string WriteProfile(const std::string& name, const json& profile) {
+  return WriteFile(MakeTempDir("mech"), name + ".json", profile.dump(2));
+}
+
+// 5. Try, don't ask. Root on the host, confined by Landlock alone (tests/landlock_wrap.c):
+// access(W_OK) calls core_pattern, every cgroupfs and every release_agent writable, since
+// Landlock does not mediate access(2); an open for write gets EACCES. access(W_OK) made four
+// critical/high fails of it.
+TEST(MechanismsPrivTest, LandlockRefusesTheOpenThatAccessCalledWritable) {
+  if (::geteuid() != 0) GTEST_SKIP() << "access(W_OK) only calls these files writable for root";
+  if (!BackendAvailable("landlock", {SANDPROBE_LANDLOCK_WRAP, "--", "true"})) return;
+  const std::string profile = WriteProfile(
+      "landlock-root",
+      {{"name", "landlock-root"},
+       {"description", "root on the host, writes refused by Landlock outside the workspace and /tmp"},
+       {"backend", "host"},
+       {"lifecycle", "oneshot"},
+       {"injection", "host-path"},
+       {"probe_path", "{probe_dir}/sandprobe-probe"},
+       {"workspace_path", "{workspace}"},
+       {"run", {SANDPROBE_LANDLOCK_WRAP, "--allow-write", "{workspace}", "--allow-write", "/tmp", "--", "{probe}",
+                "{probe_args...}"}},
+       {"timeout_seconds", 30}});
+  CliRun run = RunProfile(profile, {"--policy", SourcePath("policies/tier-low.json"), "--suite",
+                                    SourcePath("suites/privileges.json"), "--require-backend"});
+  const json& r = run.report;
+  ASSERT_TRUE(r.contains("checks")) << run.err;
+  for (const char* id : {"priv.kernel_knob:/proc/sys/kernel/core_pattern", "priv.kernel_knob:/proc/sys[mount]",
+                         "priv.cgroup.writable", "priv.cgroup.release_agent"}) {
+    ExpectVerdict(r, id, "pass");
+  }
+  EXPECT_NE(CheckField(r, "priv.kernel_knob:/proc/sys/kernel/core_pattern", "observed")
+                .find("open for write: EACCES (access(W_OK) said writable"),
+            std::string::npos)
+      << Describe(r, "priv.kernel_knob:/proc/sys/kernel/core_pattern");
+  // Still root in the host's namespaces: the checks that do not depend on a write still fire.
+  ExpectVerdict(r, "priv.identity.root", "fail");
+  ExpectVerdict(r, "priv.namespace:pid", "fail");
+}
+
+// 6. Kernel and namespace identity from more than one signal. bwrap as root without a user or
+// cgroup namespace of its own, and a random boot_id of its own mounted over
+// /proc/sys/kernel/random/boot_id: the boot_id alone made every namespace "another kernel's"
+// (all seven passed). The build and the boot time are the harness's, so the host's user and
+// cgroup namespaces fail and the unshared ones pass.
+TEST(MechanismsPrivTest, AMountedBootIdDoesNotMakeAnotherKernel) {
+  if (::geteuid() != 0) GTEST_SKIP() << "bwrap without a user namespace needs root";
+  if (!BackendAvailable("bwrap", kBwrapUp)) return;
+  const std::string dir = MakeTempDir("mech-bootid");
+  const std::string boot_id = WriteFile(dir, "boot_id", "0badb007-dead-beef-0000-000000000000\n");
+  const std::string profile = WriteProfile(
+      "bwrap-own-boot-id",
+      {{"name", "bwrap-own-boot-id"},
+       {"description", "root bwrap sharing the host's user and cgroup namespaces, with a boot_id of its own"},
+       {"backend", "bwrap"},
+       {"lifecycle", "oneshot"},
+       {"injection", "ro-bind"},
+       {"environment", "empty"},
+       {"probe_path", "/opt/sandprobe/sandprobe-probe"},
+       {"workspace_path", "{workspace}"},
+       {"run", {"bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
+                "--new-session", "--clearenv", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs",
+                "/tmp", "--ro-bind", boot_id, "/proc/sys/kernel/random/boot_id", "--tmpfs", "/opt", "--ro-bind",
+                "{probe_dir}", "/opt/sandprobe", "--bind", "{workspace}", "{workspace}", "--chdir", "{workspace}",
+                "{probe}", "{probe_args...}"}},
+       {"timeout_seconds", 30}});
+  CliRun run = RunProfile(profile, {"--policy", SourcePath("policies/tier-low.json"), "--suite",
+                                    SourcePath("suites/privileges.json"), "--check", "priv.namespace*",
+                                    "--require-backend"});
+  const json& r = run.report;
+  ASSERT_TRUE(r.contains("checks")) << run.err;
+  ExpectVerdict(r, "priv.namespace:user", "fail", "too-permissive");
+  ExpectVerdict(r, "priv.namespace:cgroup", "fail", "too-permissive");
+  for (const char* ns : {"pid", "net", "ipc", "uts", "mnt"}) ExpectVerdict(r, std::string("priv.namespace:") + ns, "pass");
+  EXPECT_NE(CheckField(r, "priv.namespace:user", "observed").find("the same as the harness's"), std::string::npos)
+      << Describe(r, "priv.namespace:user");
+}
+
+}  // namespace
+}  // namespace sandprobe::testing
