@@ -4,8 +4,10 @@
 // shortcut concluded.
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -27,6 +29,26 @@ std::string Describe(const json& report, const std::string& id) {
 // in a checked-in file); the policy is named on the command line.
 std::string WriteProfile(const std::string& name, const json& profile) {
   return WriteFile(MakeTempDir("mech"), name + ".json", profile.dump(2));
+}
+
+// A shipped profile with one edit to its run argv: `insert` before position `at`.
+std::string Variant(const std::string& shipped, const std::string& name, std::size_t at,
+                    const std::vector<std::string>& insert) {
+  std::ifstream in(SourcePath(shipped));
+  json profile = json::parse(in, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
+  EXPECT_TRUE(profile.is_object()) << shipped;
+  if (!profile.is_object()) return "";
+  profile["name"] = name;
+  profile.erase("policy");
+  std::vector<std::string> run = profile["run"].get<std::vector<std::string>>();
+  run.insert(run.begin() + static_cast<std::ptrdiff_t>(std::min(at, run.size())), insert.begin(), insert.end());
+  profile["run"] = run;
+  return WriteProfile(name, profile);
+}
+
+CliRun RunSuite(const std::string& profile, const std::string& suite, const std::string& check) {
+  return RunProfile(profile, {"--policy", SourcePath("policies/tier-low.json"), "--suite",
+                              SourcePath("suites/" + suite + ".json"), "--check", check, "--require-backend"});
 }
 
 // 5. Try, don't ask. Root on the host, confined by Landlock alone (tests/landlock_wrap.c):
@@ -101,6 +123,52 @@ TEST(MechanismsPrivTest, AMountedBootIdDoesNotMakeAnotherKernel) {
   for (const char* ns : {"pid", "net", "ipc", "uts", "mnt"}) ExpectVerdict(r, std::string("priv.namespace:") + ns, "pass");
   EXPECT_NE(CheckField(r, "priv.namespace:user", "observed").find("the same as the harness's"), std::string::npos)
       << Describe(r, "priv.namespace:user");
+}
+
+// 7. Count only what the sandbox made. docker-hardened with the host's pid namespace: /proc shows
+// every host process, and counting them made "221 tasks, above 50" of a cgroup that stopped
+// the probe's own at 50. The cgroup's own counter (and the probe's own cgroup's processes)
+// decide.
+TEST(MechanismsPrivTest, APidsLimitCountsOnlyTheSandboxsTasks) {
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  const std::string profile = Variant("sandboxes/docker-hardened.json", "docker-hardened-hostpid", 2, {"--pid", "host"});
+  CliRun run = RunSuite(profile, "resources", "limits.pids*");
+  const json& r = run.report;
+  ASSERT_TRUE(r.contains("checks")) << run.err;
+  ExpectVerdict(r, "limits.pids.max:50", "pass");
+  const std::string observed = CheckField(r, "limits.pids.max:50", "observed");
+  EXPECT_NE(observed.find("measured 50 tasks"), std::string::npos) << observed;
+  EXPECT_NE(observed.find("counted by the cgroup's own pids.current"), std::string::npos) << observed;
+  EXPECT_NE(observed.find("processes visible, the others not the sandbox's"), std::string::npos) << observed;
+  ExpectNoContainerLeft(r);
+}
+
+// 8. A limit is its total. bwrap-strict (a tmpfs /tmp of no size) under RLIMIT_FSIZE=100 MiB:
+// one file stopped at EFBIG made "100 MiB, enforced" of a /tmp that holds 200 MiB as two files.
+TEST(MechanismsPrivTest, APerFileLimitIsNotATmpLimit) {
+  if (!BackendAvailable("bwrap", kBwrapUp)) return;
+  const std::string profile =
+      Variant("sandboxes/bwrap-strict.json", "bwrap-fsize-100m", 0, {"prlimit", "--fsize=104857600", "--"});
+  CliRun run = RunSuite(profile, "resources", "limits.tmp_mib*");
+  const json& r = run.report;
+  ASSERT_TRUE(r.contains("checks")) << run.err;
+  ExpectVerdict(r, "limits.tmp_mib:100", "fail", "too-permissive");
+  const std::string observed = CheckField(r, "limits.tmp_mib:100", "observed");
+  EXPECT_NE(observed.find("not enforced up to 200 MiB"), std::string::npos) << observed;
+  // The control: the same /tmp as a tmpfs of 100 MiB is a total, and passes.
+  const std::string bounded = Variant("sandboxes/bwrap-strict.json", "bwrap-tmp-100m", 0, {});
+  std::ifstream in(bounded);
+  json sized = json::parse(in);
+  for (std::size_t i = 0; i + 1 < sized["run"].size(); ++i) {
+    if (sized["run"][i] == "--tmpfs" && sized["run"][i + 1] == "/tmp") {
+      std::vector<std::string> run = sized["run"].get<std::vector<std::string>>();
+      run.insert(run.begin() + static_cast<std::ptrdiff_t>(i), {"--size", "104857600"});
+      sized["run"] = run;
+      break;
+    }
+  }
+  CliRun control = RunSuite(WriteProfile("bwrap-tmp-100m", sized), "resources", "limits.tmp_mib*");
+  ExpectVerdict(control.report, "limits.tmp_mib:100", "pass");
 }
 
 }  // namespace
