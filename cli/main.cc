@@ -85,9 +85,11 @@ int Diff(const DiffFlags& flags) {
 int Validate(const std::vector<std::string>& files, const std::string& data_dir) {
   int failures = 0;
   for (const std::string& file : files) {
-    StatusOr<std::string> kind = ValidateFile(file, KnownFamilies());
+    std::vector<std::string> contradictions;
+    StatusOr<std::string> kind = ValidateFile(file, KnownFamilies(), &contradictions);
     if (kind.ok()) {
       std::cout << file << ": ok (" << *kind << ")\n";
+      for (const std::string& c : contradictions) std::cerr << c << "\n";
     } else {
       std::cerr << kind.status().message() << "\n";
       for (const std::string& more : MoreErrors(kind.status().message(), file, data_dir)) std::cerr << more << "\n";

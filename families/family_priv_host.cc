@@ -33,17 +33,12 @@ const std::vector<NamespaceSpec>& NamespaceSpecs() {
 Status ExpandNamespaces(const ExpandInput& in, BatchBuilder& batch) {
   for (const NamespaceSpec& spec : NamespaceSpecs()) {
     const std::string ns = spec.ns;
-    std::string pointer = "/host";
-    bool shared_ok = false;
-    if (ns == "pid") {
-      pointer = "/host/pid_namespace";
-      shared_ok = in.policy.host.pid_namespace == NamespaceSharing::kShared;
-    } else if (ns == "net") {
-      pointer = "/host/network_namespace";
-      shared_ok = in.policy.host.network_namespace == NamespaceSharing::kShared;
-    }
-    // mnt, ipc, uts, cgroup, user: no policy field; isolation is hardening, judged at its
-    // exposure (a shared mount namespace is the host's filesystem tree).
+    // Each namespace has its host.<ns>_namespace field (load/policy.h HostNamespace): pid and
+    // net are promises; for mnt, ipc, uts, cgroup and user isolation is hardening, judged at its
+    // exposure (a shared mount namespace is the host's filesystem tree) unless "shared".
+    const std::optional<HostNamespaceField> field = HostNamespace(in.policy.host, ns);
+    const std::string pointer = field ? field->pointer : "/host";
+    const bool shared_ok = field && field->sharing == NamespaceSharing::kShared;
     Check check = PrivCheck(in, "priv.namespaces", "priv.namespace:" + ns,
                             shared_ok ? Severity::kInfo : spec.severity,
                             shared_ok ? Expectation::kAllowed : Expectation::kDenied, pointer, ns);

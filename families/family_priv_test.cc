@@ -727,3 +727,24 @@ TEST(FamilyPrivTest, HostPidNeedsTheWitness) {
 
 }  // namespace
 }  // namespace sandprobe
+
+namespace sandprobe {
+namespace {
+
+// A host namespace the policy declares shared is allowed (info), and points at its field.
+TEST(FamilyPrivTest, ASharedHostNamespaceIsJudgedByItsField) {
+  Policy policy = testing::TierLowPolicy();
+  policy.host.user_namespace = NamespaceSharing::kShared;
+  auto facts = HardenedFacts();
+  FactOf(facts, "priv.namespaces", "user")["link"] = "user:[1]";
+  Verdict shared = Judged(facts, "priv.namespace:user", Witness(), true, PrivPlan(policy));
+  EXPECT_EQ(shared.outcome, Outcome::kPass) << shared.observed;
+  EXPECT_EQ(shared.check.severity, Severity::kInfo);
+  EXPECT_EQ(shared.check.reference.pointer, "/host/user_namespace");
+  Verdict isolated = Judged(facts, "priv.namespace:user");
+  EXPECT_EQ(isolated.outcome, Outcome::kFail);
+  EXPECT_EQ(isolated.check.reference.pointer, "/host/user_namespace");
+}
+
+}  // namespace
+}  // namespace sandprobe
