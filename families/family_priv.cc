@@ -111,6 +111,17 @@ Status ExpandCaps(const ExpandInput& in, BatchBuilder& batch) {
   return Status::Ok();
 }
 
+// NoNewPrivs as the launch's priv.seccomp fact reports it (status, else prctl).
+bool NoNewPrivsSet(const JudgeInput& in) {
+  for (int index : in.facts.OfFamily("priv.seccomp")) {
+    const json& f = in.facts.Fact(index);
+    for (const char* key : {"no_new_privs", "no_new_privs_prctl"}) {
+      if (f.contains(key) && f[key].is_number()) return f[key].get<long>() == 1;
+    }
+  }
+  return false;
+}
+
 Verdict JudgeCaps(const JudgeInput& in) {
   Verdict v = StartVerdict(in);
   const CapCheck* spec = nullptr;
@@ -152,6 +163,15 @@ Verdict JudgeCaps(const JudgeInput& in) {
   // Still the policy's promise, but say whose capabilities they are: that kernel's, not the host's.
   if (std::optional<std::string> other = AnotherKernelOf(in, v)) {
     v.observed = fmt::format("{} (capabilities in {}, not in the host's kernel)", v.observed, *other);
+  }
+  // The bounding set only matters to an exec that raises capabilities (a setuid or
+  // file-capability binary). Under no_new_privs no exec raises the permitted set beyond what the
+  // process holds, so with nothing permitted the bounding set is out of reach.
+  if (spec->keys == std::vector<const char*>{"bounding"} && !extra.empty() && NoNewPrivsSet(in) &&
+      Names(*f, "permitted").empty()) {
+    v.observed += "; but NoNewPrivs is 1 and nothing is permitted: no exec can raise capabilities into it";
+    Judge(v, true, Direction::kTooPermissive);
+    return v;
   }
   Judge(v, extra.empty(), Direction::kTooPermissive);
   return v;

@@ -731,6 +731,21 @@ TEST(FamilyPrivTest, HostPidNeedsTheWitness) {
 namespace sandprobe {
 namespace {
 
+// The bounding set matters only to an exec that raises capabilities; under no_new_privs with
+// nothing permitted none can (busybox's setpriv in the microVM cannot drop the bounding set).
+TEST(FamilyPrivTest, ABoundingSetOutOfReachUnderNoNewPrivsPasses) {
+  auto facts = HardenedFacts();
+  FactOf(facts, "priv.caps")["bounding"] = {"CAP_SYS_ADMIN", "CAP_NET_RAW"};
+  Verdict nnp = Judged(facts, "priv.caps.bounding");
+  EXPECT_EQ(nnp.outcome, Outcome::kPass) << nnp.observed;
+  EXPECT_NE(nnp.observed.find("no exec can raise capabilities into it"), std::string::npos) << nnp.observed;
+  FactOf(facts, "priv.seccomp")["no_new_privs"] = 0;
+  EXPECT_EQ(Judged(facts, "priv.caps.bounding").outcome, Outcome::kFail);
+  FactOf(facts, "priv.seccomp")["no_new_privs"] = 1;
+  FactOf(facts, "priv.caps")["permitted"] = {"CAP_NET_RAW"};
+  EXPECT_EQ(Judged(facts, "priv.caps.bounding").outcome, Outcome::kFail);
+}
+
 // A host namespace the policy declares shared is allowed (info), and points at its field.
 TEST(FamilyPrivTest, ASharedHostNamespaceIsJudgedByItsField) {
   Policy policy = testing::TierLowPolicy();
