@@ -950,8 +950,10 @@ async function runFsMounts(ctx) {
   const table = await readMountTable();
   for (const m of table.mounts) {
     const fact = { family: "fs.mounts", variant: `id:${m.mountId}`, mount_id: m.mountId,
-                   parent_id: m.parentId, dev: m.dev, fstype: m.fstype,
-                   mount_options: m.mountOptions, super_options: m.superOptions };
+                   parent_id: m.parentId, dev: m.dev };
+    setBytesField(fact, "fstype", binaryToBytes(m.fstype));
+    setBytesField(fact, "mount_options", binaryToBytes(m.mountOptions));
+    setBytesField(fact, "super_options", binaryToBytes(m.superOptions));
     setBytesField(fact, "path", binaryToBytes(m.mountPoint));
     setBytesField(fact, "root", binaryToBytes(m.root));
     setBytesField(fact, "source", binaryToBytes(m.source));
@@ -1445,9 +1447,10 @@ async function askDns(ctx, ep) {
   const qname = canaryQueryName(ctx.nonce);
   const fact = { family: "net.dns", path: ep.name, server: ep.text, qname, nonce: ctx.nonce };
   const id = dnsQueryId(ctx.nonce);
-  const result = await udpExchange(ep, buildDnsQuery(id, qname), fact);
+  const query = buildDnsQuery(id, qname);
+  const result = await udpExchange(ep, query, fact);
   if (result.step) return fail(fact, result.step, result.error);
-  fact.sent = true;
+  fact.sent = query.length;
   if (result.reply === null) return fail(fact, "reply", result.replyError ?? new ProbeError("ETIMEDOUT"));
   const reply = parseDnsReply(result.reply, id);
   if (!reply.valid) return fail(fact, "reply", new ProbeError("EBADMSG"));
@@ -2028,7 +2031,7 @@ const FAMILIES = [
   { name: "net.ifaces", usage: "", check: (a) => (a.length ? "net.ifaces: takes no arguments" : ""), run: runNetIfaces },
   { name: "res.memory", usage: "--ceiling-mib N [--every-mib K]",
     check: (a) => parseResourceArgs("res.memory", a, kMemoryArgs).error, run: runResMemory },
-  { name: "res.cpu", usage: "[--threads N] [--window-ms MS] [--min-periods K]",
+  { name: "res.cpu", usage: "[--threads N] [--window-ms MS] [--min-periods K] [--stop-above-mc H] [--edge-ms E] [--min-window-ms W]",
     check: (a) => parseResourceArgs("res.cpu", a, kCpuArgs).error, run: runResCpu },
   { name: "res.wall", usage: "--ceiling-seconds N",
     check: (a) => parseResourceArgs("res.wall", a, { "ceiling-seconds": kMaxWallSeconds }).error, run: runResWall },

@@ -107,7 +107,7 @@ SCENARIOS = [
     {"name": "dns-reachable", "what": "the canary DNS responder on the host's loopback",
      "launches": [[("net.dns", ["loopback={dns}"])]], "agree": False,
      "expect": [{"where": "host", "fact": {"family": "net.dns", "path": "loopback"},
-                 "has": {"ok": True, "sent": True, "rcode": "NOERROR", "answers": ["127.0.0.1"]}},
+                 "has": {"ok": True, "rcode": "NOERROR", "answers": ["127.0.0.1"]}},
                 {"where": "host", "received": "dns"},
                 {"where": "sandbox", "fact": {"family": "net.dns", "path": "loopback"},
                  "has": {"ok": False, "step": "reply", "errno": "ECONNREFUSED"}},
