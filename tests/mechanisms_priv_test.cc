@@ -171,5 +171,32 @@ TEST(MechanismsPrivTest, APerFileLimitIsNotATmpLimit) {
   ExpectVerdict(control.report, "limits.tmp_mib:100", "pass");
 }
 
+// 11. No contradiction becomes a verdict. tier-low with the host's network namespace "shared" and
+// egress written "deny" on a sandbox that shares it (bwrap-share-net): both fields judged gave
+// an "allowed" check of the host's loopback beside denied ones. `validate` names both fields
+// where they are written; the run says so first and judges the loopback by /network/egress.
+TEST(MechanismsPrivTest, APolicyThatContradictsItselfIsSaidAndJudgedByTheExplicitField) {
+  std::ifstream in(SourcePath("policies/tier-low.json"));
+  json policy = json::parse(in, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
+  ASSERT_TRUE(policy.is_object());
+  policy["name"] = "tier-low-shared-net";
+  policy["host"]["network_namespace"] = "shared";
+  const std::string path = WriteFile(MakeTempDir("mech"), "contradiction.json", policy.dump(2));
+  CliRun validate = RunCli({"validate", path});
+  EXPECT_EQ(validate.exit_code, 0) << validate.err;
+  EXPECT_NE(validate.err.find("/host/network_namespace: contradicts " + path + ":"), std::string::npos) << validate.err;
+  EXPECT_NE(validate.err.find("judged by /network/egress"), std::string::npos) << validate.err;
+
+  if (!BackendAvailable("bwrap", kBwrapUp)) return;
+  CliRun run = RunProfile(SourcePath("sandboxes/bwrap-share-net.json"),
+                          {"--policy", path, "--suite", SourcePath("suites/network.json"), "--check", "net.tcp*",
+                           "--require-backend"});
+  const json& r = run.report;
+  ASSERT_TRUE(r.contains("checks")) << run.err;
+  EXPECT_NE(run.err.find("contradicts"), std::string::npos) << run.err;
+  EXPECT_EQ(FindCheck(r, "net.tcp.allowed:loopback"), nullptr) << Describe(r, "net.tcp.allowed:loopback");
+  ExpectVerdict(r, "net.tcp.denied:loopback", "fail", "too-permissive");
+}
+
 }  // namespace
 }  // namespace sandprobe::testing
