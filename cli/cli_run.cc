@@ -256,6 +256,12 @@ int Run(const RunFlags& flags) {
   StatusOr<std::vector<RunInputs>> inputs =
       PreloadRunInputs(flags.sandboxes, flags.policy, flags.suites, KnownFamilies());
   if (!inputs.ok()) return std::cerr << "sandprobe run: " << inputs.status().message() << "\n", kExitUsage;
+  // A policy that says two opposite things loads, judged by one of them: said before the run.
+  for (const RunInputs& input : *inputs) {
+    for (const PolicyContradiction& c : input.policy.contradictions) {
+      std::cerr << "sandprobe run: " << DescribeContradiction(c) << "\n";
+    }
+  }
   StatusOr<std::vector<SandboxRun>> runs = PlanSandboxRuns(flags, std::move(*inputs));
   if (!runs.ok()) return std::cerr << "sandprobe run: " << runs.status().message() << "\n", kExitUsage;
   // Before a run of minutes, not after it: a report path that cannot be written is refused.

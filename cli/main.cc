@@ -110,9 +110,11 @@ int Validate(const std::vector<std::string>& files, const std::string& data_dir)
       }
       continue;
     }
-    StatusOr<std::string> kind = ValidateFile(file, KnownFamilies());
+    std::vector<std::string> contradictions;
+    StatusOr<std::string> kind = ValidateFile(file, KnownFamilies(), &contradictions);
     if (kind.ok()) {
       std::cout << file << ": ok (" << *kind << ")\n";
+      for (const std::string& c : contradictions) std::cerr << c << "\n";
     } else {
       std::cerr << kind.status().message() << "\n";
       for (const std::string& more : MoreErrors(kind.status().message(), file, data_dir)) std::cerr << more << "\n";

@@ -103,6 +103,27 @@ TEST(FamilyNetTest, EgressAllowCoversTheBridgeButNotTheHostLoopback) {
   EXPECT_EQ(v["net.tcp.denied:loopback"].outcome, Outcome::kPass);
 }
 
+// Issue 26, 11: the host's network namespace shared and egress written "deny" contradict each
+// other; judging follows the explicit egress field, so the host's loopback is one check, denied
+// (a leak fails it too-permissive), never an "allowed" check beside a denied one.
+TEST(FamilyNetTest, ASharedNetworkNamespaceWithEgressWrittenDenyIsJudgedByEgress) {
+  Policy policy = TierLowPolicy();
+  policy.host.network_namespace = NamespaceSharing::kShared;
+  const json leak = {{"endpoint", "loopback-tcp"}, {"peer", "127.0.0.1:7"}, {"nonce", kNonce}};
+  // Egress left at its default: "shared" alone says the host's loopback is reachable.
+  auto implicit = JudgeNet(policy, true, {TcpFact("loopback", true), TcpFact("bridge", false)}, Witness({leak}));
+  EXPECT_EQ(implicit.count("net.tcp.denied:loopback"), 0u);
+  EXPECT_EQ(implicit["net.tcp.allowed:loopback"].outcome, Outcome::kPass);
+  // Egress written "deny": it decides.
+  policy.network.egress = Permission::kDeny;
+  policy.network.egress_written = true;
+  auto v = JudgeNet(policy, true, {TcpFact("loopback", true), TcpFact("bridge", false)}, Witness({leak}));
+  EXPECT_EQ(v.count("net.tcp.allowed:loopback"), 0u);
+  EXPECT_EQ(v["net.tcp.denied:loopback"].outcome, Outcome::kFail);
+  EXPECT_EQ(v["net.tcp.denied:loopback"].direction, Direction::kTooPermissive);
+  EXPECT_EQ(v["net.tcp.denied:bridge"].outcome, Outcome::kPass);
+}
+
 TEST(FamilyNetTest, NoBridgeIsASkipWithTheReason) {
   auto v = JudgeNet(TierLowPolicy(), false, {TcpFact("loopback", false)}, Witness({}, false));
   EXPECT_EQ(v["net.tcp.denied:bridge"].outcome, Outcome::kSkip);

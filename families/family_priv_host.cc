@@ -33,17 +33,12 @@ const std::vector<NamespaceSpec>& NamespaceSpecs() {
 Status ExpandNamespaces(const ExpandInput& in, BatchBuilder& batch) {
   for (const NamespaceSpec& spec : NamespaceSpecs()) {
     const std::string ns = spec.ns;
-    std::string pointer = "/host";
-    bool shared_ok = false;
-    if (ns == "pid") {
-      pointer = "/host/pid_namespace";
-      shared_ok = in.policy.host.pid_namespace == NamespaceSharing::kShared;
-    } else if (ns == "net") {
-      pointer = "/host/network_namespace";
-      shared_ok = in.policy.host.network_namespace == NamespaceSharing::kShared;
-    }
-    // mnt, ipc, uts, cgroup, user: no policy field; isolation is hardening, judged at its
-    // exposure (a shared mount namespace is the host's filesystem tree).
+    // Each namespace has its host.<ns>_namespace field (load/policy.h HostNamespace): pid and
+    // net are promises; for mnt, ipc, uts, cgroup and user isolation is hardening, judged at its
+    // exposure (a shared mount namespace is the host's filesystem tree) unless "shared".
+    const std::optional<HostNamespaceField> field = HostNamespace(in.policy.host, ns);
+    const std::string pointer = field ? field->pointer : "/host";
+    const bool shared_ok = field && field->sharing == NamespaceSharing::kShared;
     Check check = PrivCheck(in, "priv.namespaces", "priv.namespace:" + ns,
                             shared_ok ? Severity::kInfo : spec.severity,
                             shared_ok ? Expectation::kAllowed : Expectation::kDenied, pointer, ns);
@@ -74,6 +69,19 @@ Verdict JudgeNamespaces(const JudgeInput& in) {
            fmt::format("run the workload in a sandbox with its own {} namespace", ns).c_str()});
   const json& w = PrivWitnessFacts(in);
   const json* f = PrivFactAt(in, v, "priv.namespaces", ns);
+  // Every kernel numbers its initial namespaces alike: equal links mean "shared" only when the
+  // probe ran on the harness's kernel, decided by independent signals (kernel_identity.h; a
+  // boot_id the runtime mounted is not another kernel). In another kernel nothing is the
+  // host's namespace, whether or not that kernel shows a link for it (gVisor has none for mnt).
+  if (f != nullptr) {
+    if (std::optional<std::string> other = AnotherKernelOf(in, v)) {
+      v.observed = fmt::format("{} in {}: not the host's namespace whatever its number",
+                               f->value("ok", false) ? f->value("link", "?") : "no " + ns + " namespace link",
+                               *other);
+      JudgeFinding(v, false);
+      return v;
+    }
+  }
   if (f == nullptr || !f->value("ok", false)) {
     Inconclusive(v, f == nullptr ? "the probe reported no namespace link"
                                  : "readlink /proc/self/ns/" + ns + ": " + f->value("errno", std::string("?")));
@@ -87,18 +95,6 @@ Verdict JudgeNamespaces(const JudgeInput& in) {
   }
   const std::string link = f->value("link", "");
   v.evidence.witness_facts.push_back("harness " + ns + " namespace " + host);
-  // Every kernel numbers its initial namespaces alike: equal links mean "shared" only when the
-  // probe ran on the harness's kernel.
-  const std::string boot_id = f->value("boot_id", "");
-  const std::string host_boot_id = w.value("host_boot_id", "");
-  if (!boot_id.empty() && !host_boot_id.empty() && boot_id != host_boot_id) {
-    v.evidence.witness_facts.push_back("harness kernel boot_id " + host_boot_id);
-    v.observed = fmt::format("{} in another kernel (boot_id {}, the harness's {}): not the host's "
-                             "namespace whatever its number",
-                             link, boot_id, host_boot_id);
-    JudgeFinding(v, false);
-    return v;
-  }
   v.observed = link == host ? fmt::format("{}: the same as the harness's", link)
                             : fmt::format("{} (the harness's is {})", link, host);
   JudgeFinding(v, link == host);

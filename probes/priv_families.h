@@ -53,9 +53,10 @@ std::optional<std::string> ReadSmallFile(const std::string& path, std::size_t ca
 
 // The context a privilege fact depends on (priv_context.cc), attached to those facts:
 // UsernsContext: {"euid", "egid", "link": "user:[...]", "uid_map", "cap_sys_admin"}: writability
-//   seen by access(W_OK) is the probe's own user namespace's answer, not the host root's.
-// KernelContext: {"sysname", "release", "version", "machine", "proc_version"}: a user-space
-//   kernel (gVisor) answers syscalls itself and says so only through these strings.
+//   seen by an open for write is the probe's own user namespace's answer, not the host root's.
+// KernelContext: {"sysname", "release", "version", "machine", "proc_version", "boot_id",
+//   "boot_time_ms", "nsfs_dev"}: which kernel answered. A user-space kernel (gVisor) or a VM's
+//   guest answers syscalls itself; the host tells it from its own by several of these signals.
 nlohmann::json UsernsContext();
 nlohmann::json KernelContext();
 

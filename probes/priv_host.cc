@@ -77,8 +77,9 @@ std::string CheckRuntimeSocketsArgs(const FamilyArgs& args) {
 // kernel's boot id, which the judge compares with the host's (a VM's guest kernel has its own).
 void RunPrivNamespaces(const ProbeContext& ctx, const FamilyArgs& args) {
   std::optional<std::string> boot_id = ReadSmallFile("/proc/sys/kernel/random/boot_id", 64);
+  const nlohmann::json kernel = KernelContext();  // the other identity signals (boot_id alone can be mounted)
   for (const std::string& ns : args) {
-    nlohmann::json fact = {{"family", "priv.namespaces"}, {"path", ns}};
+    nlohmann::json fact = {{"family", "priv.namespaces"}, {"path", ns}, {"kernel", kernel}};
     if (boot_id) fact["boot_id"] = boot_id->substr(0, boot_id->find('\n'));
     char link[256];
     const std::string file = "/proc/self/ns/" + ns;

@@ -10,6 +10,8 @@
 #include "model/canary_env.h"
 #include "load/placeholders.h"
 #include "run/preflight_cause.h"
+#include "run/preflight_gate.h"
+#include "run/probe_process_reading.h"
 #include "run/sweep_ids.h"
 
 namespace sandprobe {
@@ -207,11 +209,22 @@ LaunchRecord Sandbox::RunProbe(const std::vector<std::string>& probe_args,
   }
   LaunchResult raw;
   std::size_t index = 0;
+  // The probe process as the host sees it, while it runs (run/probe_process_reading.h): the
+  // cgroup limits that bind it, for launches whose checks read host readings.
+  std::optional<ProbeProcessWatch> watch;
+  if (options.host_readings) watch.emplace(context_.probe_dir + "/sandprobe-probe", nonce);
   LaunchRecord record = LaunchTemplate({.argv_template = *argv_template, .instance = instance,
                                         .purpose = "probe", .probe_args = probe_args,
                                         .cancellable = true, .enveloped = true,
                                         .timeout = timeout},
                                        &raw, &index);
+  if (watch) {
+    nlohmann::json seen = watch->Stop();
+    if (!seen.empty()) {
+      std::lock_guard lock(records_mutex_);
+      host_readings_[record.id].update(seen);
+    }
+  }
   if (record.error.empty()) {
     record.frames = ParseFrames(raw.out, nonce, raw.out_dropped > 0);
     StoreRecord(index, record);
@@ -251,7 +264,7 @@ void Sandbox::Inspect(const std::string& instance, const std::string& probe_laun
     }
   }
   std::lock_guard lock(records_mutex_);
-  host_readings_[probe_launch_id] = std::move(readings);
+  host_readings_[probe_launch_id].update(readings);
 }
 
 void Sandbox::Cleanup(const std::string& instance) {

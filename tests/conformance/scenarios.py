@@ -160,9 +160,10 @@ VOLATILE = {
     "hello": ["pid"],
     "net.tcp": ["connect_ms"],
     "res.memory": ["ms", "cgroup_memory_max_usage_bytes", "cgroup_memory_failcnt", "reached_mib"],
-    "res.cpu": ["cpu_seconds", "wall_seconds", "effective_cores", "cpu_cgroup"],
+    # kernel: its boot_time_ms is REALTIME - BOOTTIME, read a moment apart (a millisecond's rounding).
+    "res.cpu": ["cpu_seconds", "wall_seconds", "effective_cores", "cpu_cgroup", "kernel"],
     "res.wall": ["elapsed_ms"],
-    "res.pids": ["ms", "tasks_before"],
+    "res.pids": ["ms", "tasks_before", "visible_processes", "kernel"],
     "persist.plant": ["pid"],
     "persist.check": ["pids"],
     "env.secret": ["processes_scanned", "environs_readable"],
