@@ -9,7 +9,7 @@
 #include <span>
 
 #include "contract/exit_code.h"
-#include "launch/atomic_file.h"
+#include "io/atomic_file.h"
 #include "reports/console_report.h"
 #include "reports/json_report_read.h"
 #include "reports/report_format.h"

@@ -20,7 +20,7 @@
 #include <fmt/format.h>
 
 #include "contract/exit_code.h"
-#include "launch/atomic_file.h"
+#include "io/atomic_file.h"
 #include "reports/console_report.h"
 #include "reports/matrix_report.h"
 #include "reports/progress_line.h"
@@ -30,6 +30,7 @@
 #include "launch/launcher.h"
 #include "families/plan.h"
 #include "load/profile.h"
+#include "run/probe_builds.h"
 #include "run/run.h"
 #include "gate/run_matrix.h"
 #include "run/run_sweep.h"
@@ -65,7 +66,7 @@ void InstallInterruptHandlers() {
 struct RunFlags {
   std::vector<std::string> sandboxes;  // --sandbox a,b,c: resolved to profile files
   std::vector<std::string> suites;     // --suite a,b / all: resolved to suite files
-  std::string policy, probe_dir, fail_on = "low";
+  std::string policy, probe_dir, layout_probe_dir, fail_on = "low";
   ReportPaths outputs = ReportPaths(ReportFormats().size());  // one per ReportFormats() row
   bool require_backend = false, no_color = false, keep_run_dir = false, no_progress = false;
   int jobs = 1;
@@ -142,6 +143,8 @@ SandboxResult RunOne(const RunFlags& flags, SandboxRun& sandbox, FailOn fail_on,
                      .suite_paths = flags.suites,
                      .inputs = std::move(sandbox.inputs),
                      .probe_dir = flags.probe_dir,
+                     .layout_probe_dir = flags.layout_probe_dir,
+                     .probe_builds = BuiltProbes(),
                      .require_backend = flags.require_backend,
                      .keep_run_dir = flags.keep_run_dir,
                      .tool_version = SANDPROBE_VERSION,
@@ -304,7 +307,7 @@ int Run(const RunFlags& flags) {
 
 CliHandler SetupRun(CLI::App& run, const CliGlobals& globals) {
   auto flags = std::make_shared<RunFlags>();
-  flags->probe_dir = globals.probe_dir;
+  flags->layout_probe_dir = globals.probe_dir;
   run.add_option("--sandbox", flags->sandboxes,
                  "sandbox profile: a name (see list) or a JSON file; several (a,b,c) run one after "
                  "another, each writing its own reports with the sandbox's name before the "
@@ -327,8 +330,10 @@ CliHandler SetupRun(CLI::App& run, const CliGlobals& globals) {
   run.add_option("--check", flags->selection.only, "run only checks whose id matches this glob (repeatable)");
   run.add_option("--skip", flags->selection.skip, "leave out checks whose id matches this glob (repeatable)");
   run.add_option("--waivers", flags->waivers, "JSON file of waived fails (check glob, reason, expires)");
-  run.add_option("--probe-dir", flags->probe_dir, "host directory holding sandprobe-probe")
-      ->capture_default_str();
+  run.add_option("--probe-dir", flags->probe_dir,
+                 "host directory holding the probe the profile names (sandprobe-probe for native, "
+                 "sandprobe-probe.js for js; default: this build's or install's); it must be the probe "
+                 "this build made (checked by its SHA-256, exit 2 when not)");
   run.add_flag("--require-backend", flags->require_backend,
                "a missing backend is an error (exit 3), not a skip");
   run.add_flag("--no-color", flags->no_color, "no ANSI colours (NO_COLOR is honoured too)");

@@ -7,11 +7,14 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/cli_command.h"
+#include "cli/cli_mutate.h"
 #include "cli/cli_recorded.h"
 #include "cli/cli_run.h"
 #include "contract/exit_code.h"
@@ -21,7 +24,9 @@
 #include "load/data_lint.h"
 #include "load/profile.h"
 #include "load/suite.h"
+#include "mutate/mutation_operators.h"
 #include "reports/diff.h"
+#include "run/probe_builds.h"
 #include "run/run_sweep.h"
 #include "sandprobe_build_info.h"
 
@@ -39,7 +44,7 @@ struct SweepFlags {
 int Sweep(const SweepFlags& flags) {
   ProcessLauncher launcher;
   std::vector<SweepSummary> summaries =
-      SweepDeadRuns(launcher, {.dry_run = flags.dry_run, .only_run_id = flags.run_id});
+      SweepDeadRuns(launcher, {.dry_run = flags.dry_run, .only_run_id = flags.run_id, .include_foreign = true});
   bool incomplete = false;
   nlohmann::json runs = nlohmann::json::array();
   for (const SweepSummary& s : summaries) {
@@ -82,9 +87,28 @@ int Diff(const DiffFlags& flags) {
   return DiffExitCode(*diff, flags.fail_on_change);
 }
 
+// A mutation operator file ("operators" at its top, sandboxes/mutations/) is checked by its own
+// loader (and not linted: the lint knows profiles, policies and suites).
+std::optional<JsonDocument> MutationOperatorDocument(const std::string& file) {
+  StatusOr<JsonDocument> doc = JsonDocument::Load(file);
+  if (!doc.ok() || !doc->root().is_object() || !doc->root().contains("operators")) return std::nullopt;
+  return std::move(*doc);
+}
+
 int Validate(const std::vector<std::string>& files, const std::string& data_dir) {
   int failures = 0;
   for (const std::string& file : files) {
+    if (std::optional<JsonDocument> doc = MutationOperatorDocument(file)) {
+      StatusOr<MutationOperatorFile> operators = ParseMutationOperators(*doc);
+      if (!operators.ok()) {
+        std::cerr << operators.status().message() << "\n";
+        ++failures;
+      } else {
+        std::cout << fmt::format("{}: ok (mutation operators {}, {} of them)\n", file, operators->name,
+                                 operators->operators.size());
+      }
+      continue;
+    }
     StatusOr<std::string> kind = ValidateFile(file, KnownFamilies());
     if (kind.ok()) {
       std::cout << file << ": ok (" << *kind << ")\n";
@@ -114,6 +138,13 @@ void ListDirectory(const std::string& title, const fs::path& dir,
 int List(const std::string& data_dir) {
   std::cout << "probe families:\n";
   for (const auto& [family, variants] : KnownFamilies()) std::cout << "  " << family << "\n";
+  // What this build's probes are and express (a profile's "probe"; run/probe_builds.h): the
+  // families a runtime lacks are skipped as not expressible in it.
+  std::cout << "probes:\n";
+  for (const ProbeBuild& build : BuiltProbes()) {
+    std::cout << fmt::format("  {:<8} {}  sha256 {}  {} families: {}\n", ProbeRuntimeName(build.runtime),
+                             build.build_id, build.sha256, build.families.size(), fmt::join(build.families, " "));
+  }
   auto row = [](const std::string& name, const std::string& what, const std::string& path) {
     return fmt::format("{:<28} {}  ({})", name, what, fs::path(path).filename().string());
   };
@@ -175,6 +206,8 @@ constexpr CliCommand kCommands[] = {
     {"report", "judge a recorded run (a JSON report) again, against another policy, launching nothing",
      SetupReport},
     {"infer", "the policy a recorded run's sandbox actually enforces, as a policy file", SetupInfer},
+    {"mutate", "audit one-variable weakenings of a sandbox beside it; list those no check tells apart",
+     SetupMutate},
 };
 
 int Main(int argc, char** argv) {

@@ -3,23 +3,45 @@
 # is compiled in:
 #   /usr/bin/sandprobe
 #   /usr/lib/sandprobe/sandprobe-probe      (the static probe; sandboxes bind this directory)
+#   /usr/lib/sandprobe-js/sandprobe-probe.js (the JS probe, for Deno and Node profiles)
 #   /usr/share/sandprobe/{suites,policies,sandboxes,docs/*.schema.json,scripts/microvm}
+#   /usr/share/sandprobe/docker/            (build-images.sh and the Dockerfiles of the images
+#                                            the docker profiles run: sandprobe/agent, /probe)
 #   /usr/share/man/man1/sandprobe.1.gz      (help2man from `sandprobe --help`)
+#   /usr/share/doc/sandprobe/               (README.Debian: after the install; the CI templates)
 # scripts/microvm is data for the microvm profiles: their guest is built from it (see
 # sandboxes/microvm.json) into /var/lib/sandprobe-microvm by
 # /usr/share/sandprobe/scripts/microvm/build-initramfs.sh.
+
+# `cmake --install` and cpack install what is built, and build nothing themselves: without this,
+# cpack's preinstall step builds `all` (every test and benchmark) before packing two binaries.
+# scripts/build-deb.sh builds the package's targets first; a missing one is install's error.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
 set(SANDPROBE_INSTALL_BIN "bin")
 set(SANDPROBE_INSTALL_PROBE "lib/sandprobe")
 set(SANDPROBE_INSTALL_DATA "share/sandprobe")
 
 install(TARGETS sandprobe RUNTIME DESTINATION "${SANDPROBE_INSTALL_BIN}")
-install(TARGETS sandprobe-probe RUNTIME DESTINATION "${SANDPROBE_INSTALL_PROBE}")
+# install(PROGRAMS), not TARGETS: CPack strips installed targets (CPACK_STRIP_FILES), and the
+# harness refuses a probe whose SHA-256 is not the one the build made (run/probe_builds.h).
+install(PROGRAMS "$<TARGET_FILE:sandprobe-probe>" DESTINATION "${SANDPROBE_INSTALL_PROBE}")
+# Each other runtime's probe in a directory of its own beside it (load/data_dir.h ProbeDirFor):
+# sandboxes bind the whole directory, so each holds its probe only.
+install(FILES "${CMAKE_BINARY_DIR}/probe-js/sandprobe-probe.js" DESTINATION "${SANDPROBE_INSTALL_PROBE}-js")
 install(DIRECTORY suites policies sandboxes DESTINATION "${SANDPROBE_INSTALL_DATA}")
 file(GLOB SP_SCHEMAS CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/docs/*.schema.json")
 install(FILES ${SP_SCHEMAS} DESTINATION "${SANDPROBE_INSTALL_DATA}/docs")
 install(DIRECTORY scripts/microvm DESTINATION "${SANDPROBE_INSTALL_DATA}/scripts"
         USE_SOURCE_PERMISSIONS)
+# The images are built on the user's machine (no registry): the script finds the installed probe
+# beside itself (../../../lib/sandprobe/sandprobe-probe).
+install(PROGRAMS docker/build-images.sh DESTINATION "${SANDPROBE_INSTALL_DATA}/docker")
+install(FILES docker/agent.Dockerfile docker/probe.Dockerfile
+        DESTINATION "${SANDPROBE_INSTALL_DATA}/docker")
+install(FILES cmake/README.Debian DESTINATION share/doc/sandprobe)
+install(FILES docs/ci/README.md docs/ci/github-actions.yml docs/ci/gitlab-ci.yml
+        DESTINATION share/doc/sandprobe/examples/ci)
 
 # The man page: help2man runs the built binary (its --help and --version), plus the sections
 # of cmake/sandprobe.h2m. gzip -n: no name or time stamp in the archive (reproducible).
@@ -40,8 +62,11 @@ add_custom_command(
 add_custom_target(sandprobe_man ALL DEPENDS "${SP_MAN}.gz")
 install(FILES "${SP_MAN}.gz" DESTINATION share/man/man1)
 
-# The package. Library dependencies come from dpkg-shlibdeps (dpkg-dev); the backends are
-# Recommends/Suggests: a missing one makes its profiles skip with the reason, never fail.
+# The package. Library dependencies come from dpkg-shlibdeps (dpkg-dev); setpriv (util-linux) is
+# what the bwrap profiles start bwrap with. The backends are Recommends/Suggests: a missing one
+# makes its profiles skip with the reason, never fail. docker: either Debian's or Docker's own
+# (docker-ce), never forced over the other; busybox-static is the sandprobe/agent image's
+# userland (build-images.sh).
 set(CPACK_GENERATOR "DEB")
 set(CPACK_PACKAGE_NAME "sandprobe")
 set(CPACK_PACKAGE_VENDOR "sandprobe")
@@ -54,6 +79,9 @@ set(CPACK_STRIP_FILES TRUE)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION "utils")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "bubblewrap, docker.io")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "firejail, runsc, qemu-system-x86, busybox-static, linux-image-amd64")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "util-linux")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "bubblewrap, docker.io | docker-ce | moby-engine, busybox-static")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "firejail, runsc, qemu-system-x86, linux-image-amd64, cpio, kmod")
 include(CPack)
+
+include("${CMAKE_CURRENT_LIST_DIR}/PackageTests.cmake")

@@ -9,11 +9,11 @@
 
 namespace sandprobe {
 
-// A frame: `@@sandprobe <NONCE> <json object>\n` (probes/frame.h writes, launch/frames.h reads).
+// A frame: `@@sandprobe <NONCE> <json object>\n` (contract/frame_writer.h writes, contract/frame_reader.h reads).
 inline constexpr std::string_view kFrameMarker = "@@sandprobe";
 inline constexpr std::string_view kFramePrefix = "@@sandprobe ";
 // A last line `@@sandprobe-exit N` carrying the probe's exit status, for sandboxes whose own
-// exit status says nothing (a VM: scripts/microvm/init writes it; launch/frames.h reads it).
+// exit status says nothing (a VM: scripts/microvm/init writes it; contract/frame_reader.h reads it).
 inline constexpr std::string_view kExitLinePrefix = "@@sandprobe-exit ";
 
 // DNS probes ask for <nonce>.sandprobe.test, and only the harness's canary responder

@@ -2,7 +2,10 @@
 # Builds the two images sandbox profiles use:
 #   sandprobe/probe:latest  FROM scratch + the static probe at /sandprobe-probe
 #   sandprobe/agent:latest  FROM scratch + busybox-static, users root/agent, /workspace
-# Usage: docker/build-images.sh PROBE_BINARY
+# Usage: build-images.sh [PROBE_BINARY]
+#   Without PROBE_BINARY the probe is found beside this script: the package's
+#   /usr/lib/sandprobe/sandprobe-probe for /usr/share/sandprobe/docker/build-images.sh, the build
+#   tree's build/probe/sandprobe-probe for docker/build-images.sh in a checkout.
 #
 # Each image is built from its own temporary context holding only what it copies, with the
 # legacy builder (DOCKER_BUILDKIT=0: Debian's docker.io ships no buildx). Layer caching makes a
@@ -12,10 +15,36 @@ set -euo pipefail
 
 die() { echo "build-images.sh: $*" >&2; exit 1; }
 
-[ $# -eq 1 ] || die "usage: build-images.sh PROBE_BINARY"
-probe=$1
+[ $# -le 1 ] || die "usage: build-images.sh [PROBE_BINARY]"
 busybox=${SANDPROBE_BUSYBOX:-/bin/busybox}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+if [ $# -eq 1 ]; then
+  probe=$1
+else
+  # The installed layout first (cmake/Install.cmake), then a checkout's build tree.
+  probe=""
+  for candidate in "$here/../../../lib/sandprobe/sandprobe-probe" "$here/../build/probe/sandprobe-probe"; do
+    if [ -f "$candidate" ]; then probe=$candidate; break; fi
+  done
+  [ -n "$probe" ] || die "no probe beside this script (looked for ../../../lib/sandprobe/sandprobe-probe and ../build/probe/sandprobe-probe): pass its path"
+fi
+
+# Exit 0 when the ELF file has a PT_INTERP program header (a dynamic executable), 1 when not, 2
+# when it is no 64-bit little-endian ELF file. Read with od (coreutils), not readelf: binutils
+# is no dependency of the package.
+has_interp() {
+  local file=$1 magic phoff phentsize phnum i type
+  magic=$(od -An -t x1 -N 6 "$file" | tr -d ' \n')
+  [ "$magic" = 7f454c460201 ] || return 2
+  phoff=$(od -An -t u8 -j 32 -N 8 "$file" | tr -d ' ')
+  phentsize=$(od -An -t u2 -j 54 -N 2 "$file" | tr -d ' ')
+  phnum=$(od -An -t u2 -j 56 -N 2 "$file" | tr -d ' ')
+  for ((i = 0; i < phnum; i++)); do
+    type=$(od -An -t u4 -j $((phoff + i * phentsize)) -N 4 "$file" | tr -d ' ')
+    [ "$type" = 3 ] && return 0  # PT_INTERP
+  done
+  return 1
+}
 
 if [ ! -f "$probe" ] || [ ! -x "$probe" ]; then
   die "probe binary not found or not executable: $probe"
@@ -23,11 +52,13 @@ fi
 [ -f "$busybox" ] || die "busybox not found: $busybox (apt-get install busybox-static)"
 # The images have no loader or libc: a dynamic binary would fail only at run time, obscurely.
 for bin in "$probe" "$busybox"; do
-  if LC_ALL=C readelf -lW "$bin" 2>/dev/null | grep -q 'INTERP'; then
-    die "$bin is dynamically linked; FROM scratch images need a static binary"
-  fi
+  rc=0; has_interp "$bin" || rc=$?
+  case $rc in
+    0) die "$bin is dynamically linked; FROM scratch images need a static binary (busybox: apt-get install busybox-static)" ;;
+    2) die "$bin is no x86-64 ELF executable" ;;
+  esac
 done
-command -v docker >/dev/null || die "docker CLI not found (apt-get install docker.io)"
+command -v docker >/dev/null || die "docker CLI not found (install docker: docker.io or docker-ce)"
 if ! err=$(docker info 2>&1 >/dev/null); then
   die "docker daemon unreachable (docker info failed): ${err##*$'\n'}"
 fi

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "launch/frames.h"
+#include "contract/frame_reader.h"
 
 namespace sandprobe {
 
@@ -21,7 +21,7 @@ std::string DescribeEnd(const LaunchRecord& record, const BatchResult::End& end)
 }
 
 // The launch's exit status: the process's own, unless the process exited 0 and the stream
-// ended with an exit status line (frames.h, kExitLinePrefix), which then says what the probe
+// ended with an exit status line (contract/frame_reader.h, kExitLinePrefix), which then says what the probe
 // did inside (a VM monitor exits 0 whatever its guest did). A process that failed keeps its
 // own status: the line cannot hide a failing sandbox.
 std::optional<int> LaunchExitCode(const LaunchRecord& record) {

@@ -1,7 +1,7 @@
 // ToBatchResult: what Evaluate may believe about one probe launch, from the launcher's record.
 //
 // The host side's own facts decide completeness: the frames (a done frame, no protocol error),
-// the sandbox's exit status (0, no signal; a final exit status line, frames.h, stands for it
+// the sandbox's exit status (0, no signal; a final exit status line, contract/frame_reader.h, stands for it
 // when the process exited 0: a VM monitor's own 0 says nothing; a profile with
 // `"probe_exit": "exit_line"` makes that line mandatory), the harness's timeout. A launch that started is
 // always judged (its facts and the host witnesses can prove a leak); only a pass needs it to be

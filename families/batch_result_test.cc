@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "launch/frames.h"
+#include "contract/frame_reader.h"
 
 namespace sandprobe {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "launch/frames.h"
+#include "contract/frame_reader.h"
 #include "families/test_policies.h"
 
 namespace sandprobe {

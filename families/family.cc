@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "launch/frames.h"
+#include "contract/frame_reader.h"
 #include "load/placeholders.h"
 
 namespace sandprobe {

@@ -16,20 +16,22 @@ bool MatchesAny(const std::vector<std::string>& patterns, const std::string& id)
                      [&id](const std::string& p) { return CheckIdMatches(p, id); });
 }
 
-std::string GroupOf(const std::string& family) { return family.substr(0, family.find('.')); }
-
 // A check of family `check` needs an invocation of `invocation`: "res.memory" needs
 // "res.memory"; "persist" needs "persist.plant" and "persist.check".
 bool Needs(const std::string& check, const std::string& invocation) {
   return invocation == check || invocation.rfind(check + ".", 0) == 0;
 }
 
-// Drops from the shared launch the invocations of groups left with no check in it.
+// Drops from the shared launch the invocations no check left in it needs: a family whose
+// checks were all skipped is not sent to the probe. (A judge reads only its own family's facts
+// and the hello; the read and write controls of fs.alias come from the fs.read and fs.write
+// checks the launch still has, ComputeControl, so they stay exactly when those checks do.)
 void TrimSharedLaunch(LaunchBatch& batch, const std::vector<Check>& checks) {
-  std::set<std::string> groups;
-  for (std::size_t i : batch.check_indexes) groups.insert(GroupOf(checks[i].family));
-  std::erase_if(batch.invocations, [&groups](const ProbeInvocation& inv) {
-    return !groups.count(GroupOf(inv.family));
+  std::set<std::string> families;
+  for (std::size_t i : batch.check_indexes) families.insert(checks[i].family);
+  std::erase_if(batch.invocations, [&families](const ProbeInvocation& inv) {
+    return std::none_of(families.begin(), families.end(),
+                        [&inv](const std::string& f) { return Needs(f, inv.family); });
   });
 }
 

@@ -23,9 +23,9 @@ struct CheckSelection {
 bool CheckIdMatches(const std::string& pattern, const std::string& id);
 
 // Keeps the selected checks of `plan` and only the launches they need:
-// - the shared launch keeps the invocations of family groups (fs, env, net, priv) that still
-//   have a check in it, whole, since a group's judges read each other's facts (fs.alias reads
-//   fs.read's control);
+// - the shared launch keeps the invocations a check still in it needs, and no other: a family
+//   whose checks were all left out is not sent to the probe (fs.alias's read control comes from
+//   the fs.read checks still selected, so nothing is lost);
 // - an exclusive launch stays while a selected check's family is, or is the prefix of, one of
 //   its invocations: the persistence plant launch stays for its turn and session checks, a
 //   resource launch goes with its own check.

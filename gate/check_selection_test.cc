@@ -65,15 +65,25 @@ TEST(CheckSelectionTest, EmptySelectionLeavesThePlanAlone) {
   EXPECT_EQ(plan.batches.size(), before.batches.size());
 }
 
-TEST(CheckSelectionTest, CheckKeepsMatchesInOrderAndTrimsOtherGroupsFromTheSharedLaunch) {
+TEST(CheckSelectionTest, CheckKeepsMatchesInOrderAndTrimsOtherFamiliesFromTheSharedLaunch) {
   Plan plan = Expand({"fs.read", "fs.write", "env.secret", "res.pids", "res.memory"});
   ASSERT_TRUE(SelectChecks(plan, {.only = {"fs.read.denied:*"}}).ok());
   EXPECT_EQ(Ids(plan), (std::vector<std::string>{"fs.read.denied:/etc/shadow",
                                                  "fs.read.denied:{host_canary}"}));
   ExpectConsistent(plan);
   ASSERT_EQ(plan.batches.size(), 1u);
-  // fs.write stays: the fs group's judges read each other's facts (the controls).
-  EXPECT_EQ(InvokedFamilies(plan), (std::set<std::string>{"fs.read", "fs.write"}));
+  // fs.write goes: no check left reads its facts (a control comes from the selected checks).
+  EXPECT_EQ(InvokedFamilies(plan), (std::set<std::string>{"fs.read"}));
+}
+
+// Skipping every check of a family takes the family off the probe's command line (a JS probe
+// run with --skip 'fs.mounts.*' was still sent fs.mounts).
+TEST(CheckSelectionTest, SkippingAllOfAFamilysChecksDoesNotSendIt) {
+  Plan plan = Expand({"fs.read", "fs.write", "fs.mounts", "env.secret"});
+  ASSERT_EQ(InvokedFamilies(plan).count("fs.mounts"), 1u);
+  ASSERT_TRUE(SelectChecks(plan, {.skip = {"fs.mounts.*"}}).ok());
+  EXPECT_EQ(InvokedFamilies(plan), (std::set<std::string>{"fs.read", "fs.write", "env.secret"}));
+  ExpectConsistent(plan);
 }
 
 TEST(CheckSelectionTest, SkipDropsMatchesAndAnExclusiveLaunchGoesWithItsOnlyCheck) {

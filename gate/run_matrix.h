@@ -8,9 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "model/status.h"
-#include "load/run_inputs.h"
-
 namespace sandprobe {
 
 // A report path for one sandbox of several: its name before the extension.
@@ -21,14 +18,5 @@ std::string PerSandboxPath(const std::string& path, const std::string& sandbox);
 // The exit code of several runs: 2 (invalid input: the user's to fix) before 3 (a harness
 // error, inconclusive or interrupted: a sandbox not verified) before 1 (a fail) before 0.
 int WorstExitCode(const std::vector<int>& codes);
-
-// Loads every profile, the policy each is judged against (`policy_path` when given, else the
-// profile's) and the suites (LoadRunInputs), one RunInputs per profile in order; each run is
-// handed its own. Any load error, and with several sandboxes two profiles of one name (their
-// report paths would collide), is invalid input.
-StatusOr<std::vector<RunInputs>> PreloadRunInputs(const std::vector<std::string>& profile_paths,
-                                                  const std::string& policy_path,
-                                                  const std::vector<std::string>& suite_paths,
-                                                  const FamilyCatalog& families);
 
 }  // namespace sandprobe

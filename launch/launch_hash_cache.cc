@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "launch/atomic_file.h"
+#include "io/atomic_file.h"
 #include "launch/run_registry.h"
 
 namespace sandprobe {

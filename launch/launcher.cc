@@ -37,7 +37,7 @@
 #include "launch/launch_leftovers.h"
 #include "launch/proc_info.h"
 #include "launch/launch_pids_cgroup.h"
-#include "launch/launch_sigpipe_block.h"
+#include "io/sigpipe_block.h"
 
 namespace sandprobe {
 namespace {

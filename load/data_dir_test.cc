@@ -158,5 +158,14 @@ TEST(DataDirTest, SuitesRefuseEmptyAndUnknownNames) {
   EXPECT_NE(none.status().message().find("holds no suite"), std::string::npos);
 }
 
+// Each runtime's probe has a directory of its own beside the native one (sandboxes bind the
+// whole directory, so it must hold that probe only).
+TEST(ProbeDirFor, EachRuntimeBesideTheNativeProbe) {
+  EXPECT_EQ(ProbeDirFor("/usr/lib/sandprobe", ProbeRuntime::kNative), "/usr/lib/sandprobe");
+  EXPECT_EQ(ProbeDirFor("/usr/lib/sandprobe", ProbeRuntime::kJs), "/usr/lib/sandprobe-js");
+  EXPECT_EQ(ProbeDirFor("/src/build/probe/", ProbeRuntime::kPython), "/src/build/probe-python");
+  EXPECT_EQ(ProbeDirFor("/src/build/probe", ProbeRuntime::kWasi), "/src/build/probe-wasi");
+}
+
 }  // namespace
 }  // namespace sandprobe

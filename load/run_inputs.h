@@ -27,4 +27,13 @@ struct RunInputs {
 StatusOr<RunInputs> LoadRunInputs(const std::string& profile_path, const std::string& policy_path,
                                   const std::vector<std::string>& suite_paths, const FamilyCatalog& families);
 
+// Loads every profile, the policy each is judged against (`policy_path` when given, else the
+// profile's) and the suites (LoadRunInputs above), one RunInputs per profile in order; each run is
+// handed its own. Any load error, and with several sandboxes two profiles of one name (their
+// report paths would collide), is invalid input.
+StatusOr<std::vector<RunInputs>> PreloadRunInputs(const std::vector<std::string>& profile_paths,
+                                                  const std::string& policy_path,
+                                                  const std::vector<std::string>& suite_paths,
+                                                  const FamilyCatalog& families);
+
 }  // namespace sandprobe

@@ -1,6 +1,7 @@
 #include "load/run_inputs.h"
 
 #include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -52,6 +53,31 @@ TEST(RunInputsTest, ErrorsNameTheFileTheyComeFrom) {
       LoadRunInputs(kDir + "profile_oneshot.json", "", {kDir + "policy_full.json"}, kFamilies);
   ASSERT_FALSE(not_a_suite.ok());
   EXPECT_THAT(not_a_suite.status().message(), HasSubstr("policy_full.json"));
+}
+
+TEST(RunInputsTest, PreloadNamesTheProfilesAndRefusesBadInputBeforeAnyRun) {
+  const std::string policy = kDir + "policy_full.json";
+  const std::vector<std::string> suites = {kDir + "suite_default.json"};
+  StatusOr<std::vector<RunInputs>> inputs =
+      PreloadRunInputs({kDir + "profile_oneshot.json", kDir + "profile_session.json"}, policy, suites, kFamilies);
+  ASSERT_TRUE(inputs.ok()) << inputs.status().message();
+  ASSERT_EQ(inputs->size(), 2u);
+  EXPECT_EQ((*inputs)[0].profile.source_path, kDir + "profile_oneshot.json") << "in the order given";
+  EXPECT_EQ((*inputs)[1].profile.source_path, kDir + "profile_session.json");
+
+  StatusOr<std::vector<RunInputs>> twice =
+      PreloadRunInputs({kDir + "profile_oneshot.json", kDir + "profile_oneshot.json"}, policy, suites, kFamilies);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.status().code(), StatusCode::kInvalidInput);
+  EXPECT_THAT(twice.status().message(), HasSubstr("two profiles are named"));
+
+  StatusOr<std::vector<RunInputs>> missing =
+      PreloadRunInputs({kDir + "profile_oneshot.json", kDir + "nope.json"}, policy, suites, kFamilies);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("nope.json"));
+
+  // One sandbox named once is one run: no collision to refuse.
+  EXPECT_TRUE(PreloadRunInputs({kDir + "profile_oneshot.json"}, policy, suites, kFamilies).ok());
 }
 
 }  // namespace

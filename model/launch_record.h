@@ -8,21 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "contract/frame_reader.h"
 #include "model/leftover_process.h"
 
 namespace sandprobe {
-
-// What the frame parser made of a probe's stdout (see launch/frames.h).
-struct ProbeFrames {
-  std::vector<nlohmann::json> facts;         // every valid fact frame, in order (not `done`)
-  bool done = false;                         // exactly one well-formed {"done":true} was last
-  std::vector<std::string> protocol_errors;  // "line 3: frame JSON: unexpected end of input"
-  int noise_lines = 0;                       // lines that were not frames (kept as evidence)
-  // The probe's exit status as the sandbox reported it on a final `@@sandprobe-exit N` line
-  // (see kExitLinePrefix): for sandboxes whose own process status says nothing about the
-  // probe, such as a VM monitor that exits 0 on a guest panic as on a clean poweroff.
-  std::optional<int> exit_status;
-};
 
 struct LaunchRecord {
   std::string id;        // "L1", "L2", ... unique within a run

@@ -15,9 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probes/errno_name.h"
+#include "contract/errno_name.h"
 #include "probes/families.h"
-#include "probes/sha256.h"
+#include "contract/sha256.h"
 
 extern char** environ;
 

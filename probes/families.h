@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "probes/frame.h"
-#include "probes/path_content.h"  // kMaxReadBytes, kMaxDirEntries
+#include "contract/frame_writer.h"
+#include "contract/path_content.h"  // kMaxReadBytes, kMaxDirEntries
 
 namespace sandprobe {
 

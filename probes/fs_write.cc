@@ -17,9 +17,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probes/errno_name.h"
+#include "contract/errno_name.h"
 #include "probes/families.h"
-#include "probes/mountinfo.h"
+#include "contract/mountinfo.h"
 
 namespace sandprobe {
 namespace {

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probes/errno_name.h"
+#include "contract/errno_name.h"
 #include "probes/net_probes.h"
 
 namespace sandprobe {

@@ -25,7 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probes/errno_name.h"
+#include "contract/errno_name.h"
 #include "probes/families.h"
 
 namespace sandprobe {

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probes/errno_name.h"
+#include "contract/errno_name.h"
 #include "probes/priv_families.h"
 
 namespace sandprobe {

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probes/errno_name.h"
+#include "contract/errno_name.h"
 #include "probes/priv_families.h"
 
 namespace sandprobe {
@@ -50,8 +50,8 @@ void EmitMountFact(const ProbeContext& ctx, const char* family, const std::vecto
   std::optional<MountEntry> m = CoveringMount(mounts, path);
   fact["ok"] = m.has_value();
   if (m) {
-    fact["mount_point"] = m->mount_point;
-    fact["fstype"] = m->fstype;
+    SetBytesField(fact, "mount_point", m->mount_point);
+    SetBytesField(fact, "fstype", m->fstype);
     fact["read_only"] = m->read_only();
   }
   ctx.out.Emit(fact);

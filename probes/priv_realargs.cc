@@ -19,7 +19,7 @@
 #include <cstring>
 #include <string>
 
-#include "probes/errno_name.h"
+#include "contract/errno_name.h"
 #include "probes/priv_families.h"
 
 namespace sandprobe {

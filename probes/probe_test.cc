@@ -25,11 +25,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "probes/errno_name.h"
+#include "contract/errno_name.h"
 #include "probes/families.h"
-#include "probes/frame.h"
-#include "probes/mountinfo.h"
-#include "probes/sha256.h"
+#include "contract/frame_writer.h"
+#include "contract/mountinfo.h"
+#include "contract/sha256.h"
 
 namespace sandprobe {
 namespace {

@@ -11,7 +11,7 @@
 #include <atomic>
 #include <vector>
 
-#include "probes/errno_name.h"
+#include "contract/errno_name.h"
 #include "probes/resource_families.h"
 
 namespace sandprobe {

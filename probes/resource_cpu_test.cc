@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "probes/frame.h"
+#include "contract/frame_writer.h"
 #include "probes/resource_families.h"
 
 namespace sandprobe {

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <vector>
 
-#include "probes/errno_name.h"
+#include "contract/errno_name.h"
 #include "probes/resource_families.h"
 
 namespace sandprobe {

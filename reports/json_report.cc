@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "launch/atomic_file.h"
+#include "io/atomic_file.h"
 
 namespace sandprobe {
 namespace {

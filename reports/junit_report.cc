@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <pugixml.hpp>
 
-#include "launch/atomic_file.h"
+#include "io/atomic_file.h"
 #include "reports/sanitize.h"
 
 namespace sandprobe {

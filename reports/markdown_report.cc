@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "launch/atomic_file.h"
+#include "io/atomic_file.h"
 #include "reports/fail_groups.h"
 #include "reports/sanitize.h"
 

@@ -7,7 +7,7 @@
 // are only counted. Probe-controlled text is cleaned (no controls or escapes), capped per cell,
 // and escaped so it cannot break the table or inject HTML.
 //
-// The file is replaced, like every report (launch/atomic_file.h): in a GitHub step that writes
+// The file is replaced, like every report (io/atomic_file.h): in a GitHub step that writes
 // other summary text too, write to a file and append it to $GITHUB_STEP_SUMMARY yourself.
 #pragma once
 

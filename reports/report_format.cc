@@ -1,6 +1,6 @@
 #include "reports/report_format.h"
 
-#include "launch/atomic_file.h"
+#include "io/atomic_file.h"
 #include "reports/json_report.h"
 #include "reports/junit_report.h"
 #include "reports/markdown_report.h"

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "launch/atomic_file.h"
+#include "io/atomic_file.h"
 #include "reports/json_report.h"
 #include "reports/sanitize.h"
 #include "load/json_document.h"

@@ -41,6 +41,14 @@ class Launches {
   void RunBatch(std::size_t b) {
     const LaunchBatch& batch = phase_.plan.batches[b];
     BatchResult& result = out_.results[b];
+    if (!batch.not_expressible.empty()) {  // families the run's probe lacks: never sent to it
+      result.state = BatchResult::State::kSkipped;
+      result.reason = batch.not_expressible;
+      std::lock_guard lock(between_);
+      checks_done_ += batch.check_indexes.size();
+      Progress();
+      return;
+    }
     if (batch.invocations.empty()) {  // decided at plan time (PlanContext::launchless_checks)
       result.state = BatchResult::State::kRan;
       result.complete = true;

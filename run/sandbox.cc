@@ -6,7 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "launch/frames.h"
+#include "contract/frame_reader.h"
+#include "model/canary_env.h"
 #include "load/placeholders.h"
 #include "run/preflight_gate.h"
 #include "run/sweep_ids.h"
@@ -46,7 +47,7 @@ std::string FirstLine(const std::string& text) {
 LaunchEnvelope ToLaunchEnvelope(const EnvelopeSpec& e) {
   constexpr std::uint64_t kMib = 1 << 20;
   LaunchEnvelope out;
-  if (e.memory_mib) out.address_space_bytes = static_cast<std::uint64_t>(*e.memory_mib) * kMib;
+  if (e.address_space_mib) out.address_space_bytes = static_cast<std::uint64_t>(*e.address_space_mib) * kMib;
   if (e.open_files) out.open_files = static_cast<std::uint64_t>(*e.open_files);
   if (e.file_size_mib) out.file_size_bytes = static_cast<std::uint64_t>(*e.file_size_mib) * kMib;
   if (e.cpu_seconds) out.cpu_seconds = static_cast<std::uint64_t>(*e.cpu_seconds);
@@ -67,6 +68,10 @@ std::map<std::string, std::string> Sandbox::Scalars(const std::string& instance)
   scalars["instance"] = instance;
   scalars["probe_dir"] = context_.probe_dir;
   scalars["workspace"] = context_.workspace;
+  scalars["canary_env"] = "";
+  for (const auto& [name, value] : context_.env) {
+    if (name.starts_with(kCanaryEnvPrefix)) scalars["canary_env"] = name;
+  }
   StatusOr<std::string> probe = ExpandString(profile_.probe_path, scalars);
   scalars["probe"] = probe.ok() ? *probe : profile_.probe_path;
   return scalars;

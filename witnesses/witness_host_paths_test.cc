@@ -1,4 +1,4 @@
-// The host witness hashes exactly what the probe hashes (probes/path_content.h), names a path
+// The host witness hashes exactly what the probe hashes (contract/path_content.h), names a path
 // the host lacks, and reads the host's root and block-device mounts from its mount table.
 #include "witnesses/witness_host_paths.h"
 

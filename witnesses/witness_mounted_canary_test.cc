@@ -83,7 +83,7 @@ TEST(WitnessMountedCanaryTest, SweepOfADeadRunRemovesItsPlantedCanary) {
   std::string root = parent + "/sandprobe-" + RandomHex(6);
   fs::create_directories(root + "/workspace");
   std::ofstream(parent + "/profile.json") << R"({"name": "h", "description": "d", "backend": "host",
-      "lifecycle": "oneshot", "probe_path": "/p", "injection": "host-path",
+      "lifecycle": "oneshot", "probe_path": "{probe_dir}/p", "injection": "host-path",
       "run": ["{probe}", "{probe_args...}"]})";
   std::string home = MakeDir("sp-home");
   std::string planted = home + "/sandprobe-canary-0123456789abcdef.txt";

@@ -135,6 +135,8 @@ class PrivWitness final : public RunWitness {
     stop_fd_ = ::eventfd(0, EFD_CLOEXEC);
     LaunchSpec spec;
     spec.argv = {"sh", "-c", "while sleep 1; do :; done", canary_arg_};
+    // In the run dir, beside the canary file: its /proc/<pid>/cwd is a door to that file too.
+    spec.working_dir = setup.run_dir;
     spec.timeout = std::chrono::hours(1);
     spec.grace = std::chrono::milliseconds(500);
     // The witness's end wakes the launch at once (an eventfd); the atomic stays as the fallback
@@ -179,7 +181,8 @@ class PrivWitness final : public RunWitness {
 
   std::map<std::string, std::string> PlanValues() const override {
     std::map<std::string, std::string> values = {{"backend", backend_},
-                                                 {"canary_sha256", Sha256Hex(canary_arg_)}};
+                                                 {"canary_sha256", Sha256Hex(canary_arg_)},
+                                                 {"canary_pid", std::to_string(pid_)}};
     for (const auto& [ns, link] : host_ns_) values["ns." + ns] = link;
     return values;
   }
