@@ -417,7 +417,7 @@ def main():
     if not opts.skip_restricted and not os.path.isdir(RESTRICTEDPYTHON):
         print("compare_native: no RestrictedPython at %s (scripts/setup.sh --with python)"
               % RESTRICTEDPYTHON, file=sys.stderr)
-        return 77
+        return 1 if os.environ.get("SANDPROBE_REQUIRE_BACKENDS") == "1" else 77
     if not os.access(opts.native, os.X_OK):
         print("compare_native: no native probe at %s (build sandprobe-probe or pass --native)"
               % opts.native, file=sys.stderr)
