@@ -63,17 +63,19 @@ TEST(LangEscapeFamily, ThePlanHandsTheProbeTheCanaryWhenThePolicyDeniesIt) {
     EXPECT_EQ(invocation.args, (std::vector<std::string>{"--canary", "/c"}));
   }
   EXPECT_TRUE(found);
-  ASSERT_EQ(plan.batches[0].checks.size(), 1u);
-  EXPECT_EQ(plan.batches[0].checks[0].id, kCheck);
-  EXPECT_EQ(plan.batches[0].checks[0].severity, Severity::kCritical);
+  ASSERT_EQ(plan.checks.size(), 1u);
+  EXPECT_EQ(plan.checks[0].id, kCheck);
+  EXPECT_EQ(plan.checks[0].severity, Severity::kCritical);
 }
 
 TEST(LangEscapeFamily, APolicyThatLetsTheCanaryBeReadPlansNoEscapeCheck) {
   Policy policy = EscapePolicy();
   policy.filesystem.readable = testing::Paths({"{host_canary}"}, "readable");
   policy.filesystem.unreadable = {};
-  Plan plan = PlanFor(policy);
-  for (const LaunchBatch& batch : plan.batches) EXPECT_TRUE(batch.checks.empty());
+  // The suite then expands to no check: invalid input naming the section it reads.
+  StatusOr<Plan> plan = ExpandChecks(policy, SuiteOf({"lang.escape"}), PlanContext{"/c", "/workspace", {}, false});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("\"filesystem\""), std::string::npos) << plan.status().message();
 }
 
 TEST(LangEscapeFamily, EveryRouteRefusedPasses) {
