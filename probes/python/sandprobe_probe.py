@@ -1477,7 +1477,7 @@ def ask_dns(ep):
     if sent != len(query):
         sock.close()
         return net_fail(fact, "send", "EMSGSIZE")
-    fact["sent"] = True
+    fact["sent"] = sent  # bytes, as net.tcp and net.udp report it (probes/net_dns.cc)
     if (wait_for(sock, RT["select"].POLLIN) & RT["select"].POLLIN) == 0:
         sock.close()
         return net_fail(fact, "reply", "ETIMEDOUT")
