@@ -125,6 +125,11 @@ TEST(RuntimesTest, TheBuildsTableOfProbesIsWhatEachProbeSaysItCanDo) {
   CliRun native = RunCommand({BuildPath("probe/sandprobe-probe"), "--families"});
   ASSERT_EQ(native.exit_code, 0);
   EXPECT_EQ(Lines(native.out), listed["native"]);
+  ASSERT_TRUE(listed.count("python")) << "no python row";
+  CliRun python = RunCommand({"/usr/bin/python3", BuildPath("probe-python/sandprobe_probe.py"), "--families"});
+  ASSERT_EQ(python.exit_code, 0) << python.err;
+  EXPECT_EQ(Lines(python.out), listed["python"]) << "the list CMake read from the Python source (probes/python/CMakeLists.txt)";
+  EXPECT_EQ(listed["python"].count("lang.escape"), 1u);
   if (!BackendAvailable("node", {"node", "--version"})) return;
   CliRun node = RunCommand({"node", BuildPath("probe-js/sandprobe-probe.js"), "--families"});
   ASSERT_EQ(node.exit_code, 0) << node.err;
