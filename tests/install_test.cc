@@ -105,7 +105,7 @@ TEST_F(InstallTest, ThePackageHoldsBinaryProbeDataSchemasAndManPage) {
     EXPECT_TRUE(fs::is_regular_file(fs::path(root_) / path)) << path << " not in " << deb_;
   }
   // The probe directory is bound into sandboxes: the probe and nothing else.
-  for (const char* dir : {"/usr/lib/sandprobe", "/usr/lib/sandprobe-js"}) {
+  for (const char* dir : {"/usr/lib/sandprobe", "/usr/lib/sandprobe-js", "/usr/lib/sandprobe-python"}) {
     int entries = 0;
     for ([[maybe_unused]] const auto& e : fs::directory_iterator(root_ + dir)) ++entries;
     EXPECT_EQ(entries, 1) << dir;

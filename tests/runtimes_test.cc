@@ -125,6 +125,11 @@ TEST(RuntimesTest, TheBuildsTableOfProbesIsWhatEachProbeSaysItCanDo) {
   CliRun native = RunCommand({BuildPath("probe/sandprobe-probe"), "--families"});
   ASSERT_EQ(native.exit_code, 0);
   EXPECT_EQ(Lines(native.out), listed["native"]);
+  ASSERT_TRUE(listed.count("python")) << "no python row";
+  CliRun python = RunCommand({"/usr/bin/python3", BuildPath("probe-python/sandprobe_probe.py"), "--families"});
+  ASSERT_EQ(python.exit_code, 0) << python.err;
+  EXPECT_EQ(Lines(python.out), listed["python"]) << "the list CMake read from the Python source (probes/python/CMakeLists.txt)";
+  EXPECT_EQ(listed["python"].count("lang.escape"), 1u);
   if (!BackendAvailable("node", {"node", "--version"})) return;
   CliRun node = RunCommand({"node", BuildPath("probe-js/sandprobe-probe.js"), "--families"});
   ASSERT_EQ(node.exit_code, 0) << node.err;
@@ -164,6 +169,67 @@ TEST(RuntimesTest, DenoStrictJudgesWhatTheJsProbeExpressesAndSkipsThePrivFamilie
     }
   }
   EXPECT_EQ(run.report["witnesses"]["probe"]["runtime"], "js");
+  EXPECT_EQ(SchemaProblem(run.report), "");
+}
+
+// issue 27: RestrictedPython audited through the Python probe. As its docs set it up
+// (restrictedpython.json) no escape route reads the host canary: lang.escape passes; with the
+// plain getattr as the guard (restrictedpython-unguarded.json) the canary is read, and the
+// verdict's evidence is the frame whose SHA-256 equals the harness's own hash of the canary.
+const std::string kRestrictedPython = "/opt/sandprobe-runtimes/restrictedpython-8.0";
+
+CliRun RunRestrictedPython(const std::string& profile) {
+  return RunProfile(profile, {"--require-backend", "--policy", SourcePath("policies/restrictedpython.json"),
+                              "--suite", SourcePath("suites/default.json") + "," + SourcePath("suites/language.json")});
+}
+
+const json* CheckById(const json& report, const std::string& id) {
+  for (const json& check : report["checks"]) {
+    if (check.value("id", "") == id) return &check;
+  }
+  return nullptr;
+}
+
+TEST(RuntimesTest, RestrictedPythonAsDocumentedKeepsTheCanaryAndLangEscapePasses) {
+  if (!BackendAvailable("restrictedpython", {"/usr/bin/python3", "-c", "import sys; sys.path.insert(0, '" +
+                                             kRestrictedPython + "/usr/lib/python3/dist-packages'); import RestrictedPython"})) {
+    return;
+  }
+  CliRun run = RunRestrictedPython("sandboxes/restrictedpython.json");
+  ASSERT_TRUE(run.report.contains("checks")) << run.out << run.err;
+  const json* escape = CheckById(run.report, "lang.escape.denied:{host_canary}");
+  ASSERT_NE(escape, nullptr) << run.out;
+  EXPECT_EQ(escape->value("verdict", ""), "pass") << escape->dump();
+  EXPECT_THAT(escape->value("observed", ""), HasSubstr("escape routes were refused"));
+  for (const json& check : run.report["checks"]) {
+    EXPECT_NE(check.value("verdict", ""), "error") << check.dump();
+    EXPECT_NE(check.value("verdict", ""), "fail") << check.dump();
+  }
+  EXPECT_EQ(run.report["witnesses"]["probe"]["runtime"], "python");
+  EXPECT_EQ(SchemaProblem(run.report), "");
+}
+
+TEST(RuntimesTest, RestrictedPythonWithThePlainGetattrFailsLangEscapeByTheCanaryHash) {
+  if (!BackendAvailable("restrictedpython", {"/usr/bin/python3", "-c", "import sys; sys.path.insert(0, '" +
+                                             kRestrictedPython + "/usr/lib/python3/dist-packages'); import RestrictedPython"})) {
+    return;
+  }
+  CliRun run = RunRestrictedPython("sandboxes/restrictedpython-unguarded.json");
+  ASSERT_TRUE(run.report.contains("checks")) << run.out << run.err;
+  const json* escape = CheckById(run.report, "lang.escape.denied:{host_canary}");
+  ASSERT_NE(escape, nullptr) << run.out;
+  EXPECT_EQ(escape->value("verdict", ""), "fail") << escape->dump();
+  EXPECT_THAT(escape->value("observed", ""), HasSubstr("generator_frame"));
+  // The proof is the harness's: a frame of the run reports the hash of the canary it planted.
+  const std::string canary_sha256 = run.report["witnesses"]["canary_file"].value("sha256", "");
+  ASSERT_EQ(canary_sha256.size(), 64u) << run.report["witnesses"].dump();
+  int proven = 0;
+  for (const json& launch : run.report["launches"]) {
+    for (const json& frame : launch["frames"]) {
+      proven += frame.value("family", "") == "lang.escape" && frame.value("sha256", "") == canary_sha256;
+    }
+  }
+  EXPECT_GE(proven, 5) << "generator_frame, traceback_frame, function_globals, subclasses, module_private";
   EXPECT_EQ(SchemaProblem(run.report), "");
 }
 
