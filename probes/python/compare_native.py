@@ -58,6 +58,10 @@ VOLATILE = {
     "persist.plant": {"pid"},
     "persist.check": {"pids"},
 }
+# Keys the native probe writes and the Python probe does not yet, and why (dropped on both sides).
+# res.cpu's kernel context and online CPUs tell a guest kernel's CPUs from the host's (a VM);
+# a language-runtime probe runs on the host's kernel, where the judge reads the cgroup instead.
+NOT_YET_WRITTEN = {"res.cpu": {"kernel", "online_cpus"}}
 
 # What each RestrictedPython does with each lang.escape variant, as measured (README.md):
 # True = the canary was read (hash proven), False = blocked. A change is a finding.
@@ -153,7 +157,7 @@ def frames(stdout, nonce):
 
 def normalise(fact):
     family = fact.get("family", "")
-    drop = VOLATILE.get(family, set()) | PYTHON_ONLY_KEYS
+    drop = VOLATILE.get(family, set()) | PYTHON_ONLY_KEYS | NOT_YET_WRITTEN.get(family, set())
     out = {k: v for k, v in fact.items() if k not in drop}
     if family == "res.cpu" and isinstance(out.get("cpu_cgroup"), dict):
         out["cpu_cgroup"] = {k: v for k, v in out["cpu_cgroup"].items()
