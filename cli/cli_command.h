@@ -14,7 +14,7 @@ namespace sandprobe {
 // Options every subcommand may read (set before any handler runs).
 struct CliGlobals {
   std::string data_dir;   // --data-dir: where suites/, policies/ and sandboxes/ live
-  std::string probe_dir;  // the default for `run --probe-dir`
+  std::string probe_dir;  // the data layout's native probe directory (the others beside it)
 };
 
 // Runs the parsed subcommand; returns the process exit code (contract/exit_code.h).

@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/cli_inputs.h"
 #include "contract/exit_code.h"
 #include "io/atomic_file.h"
 #include "reports/console_report.h"
@@ -26,10 +28,12 @@
 #include "reports/progress_line.h"
 #include "reports/report_format.h"
 #include "load/data_dir.h"
+#include "gate/check_selection.h"
 #include "gate/gate.h"
 #include "launch/launcher.h"
 #include "families/plan.h"
 #include "load/profile.h"
+#include "run/probe_builds.h"
 #include "run/run.h"
 #include "gate/run_matrix.h"
 #include "run/run_sweep.h"
@@ -65,9 +69,10 @@ void InstallInterruptHandlers() {
 struct RunFlags {
   std::vector<std::string> sandboxes;  // --sandbox a,b,c: resolved to profile files
   std::vector<std::string> suites;     // --suite a,b / all: resolved to suite files
-  std::string policy, probe_dir, fail_on = "low";
+  std::string policy, probe_dir, layout_probe_dir, fail_on = "low";
   ReportPaths outputs = ReportPaths(ReportFormats().size());  // one per ReportFormats() row
-  bool require_backend = false, no_color = false, keep_run_dir = false, no_progress = false;
+  bool allow_missing_backend = false, require_backend = false;  // the latter: accepted, the default
+  bool no_color = false, keep_run_dir = false, no_progress = false;
   int jobs = 1;
   int timeout_seconds = 0;
   CheckSelection selection;  // --check, --skip
@@ -132,6 +137,7 @@ struct SandboxResult {
   std::optional<RunReport> report;  // unset: invalid input found by the run (exit 2)
   int exit_code = 0;
   std::string invalid_input;  // what it was
+  bool backend_skipped = false;  // GateResult::backend_skipped
 };
 
 // Runs one sandbox, prints its console text and gate line, writes its reports.
@@ -142,7 +148,9 @@ SandboxResult RunOne(const RunFlags& flags, SandboxRun& sandbox, FailOn fail_on,
                      .suite_paths = flags.suites,
                      .inputs = std::move(sandbox.inputs),
                      .probe_dir = flags.probe_dir,
-                     .require_backend = flags.require_backend,
+                     .layout_probe_dir = flags.layout_probe_dir,
+                     .probe_builds = BuiltProbes(),
+                     .allow_missing_backend = flags.allow_missing_backend,
                      .keep_run_dir = flags.keep_run_dir,
                      .tool_version = SANDPROBE_VERSION,
                      .cancel = &g_interrupted,
@@ -186,15 +194,18 @@ SandboxResult RunOne(const RunFlags& flags, SandboxRun& sandbox, FailOn fail_on,
   std::fprintf(console, "%s\n", gate.why.c_str());
   std::fflush(console);
   int exit_code = gate.exit_code;
+  bool backend_skipped = gate.backend_skipped;
   for (const Status& s : WriteReports({*report}, sandbox.outputs)) {
     std::cerr << "sandprobe run: " << s.message() << "\n";
     exit_code = kExitHarness;
+    backend_skipped = false;
   }
   if (report->interrupted) {
     std::cerr << "sandprobe run: interrupted; unfinished checks are reported as errors\n";
     exit_code = kExitHarness;
+    backend_skipped = false;
   }
-  return {std::move(*report), exit_code, ""};
+  return {std::move(*report), exit_code, "", backend_skipped};
 }
 
 // The row of --matrix in ReportFormats(): written once, over every sandbox's report.
@@ -231,6 +242,9 @@ int Run(const RunFlags& flags) {
               << ": expected critical, high, medium, low, info or none\n";
     return kExitUsage;
   }
+  if (Status s = CheckSelectionGlobs(flags.selection); !s.ok()) {
+    return std::cerr << "sandprobe run: " << s.message() << "\n", kExitUsage;
+  }
   std::optional<WaiverFile> waivers;
   if (!flags.waivers.empty()) {
     StatusOr<WaiverFile> loaded = LoadWaivers(flags.waivers);
@@ -242,6 +256,12 @@ int Run(const RunFlags& flags) {
   StatusOr<std::vector<RunInputs>> inputs =
       PreloadRunInputs(flags.sandboxes, flags.policy, flags.suites, KnownFamilies());
   if (!inputs.ok()) return std::cerr << "sandprobe run: " << inputs.status().message() << "\n", kExitUsage;
+  // A policy that says two opposite things loads, judged by one of them: said before the run.
+  for (const RunInputs& input : *inputs) {
+    for (const PolicyContradiction& c : input.policy.contradictions) {
+      std::cerr << "sandprobe run: " << DescribeContradiction(c) << "\n";
+    }
+  }
   StatusOr<std::vector<SandboxRun>> runs = PlanSandboxRuns(flags, std::move(*inputs));
   if (!runs.ok()) return std::cerr << "sandprobe run: " << runs.status().message() << "\n", kExitUsage;
   // Before a run of minutes, not after it: a report path that cannot be written is refused.
@@ -263,15 +283,15 @@ int Run(const RunFlags& flags) {
     std::cerr << "sandprobe run: swept a " << DescribeSweep(swept, /*dry_run=*/false);
   }
   std::vector<RunReport> reports;
-  std::vector<int> exit_codes;
+  std::vector<MatrixRunExit> exit_codes;
   for (SandboxRun& run : *runs) {
     if (g_interrupted.load()) {  // the rest never start
       std::cerr << "sandprobe run: interrupted; " << runs->size() - reports.size() << " sandbox(es) not run\n";
-      exit_codes.push_back(kExitHarness);
+      exit_codes.push_back({kExitHarness});
       break;
     }
     SandboxResult result = RunOne(flags, run, *fail_on, waivers, launcher);
-    exit_codes.push_back(result.exit_code);
+    exit_codes.push_back({result.exit_code, result.backend_skipped});
     if (result.report) {
       reports.push_back(std::move(*result.report));
     } else {  // invalid input only this run found (its plan): a column that says so
@@ -287,14 +307,22 @@ int Run(const RunFlags& flags) {
   if (!matrix_path.empty()) {
     if (Status s = WriteMatrixReport(reports, matrix_path); !s.ok()) {
       std::cerr << "sandprobe run: " << s.message() << "\n";
-      exit_codes.push_back(kExitHarness);
+      exit_codes.push_back({kExitHarness});
     }
   }
-  int worst = WorstExitCode(exit_codes);
+  int worst = MatrixExitCode(exit_codes);
   if (runs->size() > 1) {
+    const auto skipped = std::count_if(exit_codes.begin(), exit_codes.end(),
+                                       [](const MatrixRunExit& e) { return e.backend_skipped; });
+    std::string why = skipped == 0 ? "the worst of the runs"
+                      : static_cast<std::size_t>(skipped) == exit_codes.size()
+                          ? "no sandbox's backend was available: nothing was judged"
+                          : fmt::format("the worst of the runs; {} whose backend was unavailable not counted "
+                                        "(--allow-missing-backend)",
+                                        skipped);
     std::fprintf(AnyOutputOnStdout(flags.outputs) ? stderr : stdout,
-                 "sandprobe run: %zu of %zu sandboxes run; exit %d (the worst of the runs)\n", reports.size(),
-                 runs->size(), worst);
+                 "sandprobe run: %zu of %zu sandboxes run; exit %d (%s)\n", reports.size(), runs->size(), worst,
+                 why.c_str());
   }
   return worst;
 }
@@ -304,18 +332,16 @@ int Run(const RunFlags& flags) {
 
 CliHandler SetupRun(CLI::App& run, const CliGlobals& globals) {
   auto flags = std::make_shared<RunFlags>();
-  flags->probe_dir = globals.probe_dir;
+  flags->layout_probe_dir = globals.probe_dir;
   run.add_option("--sandbox", flags->sandboxes,
                  "sandbox profile: a name (see list) or a JSON file; several (a,b,c) run one after "
                  "another, each writing its own reports with the sandbox's name before the "
                  "extension (out.json -> out.docker-hardened.json); --matrix lines them up")
-      ->required()
-      ->delimiter(',');
+      ->required();
   run.add_option("--policy", flags->policy, "policy to judge against: a name or a file (default: the profile's)");
   run.add_option("--suite", flags->suites,
                  "suites of checks: names or files, several as a,b (one plan, one report), all = "
-                 "every suite in the data dir (default: default)")
-      ->delimiter(',');
+                 "every suite in the data dir (default: default)");
   const std::span<const ReportFormat> formats = ReportFormats();
   for (std::size_t i = 0; i < formats.size(); ++i) {
     run.add_option(std::string(formats[i].flag), flags->outputs[i], std::string(formats[i].help));
@@ -327,10 +353,17 @@ CliHandler SetupRun(CLI::App& run, const CliGlobals& globals) {
   run.add_option("--check", flags->selection.only, "run only checks whose id matches this glob (repeatable)");
   run.add_option("--skip", flags->selection.skip, "leave out checks whose id matches this glob (repeatable)");
   run.add_option("--waivers", flags->waivers, "JSON file of waived fails (check glob, reason, expires)");
-  run.add_option("--probe-dir", flags->probe_dir, "host directory holding sandprobe-probe")
-      ->capture_default_str();
+  run.add_option("--probe-dir", flags->probe_dir,
+                 "host directory holding the probe the profile names (sandprobe-probe for native, "
+                 "sandprobe-probe.js for js; default: this build's or install's); it must be the probe "
+                 "this build made (checked by its SHA-256, exit 2 when not)");
+  run.add_flag("--allow-missing-backend", flags->allow_missing_backend,
+               "a backend whose preflight fails (not installed, no permission, daemon down) makes its checks "
+               "skips, not errors: for a matrix column that may be absent. A run that judged nothing is "
+               "still exit 3, and a backend that went away mid-run is an error either way");
   run.add_flag("--require-backend", flags->require_backend,
-               "a missing backend is an error (exit 3), not a skip");
+               "accepted for compatibility: a backend whose preflight fails is an error (exit 3) by default")
+      ->excludes("--allow-missing-backend");
   run.add_flag("--no-color", flags->no_color, "no ANSI colours (NO_COLOR is honoured too)");
   run.add_flag("--keep-run-dir", flags->keep_run_dir, "keep /var/tmp/sandprobe-<run_id>");
   run.add_option("-j,--jobs", flags->jobs, "shared launches at once (resource probes always run alone)")
@@ -340,6 +373,12 @@ CliHandler SetupRun(CLI::App& run, const CliGlobals& globals) {
       ->check(CLI::Range(0, 86400));
   run.add_flag("--no-progress", flags->no_progress, "no live progress line on a terminal");
   return [flags, &globals]() -> int {
+    // Split here, not by CLI11's delimiter, which drops an empty item ("host,") without a word.
+    for (auto [option, list] : {std::pair{"--sandbox", &flags->sandboxes}, std::pair{"--suite", &flags->suites}}) {
+      StatusOr<std::vector<std::string>> items = SplitCommaList(option, *list);
+      if (!items.ok()) return std::cerr << "sandprobe run: " << items.status().message() << "\n", kExitUsage;
+      *list = std::move(*items);
+    }
     if (flags->suites.empty()) flags->suites = {"default"};
     StatusOr<std::vector<std::string>> suites = ResolveSuites(flags->suites, globals.data_dir);
     if (!suites.ok()) return std::cerr << "sandprobe run: " << suites.status().message() << "\n", kExitUsage;

@@ -7,11 +7,15 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/cli_command.h"
+#include "cli/cli_inputs.h"
+#include "cli/cli_mutate.h"
 #include "cli/cli_recorded.h"
 #include "cli/cli_run.h"
 #include "contract/exit_code.h"
@@ -21,7 +25,10 @@
 #include "load/data_lint.h"
 #include "load/profile.h"
 #include "load/suite.h"
+#include "mutate/mutation_operators.h"
 #include "reports/diff.h"
+#include "reports/json_report_read.h"
+#include "run/probe_builds.h"
 #include "run/run_sweep.h"
 #include "sandprobe_build_info.h"
 
@@ -39,7 +46,7 @@ struct SweepFlags {
 int Sweep(const SweepFlags& flags) {
   ProcessLauncher launcher;
   std::vector<SweepSummary> summaries =
-      SweepDeadRuns(launcher, {.dry_run = flags.dry_run, .only_run_id = flags.run_id});
+      SweepDeadRuns(launcher, {.dry_run = flags.dry_run, .only_run_id = flags.run_id, .include_foreign = true});
   bool incomplete = false;
   nlohmann::json runs = nlohmann::json::array();
   for (const SweepSummary& s : summaries) {
@@ -63,14 +70,13 @@ struct DiffFlags {
 // Exit: 0 nothing regressed, 1 a regression (or, with --fail-on-change, any change beyond the
 // checks' tolerance), 2 bad input.
 int Diff(const DiffFlags& flags) {
-  auto load = [](const std::string& path) -> StatusOr<nlohmann::json> {
-    StatusOr<JsonDocument> doc = JsonDocument::Load(path);
-    if (!doc.ok()) return doc.status();
-    return doc->root();
-  };
-  StatusOr<nlohmann::json> before = load(flags.old_report);
+  if (flags.old_report == "-" && flags.new_report == "-") {
+    return std::cerr << "sandprobe diff: OLD and NEW are both stdin (-): name a file for one\n", kExitUsage;
+  }
+  // What `report` reads: the same reader, size limit and schema check.
+  StatusOr<nlohmann::json> before = LoadJsonReport(flags.old_report);
   if (!before.ok()) return std::cerr << "sandprobe diff: " << before.status().message() << "\n", kExitUsage;
-  StatusOr<nlohmann::json> after = load(flags.new_report);
+  StatusOr<nlohmann::json> after = LoadJsonReport(flags.new_report);
   if (!after.ok()) return std::cerr << "sandprobe diff: " << after.status().message() << "\n", kExitUsage;
   StatusOr<ReportDiff> diff = DiffReports(*before, *after);
   if (!diff.ok()) return std::cerr << "sandprobe diff: " << diff.status().message() << "\n", kExitUsage;
@@ -82,12 +88,33 @@ int Diff(const DiffFlags& flags) {
   return DiffExitCode(*diff, flags.fail_on_change);
 }
 
+// A mutation operator file ("operators" at its top, sandboxes/mutations/) is checked by its own
+// loader (and not linted: the lint knows profiles, policies and suites).
+std::optional<JsonDocument> MutationOperatorDocument(const std::string& file) {
+  StatusOr<JsonDocument> doc = JsonDocument::Load(file);
+  if (!doc.ok() || !doc->root().is_object() || !doc->root().contains("operators")) return std::nullopt;
+  return std::move(*doc);
+}
+
 int Validate(const std::vector<std::string>& files, const std::string& data_dir) {
   int failures = 0;
   for (const std::string& file : files) {
-    StatusOr<std::string> kind = ValidateFile(file, KnownFamilies());
+    if (std::optional<JsonDocument> doc = MutationOperatorDocument(file)) {
+      StatusOr<MutationOperatorFile> operators = ParseMutationOperators(*doc);
+      if (!operators.ok()) {
+        std::cerr << operators.status().message() << "\n";
+        ++failures;
+      } else {
+        std::cout << fmt::format("{}: ok (mutation operators {}, {} of them)\n", file, operators->name,
+                                 operators->operators.size());
+      }
+      continue;
+    }
+    std::vector<std::string> contradictions;
+    StatusOr<std::string> kind = ValidateFile(file, KnownFamilies(), &contradictions);
     if (kind.ok()) {
       std::cout << file << ": ok (" << *kind << ")\n";
+      for (const std::string& c : contradictions) std::cerr << c << "\n";
     } else {
       std::cerr << kind.status().message() << "\n";
       for (const std::string& more : MoreErrors(kind.status().message(), file, data_dir)) std::cerr << more << "\n";
@@ -114,6 +141,13 @@ void ListDirectory(const std::string& title, const fs::path& dir,
 int List(const std::string& data_dir) {
   std::cout << "probe families:\n";
   for (const auto& [family, variants] : KnownFamilies()) std::cout << "  " << family << "\n";
+  // What this build's probes are and express (a profile's "probe"; run/probe_builds.h): the
+  // families a runtime lacks are skipped as not expressible in it.
+  std::cout << "probes:\n";
+  for (const ProbeBuild& build : BuiltProbes()) {
+    std::cout << fmt::format("  {:<8} {}  sha256 {}  {} families: {}\n", ProbeRuntimeName(build.runtime),
+                             build.build_id, build.sha256, build.families.size(), fmt::join(build.families, " "));
+  }
   auto row = [](const std::string& name, const std::string& what, const std::string& path) {
     return fmt::format("{:<28} {}  ({})", name, what, fs::path(path).filename().string());
   };
@@ -146,8 +180,8 @@ CliHandler SetupList(CLI::App&, const CliGlobals& globals) {
 
 CliHandler SetupDiff(CLI::App& diff, const CliGlobals&) {
   auto flags = std::make_shared<DiffFlags>();
-  diff.add_option("old", flags->old_report, "the earlier JSON report")->required();
-  diff.add_option("new", flags->new_report, "the later JSON report")->required();
+  diff.add_option("old", flags->old_report, "the earlier JSON report (- for stdin)")->required();
+  diff.add_option("new", flags->new_report, "the later JSON report (- for stdin)")->required();
   diff.add_option("--format", flags->format, "text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -175,6 +209,8 @@ constexpr CliCommand kCommands[] = {
     {"report", "judge a recorded run (a JSON report) again, against another policy, launching nothing",
      SetupReport},
     {"infer", "the policy a recorded run's sandbox actually enforces, as a policy file", SetupInfer},
+    {"mutate", "audit one-variable weakenings of a sandbox beside it; list those no check tells apart",
+     SetupMutate},
 };
 
 int Main(int argc, char** argv) {
@@ -190,17 +226,23 @@ int Main(int argc, char** argv) {
   // No default shown: --help feeds the man page, which must not name the build machine's paths.
   app.add_option("--data-dir", globals.data_dir,
                  "where suites/, policies/ and sandboxes/ live (default: share/sandprobe beside "
-                 "the binary's bin/, or the checkout of a build tree)");
+                 "the binary's bin/, or the checkout of a build tree)")
+      ->check(CLI::ExistingDirectory);
   std::vector<std::pair<CLI::App*, CliHandler>> handlers;
   for (const CliCommand& command : kCommands) {
     CLI::App* sub = app.add_subcommand(command.name, command.help);
     handlers.emplace_back(sub, command.setup(*sub, globals));
   }
+  RefuseEmptyValues(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : kExitUsage;
+  }
+  if (Status s = CheckEnvironment(); !s.ok()) {
+    std::cerr << "sandprobe: " << s.message() << "\n";
+    return kExitUsage;
   }
   for (const auto& [sub, handler] : handlers) {
     if (*sub) return handler();

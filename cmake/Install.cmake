@@ -3,6 +3,9 @@
 # is compiled in:
 #   /usr/bin/sandprobe
 #   /usr/lib/sandprobe/sandprobe-probe      (the static probe; sandboxes bind this directory)
+#   /usr/lib/sandprobe-js/sandprobe-probe.js (the JS probe, for Deno and Node profiles)
+#   /usr/lib/sandprobe-python/sandprobe_probe.py (the Python probe, for RestrictedPython profiles)
+#   /usr/share/sandprobe/scripts/restricted_runner.py (their sandbox: see the profiles' install_hint)
 #   /usr/share/sandprobe/{suites,policies,sandboxes,docs/*.schema.json,scripts/microvm}
 #   /usr/share/sandprobe/docker/            (build-images.sh and the Dockerfiles of the images
 #                                            the docker profiles run: sandprobe/agent, /probe)
@@ -22,7 +25,16 @@ set(SANDPROBE_INSTALL_PROBE "lib/sandprobe")
 set(SANDPROBE_INSTALL_DATA "share/sandprobe")
 
 install(TARGETS sandprobe RUNTIME DESTINATION "${SANDPROBE_INSTALL_BIN}")
-install(TARGETS sandprobe-probe RUNTIME DESTINATION "${SANDPROBE_INSTALL_PROBE}")
+# install(PROGRAMS), not TARGETS: CPack strips installed targets (CPACK_STRIP_FILES), and the
+# harness refuses a probe whose SHA-256 is not the one the build made (run/probe_builds.h).
+install(PROGRAMS "$<TARGET_FILE:sandprobe-probe>" DESTINATION "${SANDPROBE_INSTALL_PROBE}")
+# Each other runtime's probe in a directory of its own beside it (load/data_dir.h ProbeDirFor):
+# sandboxes bind the whole directory, so each holds its probe only.
+install(FILES "${CMAKE_BINARY_DIR}/probe-js/sandprobe-probe.js" DESTINATION "${SANDPROBE_INSTALL_PROBE}-js")
+install(FILES "${CMAKE_BINARY_DIR}/probe-python/sandprobe_probe.py" DESTINATION "${SANDPROBE_INSTALL_PROBE}-python")
+# The sandbox of sandboxes/restrictedpython*.json (RestrictedPython as integrators set it up), for
+# a package user to put where those profiles start it (their install_hint says how).
+install(PROGRAMS probes/python/restricted_runner.py DESTINATION "${SANDPROBE_INSTALL_DATA}/scripts")
 install(DIRECTORY suites policies sandboxes DESTINATION "${SANDPROBE_INSTALL_DATA}")
 file(GLOB SP_SCHEMAS CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/docs/*.schema.json")
 install(FILES ${SP_SCHEMAS} DESTINATION "${SANDPROBE_INSTALL_DATA}/docs")

@@ -155,7 +155,9 @@ class FrameParser {
     }
     nlohmann::json payload;
     if (Problem problem = ParsePayload(rest.substr(space + 1), payload)) return problem;
-    if (payload.contains("done")) return Done(payload);
+    // The done frame is the payload with a "done" key and no "family": a fact may have a key
+    // named done (a family that reports whether something finished) and is still a fact.
+    if (payload.contains("done") && !payload.contains("family")) return Done(payload);
     return Fact(std::move(payload));
   }
 
@@ -281,22 +283,47 @@ std::string KeyedFactIdentity(std::string_view family, std::string_view path,
   return key;
 }
 
+namespace {
+
+// The families whose items share (path, variant) and are told apart by fields of their own;
+// every other family's identity is (family, path, variant, summary) alone, so a key such as
+// fs.mounts' "source" (the mounter's word) never makes two facts distinct by accident.
+struct ItemKeyRow {
+  std::string_view family;
+  const char* string_keys[2];  // non-empty strings (null: unused)
+  const char* integer_key;                         // an integer, or null
+};
+constexpr ItemKeyRow kItemKeys[] = {
+    {"env.secret", {"source", "name"}, nullptr},    // one variable in one environ
+    {"priv.runtime_sockets", {"source", nullptr}, nullptr},  // one path from list and mountinfo
+    {"priv.fds", {nullptr, nullptr}, "fd"},         // one descriptor
+};
+
+}  // namespace
+
 std::optional<std::string> FactIdentity(const nlohmann::json& fact) {
   if (StringOrEmpty(fact, "kind") == "progress") return std::nullopt;
-  std::string key = KeyedFactIdentity(StringOrEmpty(fact, "family"), StringOrEmpty(fact, "path"),
-                                      StringOrEmpty(fact, "variant"));
+  const std::string family = StringOrEmpty(fact, "family");
+  std::string key = KeyedFactIdentity(family, StringOrEmpty(fact, "path"), StringOrEmpty(fact, "variant"));
   // Only the fields that tell items of one list apart; a keyed fact has none of them, so a
   // lookup by KeyedFactIdentity finds exactly the fact a judge means.
   auto summary = fact.find("summary");
   if (summary != fact.end() && summary->is_boolean() && summary->get<bool>()) key += "summary\0";
-  for (const char* item : {"source", "name"}) {
-    if (std::string value = StringOrEmpty(fact, item); !value.empty()) {
-      key += fmt::format("{}={}", item, value);
-      key.push_back('\0');
+  for (const ItemKeyRow& row : kItemKeys) {
+    if (row.family != family) continue;
+    for (const char* item : row.string_keys) {
+      if (item == nullptr) continue;
+      if (std::string value = StringOrEmpty(fact, item); !value.empty()) {
+        key += fmt::format("{}={}", item, value);
+        key.push_back('\0');
+      }
+    }
+    if (row.integer_key == nullptr) continue;
+    auto number = fact.find(row.integer_key);
+    if (number != fact.end() && number->is_number_integer()) {
+      key += fmt::format("{}={}", row.integer_key, number->get<long long>());
     }
   }
-  auto fd = fact.find("fd");
-  if (fd != fact.end() && fd->is_number_integer()) key += fmt::format("fd={}", fd->get<long long>());
   return key;
 }
 

@@ -131,6 +131,10 @@ INSTANTIATE_TEST_SUITE_P(
                   false, 0, false, 0, {"line 1: malformed done frame"}},
         FrameCase{"done_as_string", Frame(R"({"done":"true"})"),
                   false, 0, false, 0, {"line 1: malformed done frame"}},
+        FrameCase{"fact_with_a_done_key_is_a_fact", Frame(R"({"family":"x","done":false})") + kDone,
+                  false, 1, true, 0, {}},
+        FrameCase{"done_with_a_family_is_a_fact_not_the_end",
+                  Frame(R"({"family":"x","done":true})"), false, 1, false, 0, {}},
         FrameCase{"huge_frame_line", Frame(kHugePayload) + kDone,
                   false, 0, true, 0, {"line 1: frame line is 65"}},
         FrameCase{"huge_noise_line_is_noise",
@@ -321,6 +325,24 @@ TEST(ParseFrames, ASecondFactWithTheSameIdentityIsAProtocolError) {
                         kDone,
                     kNonce, false);
   EXPECT_TRUE(FramesComplete(got)) << DescribeFrameProblems(got);
+}
+
+// Item fields count only in the families that list items by them (frame_reader.cc
+// kItemKeys): fs.mounts' "source" is the mounter's word, and a name in another family's fact
+// cannot make a repeated fact look like a second one.
+TEST(FactIdentity, ItemFieldsCountOnlyInTheFamiliesThatListByThem) {
+  const nlohmann::json mount = {{"family", "fs.mounts"}, {"variant", "id:7"}, {"source", "/dev/sda1"}};
+  EXPECT_EQ(FactIdentity(mount), KeyedFactIdentity("fs.mounts", "", "id:7"));
+  ProbeFrames got = ParseFrames(Frame(R"({"family":"fs.read","path":"/p","name":"a","ok":false})") +
+                                    Frame(R"({"family":"fs.read","path":"/p","name":"b","ok":true})") + kDone,
+                                kNonce, false);
+  EXPECT_THAT(got.protocol_errors, ElementsAre(HasSubstr("a second fact for fs.read /p")));
+  got = ParseFrames(Frame(R"({"family":"priv.runtime_sockets","path":"/s","source":"list"})") +
+                        Frame(R"({"family":"priv.runtime_sockets","path":"/s","source":"mountinfo"})") + kDone,
+                    kNonce, false);
+  EXPECT_TRUE(FramesComplete(got)) << DescribeFrameProblems(got);
+  EXPECT_NE(FactIdentity({{"family", "priv.fds"}, {"fd", 3}}), FactIdentity({{"family", "priv.fds"}, {"fd", 4}}));
+  EXPECT_EQ(FactIdentity({{"family", "fs.read"}, {"path", "/p"}, {"fd", 3}}), KeyedFactIdentity("fs.read", "/p", ""));
 }
 
 TEST(FactIdentity, KeyedLookupsFindExactlyTheKeyedFact) {

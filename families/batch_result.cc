@@ -53,6 +53,7 @@ BatchResult ToBatchResult(const LaunchRecord& record, const std::string& nonce,
   result.launch_id = record.id;
   result.nonce = nonce;
   result.frames = record.frames;
+  result.wall_ms = record.wall_ms;
   for (const LeftoverProcess& p : record.leftover_processes) result.leftover_processes.push_back(p.argv);
   for (const LeftoverProcess& p : record.alive_at_timeout) result.alive_at_timeout.push_back(p.argv);
   // A launch that started is judged, whatever it printed: host witnesses (a canary that got

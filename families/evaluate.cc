@@ -5,6 +5,7 @@
 #include "contract/exit_code.h"
 
 #include "families/family.h"
+#include "families/list_counts.h"
 
 namespace sandprobe {
 namespace {
@@ -36,11 +37,20 @@ Control ComputeControl(const Plan& plan, const LaunchBatch& batch, const FactInd
   return control;
 }
 
+// The family's judge; a judge that left the evidence tier unset gets its family's default.
 Verdict JudgeCheck(const JudgeInput& in) {
-  if (const FamilyRow* row = FindFamily(in.check.family)) return row->judge(in);
-  Verdict v = StartVerdict(in);
-  v.outcome = Outcome::kError;
-  v.observed = "no judge for family " + in.check.family;
+  const FamilyRow* row = FindFamily(in.check.family);
+  if (row == nullptr) {
+    Verdict v = StartVerdict(in);
+    v.outcome = Outcome::kError;
+    v.observed = "no judge for family " + in.check.family;
+    v.evidence.tier = EvidenceTier::kNone;
+    return v;
+  }
+  Verdict v = row->judge(in);
+  DistrustMiscountedList(in.facts, v);
+  if (!v.evidence.tier) v.evidence.tier = row->evidence;
+  if (v.outcome == Outcome::kSkip) v.evidence.tier = EvidenceTier::kNone;  // not judged: nothing observed
   return v;
 }
 
@@ -68,6 +78,7 @@ void DistrustIncomplete(const Check& check, const BatchResult& result, Verdict& 
   if (!result.backend_unavailable.empty() && !CitesAFact(v)) {
     v.outcome = result.backend_required ? Outcome::kError : Outcome::kSkip;
     v.observed = result.backend_unavailable;
+    v.evidence.tier = EvidenceTier::kNone;
     return;
   }
   v.outcome = Outcome::kError;
@@ -79,6 +90,7 @@ Verdict NotRun(const Check& check, const BatchResult& result) {
   Verdict v;
   v.check = check;
   v.evidence.launch_id = result.launch_id;
+  v.evidence.tier = EvidenceTier::kNone;  // nothing ran: nothing observed
   switch (result.state) {
     case BatchResult::State::kSkipped:
       v.outcome = Outcome::kSkip;
@@ -129,7 +141,8 @@ std::vector<Verdict> Evaluate(const Plan& plan, const std::vector<BatchResult>& 
         verdicts[i] = NotRun(check, result);
         continue;
       }
-      Verdict v = JudgeCheck({check, result, facts, controls, witnesses, &launches});
+      const JudgeInput in{check, result, facts, controls, witnesses, &launches};
+      Verdict v = JudgeCheck(in);
       if (!result.complete) DistrustIncomplete(check, result, v);
       verdicts[i] = std::move(v);
     }
@@ -139,6 +152,7 @@ std::vector<Verdict> Evaluate(const Plan& plan, const std::vector<BatchResult>& 
     verdicts[i].check = plan.checks[i];
     verdicts[i].outcome = Outcome::kError;
     verdicts[i].observed = "the plan put this check in no launch";
+    verdicts[i].evidence.tier = EvidenceTier::kNone;
   }
   return verdicts;
 }

@@ -78,6 +78,11 @@ const FamilyRow* FindFamily(const std::string& name) {
   return nullptr;
 }
 
+EvidenceTier DefaultEvidenceTier(const std::string& family) {
+  const FamilyRow* row = FindFamily(family);
+  return row == nullptr ? EvidenceTier::kReported : row->evidence;
+}
+
 void ApplyLaunchTimeouts(Plan& plan) {
   for (LaunchBatch& batch : plan.batches) {
     if (batch.timeout_seconds != 0) continue;
@@ -108,6 +113,7 @@ Verdict StartVerdict(const JudgeInput& in) {
   Verdict v;
   v.check = in.check;
   v.evidence.launch_id = in.result.launch_id;
+  v.evidence.tier = DefaultEvidenceTier(in.check.family);
   return v;
 }
 

@@ -129,6 +129,9 @@ struct FamilyRow {
   // The launch timeout this family's invocation needs (its probe's worst case), in seconds;
   // null or 0: the profile's timeout_seconds. A launch takes the longest of its invocations'.
   int (*launch_timeout_seconds)(const ProbeInvocation& invocation) = nullptr;
+  // What this family's verdicts rest on unless its judge says otherwise (Evidence::tier):
+  // the probe's word, unless the host witnesses or the harness measures what decides.
+  EvidenceTier evidence = EvidenceTier::kReported;
 };
 
 // Sets LaunchBatch::timeout_seconds from the family table (launch_timeout_seconds) where the
@@ -138,6 +141,8 @@ void ApplyLaunchTimeouts(Plan& plan);
 // Every family the host side knows, in the order `list` shows them.
 const std::vector<FamilyRow>& FamilyTable();
 const FamilyRow* FindFamily(const std::string& name);
+// The family's FamilyRow::evidence; kReported for a family the table does not know.
+EvidenceTier DefaultEvidenceTier(const std::string& family);
 
 // --- Helpers for Expand and Judge functions ---
 
@@ -147,7 +152,8 @@ StatusOr<std::string> ResolvePolicyPath(const PolicyPath& path, const ExpandInpu
 // policy lets the sandbox write there, else its first writable path, else /tmp anyway (the
 // probe then reports that it cannot).
 StatusOr<std::string> WritableScratchDir(const ExpandInput& in);
-// A verdict for `check` with the launch as evidence; outcome still to be set.
+// A verdict for `check` with the launch as evidence and its family's evidence tier
+// (FamilyRow::evidence); outcome still to be set.
 Verdict StartVerdict(const JudgeInput& in);
 // pass when `as_promised`, else fail in direction `if_not`.
 void Judge(Verdict& v, bool as_promised, Direction if_not);

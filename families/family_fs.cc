@@ -128,12 +128,14 @@ bool ShowsRead(const json& fact, const JudgeInput& in, const std::optional<std::
     if (!matched) v.observed += "; not the canary's content";
     return matched;
   }
-  ReadWeight weight = WeighRead(fact, HostPathFact(in.witnesses, in.check.resolved_target));
+  ReadWeight weight = WeighRead(fact, HostPathFact(in.witnesses, in.check.resolved_target), &in.witnesses);
   v.observed += "; " + weight.why;
   return weight.leak;
 }
 
-// The canary rule that overrides a check's own fact: its hash anywhere in the launches fails.
+// The canary rule that overrides a check's own fact: its hash anywhere in the launches fails a
+// canary the policy denies. Where the policy declares the canary readable, a read of it (here
+// or anywhere) is what was promised, so the rule does not apply.
 void ApplyCanaryAnywhere(const JudgeInput& in, const std::optional<std::string>& canary, Verdict& v) {
   if (!canary) return;
   if (canary->empty()) {
@@ -142,7 +144,7 @@ void ApplyCanaryAnywhere(const JudgeInput& in, const std::optional<std::string>&
     return;
   }
   v.evidence.witness_facts.push_back("canary sha256 " + *canary);
-  if (v.outcome == Outcome::kFail) return;
+  if (v.outcome == Outcome::kFail || in.check.expect != Expectation::kDenied) return;
   std::string where = FindCanaryAnywhere(in, *canary, v);
   if (where.empty()) return;
   Judge(v, false, Direction::kTooPermissive);
@@ -188,6 +190,7 @@ Verdict JudgeRead(const JudgeInput& in) {
     ApplyControl(v, in.controls.read, "readable");
   }
   ApplyCanaryAnywhere(in, canary, v);
+  ApplyCanaryWatch(in, v);
   return v;
 }
 
@@ -216,6 +219,31 @@ std::string DescribeMountFlags(const json& fact) {
   return all_rw ? fmt::format(" (mount is read-write: {})", joined) : " (" + joined + ")";
 }
 
+// A write into the workspace that failed for space (ENOSPC, EDQUOT) while the run root that
+// holds the workspace on the host is full, or with EROFS while that filesystem is read-only
+// (the harness's own statvfs after the launches, witnesses.run_root, run/run_dir.h): the
+// harness's disk, never the sandbox's policy. "" when not. statvfs shows no quota: EDQUOT with
+// space left stays the sandbox's.
+std::string HarnessDiskAtFault(const JudgeInput& in, const json& fact) {
+  auto root = in.witnesses.observed.find("run_root");
+  if (root == in.witnesses.observed.end() || !root->second.is_object()) return "";
+  const json& disk = root->second;
+  auto text = [](const json& j, const char* key) {
+    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+  };
+  auto flag = [](const json& j, const char* key) { return j.contains(key) && j[key].is_boolean() && j[key].get<bool>(); };
+  const std::string inside = text(disk, "workspace_inside"), err = text(fact, "errno");
+  const std::string& path = in.check.resolved_target;
+  if (inside.empty() || (path != inside && path.rfind(inside + "/", 0) != 0)) return "";
+  bool full = (err == "ENOSPC" || err == "EDQUOT") && flag(disk, "full");
+  bool read_only = err == "EROFS" && flag(disk, "read_only");
+  if (!full && !read_only) return "";
+  return fmt::format("; the harness's run root is {} ({}: {} bytes and {} inodes free): the "
+                     "harness's own disk, not the sandbox's policy",
+                     full ? "full" : "read-only", text(disk, "path"), disk.value("bytes_free", json()).dump(),
+                     disk.value("inodes_free", json()).dump());
+}
+
 Verdict JudgeWrite(const JudgeInput& in) {
   Verdict v = StartVerdict(in);
   v.expected = fmt::format("write {}", ExpectationName(in.check.expect));
@@ -227,6 +255,13 @@ Verdict JudgeWrite(const JudgeInput& in) {
   v.observed = wrote ? "created and removed a file" : "create failed: " + DescribeFailure(fact);
   v.observed += DescribeMountFlags(fact);
   bool allowed = in.check.expect == Expectation::kAllowed;
+  if (std::string harness = wrote ? "" : HarnessDiskAtFault(in, fact); !harness.empty()) {
+    v.outcome = Outcome::kError;
+    v.observed += harness;
+    v.remediation = "free space on the run root's filesystem (or make it writable), or point "
+                    "SANDPROBE_RUN_ROOT at one that has room, then run again";
+    return v;
+  }
   Judge(v, wrote == allowed, allowed ? Direction::kTooRestrictive : Direction::kTooPermissive);
   ApplyControl(v, in.controls.write, "writable");
   return v;
@@ -273,6 +308,7 @@ Verdict JudgeAlias(const JudgeInput& in) {
     ApplyControl(v, in.controls.read, "readable");
   }
   ApplyCanaryAnywhere(in, canary, v);
+  ApplyCanaryWatch(in, v);
   return v;
 }
 

@@ -22,8 +22,14 @@ struct ReadWeight {
 };
 
 // A read (`got`: an fs.read / fs.alias fact, or one mount_root hit, with ok:true) of a denied
-// path whose host-side facts are `host` (witness_host_paths.h "paths" entry; null: none):
+// path whose host-side facts are `host` (witness_host_paths.h "paths" entry; null: none), with
+// every host object the harness witnessed in `witnesses` (each denied path's host copy, the
+// critical host directories of witness_host_mounts.h):
 //   - the same device and inode as the host's object: the host's object itself -> leak;
+//   - the same device and inode as any other witnessed host object, or the same non-empty
+//     content (a file's bytes; a directory's listing, of 4 names or more for the critical
+//     directories) -> that host object, under another name -> leak, before anything below
+//     (the host lacking the path itself proves nothing then);
 //   - the same sha256 as the host's non-empty content -> leak;
 //   - the same sha256 as the host's *empty* content (a 0-byte file, a directory of 0 entries):
 //     a leak only when nothing tells them apart; with another device/inode it is a decoy;
@@ -31,7 +37,8 @@ struct ReadWeight {
 //     except truncated directory listings, which cannot be compared -> leak;
 //   - the host has no such path (ENOENT) -> the sandbox's own file;
 //   - no host witness, or the host could not read its copy -> leak (nothing to clear it).
-ReadWeight WeighRead(const nlohmann::json& got, const nlohmann::json* host);
+ReadWeight WeighRead(const nlohmann::json& got, const nlohmann::json* host,
+                     const WitnessFacts* witnesses = nullptr);
 
 // The canary a check is about: the host canary ({host_canary}) or a mounted canary
 // ({mounted_canary:DIR}). nullopt: not a canary check; "" : a canary whose hash is unknown.
@@ -42,11 +49,38 @@ std::optional<std::string> CanarySha(const Check& check, const WitnessFacts& wit
 // frame index is added to the verdict's evidence when it is this launch's.
 std::string FindCanaryAnywhere(const JudgeInput& in, const std::string& sha, Verdict& v);
 
+// The host canary's checks against the host's own watch of it (observed["canary_watch"],
+// family_fs_canary_watch.cc): a change to the canary fails the check (critical, a write to the
+// host) whatever its expectation; an open fails a denied one; a denied pass the watch confirms
+// is witnessed. Nothing for other checks, or without a watch (an older report).
+void ApplyCanaryWatch(const JudgeInput& in, Verdict& v);
+
 // The host witness entry of `path` (observed["host_paths"]["paths"][path]), or null.
 const nlohmann::json* HostPathFact(const WitnessFacts& witnesses, const std::string& path);
 
 // Expansion and judgement of fs.mounts (family_fs_mounts.cc).
 Status ExpandFsMounts(const ExpandInput& in, BatchBuilder& batch);
 Verdict JudgeFsMounts(const JudgeInput& in);
+
+// The host directories whose exposure fs.mounts judges each by its own check and severity
+// (family_fs_host_dirs.cc): the host's root, its configuration and users' data, the runtime's
+// data and the kernel's views. The host_mounts witness records their identities.
+struct CriticalHostDir {
+  const char* path;
+  Severity severity;
+  // Its listing is host-specific data, so a sandbox's directory with the same listing is this
+  // directory even where device numbers say nothing (another kernel: gVisor, a VM). Not so for
+  // "/" (a distribution image's root lists the same names), /proc, /sys, /dev (every instance
+  // of those filesystems lists alike).
+  bool listing_identifies;
+};
+const std::vector<CriticalHostDir>& CriticalHostDirs();
+
+// fs.mounts.host-dir:<dir> per CriticalHostDirs() entry and fs.mounts.host-dirs (every other
+// host directory the sandbox sees where the policy does not declare it readable).
+Status ExpandHostDirs(const ExpandInput& in, BatchBuilder& batch);
+// Whether `check` is one of them, and its judge.
+bool IsHostDirCheck(const Check& check);
+Verdict JudgeHostDirs(const JudgeInput& in);
 
 }  // namespace sandprobe

@@ -80,13 +80,14 @@ Status ExpandOne(BatchBuilder& batch, const char* what, Severity severity) {
 }  // namespace
 
 Status ExpandFsMounts(const ExpandInput& in, BatchBuilder& batch) {
-  (void)in;
   batch.Invocation("fs.mounts");  // no arguments: the probe reports the whole table
   if (Status s = ExpandOne(batch, kRootBind, Severity::kCritical); !s.ok()) return s;
-  return ExpandOne(batch, kBlockDevice, Severity::kHigh);
+  if (Status s = ExpandOne(batch, kBlockDevice, Severity::kHigh); !s.ok()) return s;
+  return ExpandHostDirs(in, batch);
 }
 
 Verdict JudgeFsMounts(const JudgeInput& in) {
+  if (IsHostDirCheck(in.check)) return JudgeHostDirs(in);
   Verdict v = StartVerdict(in);
   bool root_check = in.check.variant == kRootBind;
   v.expected = root_check ? "the host's root filesystem is not mounted inside the sandbox"

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "families/evaluate.h"
+#include "families/family_fs.h"
 #include "families/test_policies.h"
 
 namespace sandprobe {
@@ -35,10 +36,10 @@ json Denied(const std::string& family, const std::string& path, const std::strin
 }
 
 json Mount(int id, const std::string& point, const std::string& dev, const std::string& root,
-           const std::string& source = "/dev/vda") {
+           const std::string& source = "/dev/vda", const std::string& kind = "dir") {
   return {{"family", "fs.mounts"}, {"variant", "id:" + std::to_string(id)}, {"path", point},
           {"mount_id", id}, {"dev", dev}, {"root", root}, {"source", source},
-          {"mount_options", "rw"}, {"super_options", "rw"}, {"fstype", "ext4"}};
+          {"mount_options", "rw"}, {"super_options", "rw"}, {"fstype", "ext4"}, {"kind", kind}, {"ino", 1000 + id}};
 }
 
 // A sandbox that shows nothing denied: overlay root, docker's /etc/hosts bind from the host disk.
@@ -56,10 +57,33 @@ std::vector<json> TightFacts() {
   }
   f.push_back({{"family", "fs.write"}, {"path", "/etc"}, {"ok", false}, {"step", "open"}, {"errno", "EROFS"}, {"ro_mount", true}});
   f.push_back(Mount(1, "/", "0:50", "/", "overlay"));
-  f.push_back(Mount(2, "/etc/hosts", "254:0", "/var/lib/docker/containers/abc/hosts"));
+  f.push_back(Mount(2, "/etc/hosts", "254:0", "/var/lib/docker/containers/abc/hosts", "/dev/vda", "file"));
   f.push_back(Mount(3, "/workspace", "254:0", "/var/tmp/sandprobe-x/workspace"));
-  f.push_back({{"family", "fs.mounts"}, {"variant", "summary"}, {"path", ""}, {"ok", true}, {"mounts", 3}, {"truncated", false}});
+  f.back()["ino"] = 70;  // the workspace the harness handed in
+  f.push_back({{"family", "fs.mounts"}, {"variant", "summary"}, {"path", ""}, {"ok", true}, {"mounts", 3}, {"truncated", false},
+               {"exe_dev", "254:0"}, {"exe_ino", 77}});
   return f;
+}
+
+// The host's mount table as the host_mounts witness records it: its root and /var/lib/docker on
+// 254:0, /boot on its own disk, /proc and a tmpfs; the probe handed in as inode 77.
+json HostMounts() {
+  json mounts = json::array({{{"id", 27}, {"dev", "254:0"}, {"root", "/"}, {"mount_point", "/"}, {"fstype", "ext4"}},
+                             {{"id", 42}, {"dev", "254:0"}, {"root", "/var/lib/docker"}, {"mount_point", "/var/lib/docker"}, {"fstype", "ext4"}},
+                             {{"id", 50}, {"dev", "259:1"}, {"root", "/"}, {"mount_point", "/boot"}, {"fstype", "vfat"}},
+                             {{"id", 22}, {"dev", "0:21"}, {"root", "/"}, {"mount_point", "/proc"}, {"fstype", "proc"}},
+                             {{"id", 51}, {"dev", "0:25"}, {"root", "/"}, {"mount_point", "/dev/shm"}, {"fstype", "tmpfs"}}});
+  json critical = json::object();
+  int ino = 100;
+  for (const CriticalHostDir& dir : CriticalHostDirs()) {
+    critical[dir.path] = {{"ok", true}, {"kind", "dir"}, {"dev", std::string(dir.path) == "/proc" ? "0:21" : "254:0"},
+                          {"ino", ino++}, {"entries", 12}, {"truncated", false},
+                          {"sha256", std::string(64, static_cast<char>('a' + ino % 16))}};
+  }
+  json handed = json::array({{{"what", "workspace"}, {"path", "/var/tmp/sandprobe-x/workspace"}, {"kind", "dir"}, {"dev", "254:0"}, {"ino", 70}},
+                             {{"what", "probe_dir"}, {"path", "/build/probe"}, {"kind", "dir"}, {"dev", "254:0"}, {"ino", 76}},
+                             {{"what", "probe"}, {"path", "/build/probe/sandprobe-probe"}, {"kind", "file"}, {"dev", "254:0"}, {"ino", 77}}});
+  return {{"mounts", mounts}, {"unstable", 0}, {"critical", critical}, {"handed_in", handed}};
 }
 
 WitnessFacts Witness() {
@@ -70,10 +94,18 @@ WitnessFacts Witness() {
       {"root", {{"dev", "254:0"}, {"root", "/"}, {"mount_point", "/"}, {"source", "/dev/vda"}}},
       {"block_mounts", json::array({{{"dev", "254:0"}, {"root", "/"}, {"mount_point", "/"}, {"source", "/dev/vda"}},
                                     {{"dev", "259:1"}, {"root", "/"}, {"mount_point", "/boot"}, {"source", "/dev/nvme0n1p1"}}})}};
+  w.observed["host_mounts"] = HostMounts();
   return w;
 }
 
 BatchResult Ran(std::vector<json> facts) {
+  // The probe's mount summary counts the mount lines it listed (list_counts.h): tests add and
+  // remove lines, the count follows them.
+  int mounts = 0;
+  for (const json& f : facts) mounts += f.value("family", "") == "fs.mounts" && f.value("variant", "") != "summary";
+  for (json& f : facts) {
+    if (f.value("family", "") == "fs.mounts" && f.value("variant", "") == "summary") f["mounts"] = mounts;
+  }
   BatchResult r;
   r.state = BatchResult::State::kRan;
   r.launch_id = "L1";
@@ -144,6 +176,53 @@ TEST(FamilyFsTest, CanaryHashInAnotherLaunchFails) {
     EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
     EXPECT_NE(v.observed.find("launch B9"), std::string::npos) << v.observed;
   }
+}
+
+// The host's own watch of its canary (witness_canary_watch.h) decides over the probe's word.
+WitnessFacts Watched(json opens, json changes, bool watched = true) {
+  WitnessFacts w = Witness();
+  w.observed["canary_watch"] = {{"path", kCanary}, {"watched", watched}, {"opens", std::move(opens)},
+                                {"changes", std::move(changes)}, {"verified", 3}};
+  if (!watched) w.observed["canary_watch"]["error"] = "inotify_init1: Too many open files";
+  return w;
+}
+
+TEST(FamilyFsTest, AnOpenTheHostSawFailsTheCanaryWhateverTheProbeSaid) {
+  // The probe (or a launcher rewriting its frames) reports EACCES for every canary path.
+  const WitnessFacts w = Watched({{{"after_launch", "L1"}, {"count", 1}}}, json::array());
+  for (const char* id : {"fs.read.denied:{host_canary}", "fs.alias.denied:{host_canary}[symlink]"}) {
+    Verdict v = Judged(TightFacts(), id, w);
+    EXPECT_EQ(v.outcome, Outcome::kFail) << id << ": " << v.observed;
+    EXPECT_EQ(v.direction, Direction::kTooPermissive);
+    EXPECT_EQ(v.tier(), EvidenceTier::kWitnessed);
+    EXPECT_NE(v.observed.find("the host saw its canary opened: after launch L1: 1 open(s)"), std::string::npos)
+        << v.observed;
+  }
+  EXPECT_EQ(Judged(TightFacts(), "fs.read.denied:/etc/shadow", w).outcome, Outcome::kPass);
+}
+
+TEST(FamilyFsTest, AChangedCanaryIsACriticalWriteToTheHost) {
+  const WitnessFacts w = Watched(json::array(), {{{"after_launch", "L1"}, {"what", "gone from its path"}}});
+  Verdict v = Judged(TightFacts(), "fs.read.denied:{host_canary}", w);
+  EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
+  EXPECT_EQ(v.check.severity, Severity::kCritical);
+  EXPECT_EQ(v.tier(), EvidenceTier::kWitnessed);
+  EXPECT_NE(v.observed.find("after launch L1: gone from its path: a write to the host"), std::string::npos)
+      << v.observed;
+}
+
+TEST(FamilyFsTest, ADenialTheWatchConfirmsIsWitnessedAndOneWithoutAWatchIsReported) {
+  Verdict v = Judged(TightFacts(), "fs.read.denied:{host_canary}", Watched(json::array(), json::array()));
+  EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
+  EXPECT_EQ(v.tier(), EvidenceTier::kWitnessed);
+  EXPECT_NE(v.observed.find("saw no open of its canary and re-verified it intact 3 times"), std::string::npos);
+  v = Judged(TightFacts(), "fs.read.denied:{host_canary}");  // an older report: no watch
+  EXPECT_EQ(v.outcome, Outcome::kPass);
+  EXPECT_EQ(v.tier(), EvidenceTier::kReported);
+  v = Judged(TightFacts(), "fs.read.denied:{host_canary}", Watched(json::array(), json::array(), false));
+  EXPECT_EQ(v.outcome, Outcome::kPass);
+  EXPECT_EQ(v.tier(), EvidenceTier::kReported);
+  EXPECT_NE(v.observed.find("the host could not watch its canary (inotify_init1"), std::string::npos);
 }
 
 TEST(FamilyFsTest, ZeroByteDecoyOverShadowPassesAndSaysDecoy) {
@@ -291,6 +370,213 @@ TEST(FamilyFsTest, MountedCanaryIsJudgedByItsOwnHash) {
   EXPECT_EQ(Judged(facts, "fs.read.denied:{mounted_canary:/root}", w, plan).outcome, Outcome::kPass);
   w.observed.erase("mounted_canaries");  // no record of the canary's hash
   EXPECT_EQ(Judged(facts, "fs.read.denied:{mounted_canary:/root}", w, plan).outcome, Outcome::kInconclusive);
+}
+
+TEST(FamilyFsTest, CanaryThePolicyDeclaresReadableStaysAllowedWhenRead) {
+  Policy policy = testing::TierLowPolicy();
+  policy.filesystem.readable = testing::Paths({"{workspace}", "/tmp", "{host_canary}"}, "readable");
+  policy.filesystem.unreadable = testing::Paths({"/etc/shadow", "/root"}, "unreadable");
+  auto plan = ExpandChecks(policy, testing::SuiteOf({"fs.read"}), PlanContext{kCanary, "/workspace", {}});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  auto facts = TightFacts();
+  FactOf(facts, "fs.read", kCanary) = {{"family", "fs.read"}, {"path", kCanary}, {"ok", true},
+                                       {"kind", "file"}, {"bytes", 55}, {"sha256", kCanarySha}};
+  // The canary's hash is in the launch (the read itself): what the policy promised, a pass.
+  Verdict v = Judged(facts, "fs.read.allowed:{host_canary}", Witness(), *plan);
+  EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
+  // Unreadable although declared readable: too restrictive, as for any allowed path.
+  FactOf(facts, "fs.read", kCanary) = Denied("fs.read", kCanary);
+  v = Judged(facts, "fs.read.allowed:{host_canary}", Witness(), *plan);
+  EXPECT_EQ(v.outcome, Outcome::kFail);
+  EXPECT_EQ(v.direction, Direction::kTooRestrictive);
+}
+
+// ---- host directories (fs.mounts.host-dir:*, fs.mounts.host-dirs) ----
+
+std::vector<json> WithMount(json mount) {
+  auto facts = TightFacts();
+  facts.insert(facts.end() - 1, std::move(mount));
+  return facts;
+}
+
+TEST(FamilyFsTest, HostEtcBoundAnywhereFailsItsOwnCheck) {
+  json etc = Mount(9, "/somewhere", "254:0", "/etc");
+  etc["mount_options"] = "ro";
+  auto facts = WithMount(etc);
+  Verdict v = Judged(facts, "fs.mounts.host-dir:/etc");
+  EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
+  EXPECT_EQ(v.check.severity, Severity::kHigh);
+  EXPECT_NE(v.observed.find("visible at /somewhere (a bind of host directory /etc"), std::string::npos) << v.observed;
+  // Counted once, under /etc; the other checks hold.
+  EXPECT_EQ(Judged(facts, "fs.mounts.host-dirs").outcome, Outcome::kPass);
+  EXPECT_EQ(Judged(facts, "fs.mounts.host-dir:/").outcome, Outcome::kPass);
+  // A subdirectory of the host's /var holds /var/lib/docker: that check fails, where it appears.
+  facts = WithMount(Mount(9, "/data", "254:0", "/var"));
+  v = Judged(facts, "fs.mounts.host-dir:/var/lib/docker");
+  EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
+  EXPECT_NE(v.observed.find("/data/lib/docker"), std::string::npos) << v.observed;
+}
+
+TEST(FamilyFsTest, AnyOtherHostDirectoryNeedsTheReadableList) {
+  // The host's /run (docker.sock's directory) at a path no list names: medium, high when rw.
+  json run = Mount(9, "/anything", "254:0", "/run");
+  run["mount_options"] = "ro,relatime";
+  Verdict v = Judged(WithMount(run), "fs.mounts.host-dirs");
+  EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
+  EXPECT_EQ(v.check.severity, Severity::kMedium);
+  EXPECT_NE(v.observed.find("/anything (a bind of host directory /run"), std::string::npos) << v.observed;
+  run["mount_options"] = "rw";
+  EXPECT_EQ(Judged(WithMount(run), "fs.mounts.host-dirs").check.severity, Severity::kHigh);
+  // Under a path the policy declares readable (/tmp): declared, a pass. A named volume inside
+  // the host's /var/lib/docker at the workspace too.
+  EXPECT_EQ(Judged(WithMount(Mount(9, "/tmp/data", "254:0", "/srv/data")), "fs.mounts.host-dirs").outcome, Outcome::kPass);
+  EXPECT_EQ(Judged(WithMount(Mount(9, "/workspace", "254:0", "/var/lib/docker/volumes/ws/_data")),
+                   "fs.mounts.host-dirs").outcome, Outcome::kPass);
+  EXPECT_EQ(Judged(WithMount(Mount(9, "/workspace", "254:0", "/var/lib/docker/volumes/ws/_data")),
+                   "fs.mounts.host-dir:/var/lib/docker").outcome, Outcome::kPass);
+}
+
+TEST(FamilyFsTest, FilesHandedInDirsCgroupfsAndUnknownDevicesAreNoHostDirectories) {
+  // A single host file (docker's /etc/hosts is one), the probe directory (by inode), the
+  // sandbox's own cgroup subtree, a device the host's table does not hold (at both reads).
+  for (json m : {Mount(9, "/x", "254:0", "/etc/shadow", "/dev/vda", "file"), Mount(9, "/opt/sandprobe", "254:0", "/elsewhere/probe"),
+                 Mount(9, "/sys/fs/cgroup/pids", "0:36", "/docker/abc"), Mount(9, "/data", "0:99", "/")}) {
+    if (m["path"] == "/opt/sandprobe") m["ino"] = 76;
+    if (m["path"] == "/sys/fs/cgroup/pids") m["fstype"] = "cgroup";
+    for (const char* id : {"fs.mounts.host-dirs", "fs.mounts.host-dir:/etc", "fs.mounts.host-dir:/"}) {
+      Verdict v = Judged(WithMount(m), id);
+      EXPECT_EQ(v.outcome, Outcome::kPass) << m.dump() << " " << id << ": " << v.observed;
+    }
+  }
+}
+
+TEST(FamilyFsTest, HostRootAtItsOwnPathFollowsTheReadableList) {
+  auto facts = TightFacts();
+  FactOf(facts, "fs.mounts", "/", "id:1") = Mount(1, "/", "254:0", "/");
+  json proc = Mount(4, "/proc", "0:77", "/");  // the sandbox's own proc covers the host's
+  proc["fstype"] = "proc";
+  facts.insert(facts.end() - 1, proc);
+  EXPECT_EQ(Judged(facts, "fs.mounts.host-dir:/").outcome, Outcome::kFail);
+  EXPECT_EQ(Judged(facts, "fs.mounts.host-dir:/etc").outcome, Outcome::kFail);
+  EXPECT_EQ(Judged(facts, "fs.mounts.host-dir:/proc").outcome, Outcome::kPass);
+  // A policy that declares / readable (srt, codex): the host's root at / is what it promised;
+  // the same root at /host is not.
+  Policy policy = testing::TierLowPolicy();
+  policy.filesystem.readable = testing::Paths({"/", "{workspace}"}, "readable");
+  auto plan = ExpandChecks(policy, testing::SuiteOf({"fs.read", "fs.mounts"}), PlanContext{kCanary, "/workspace", {}});
+  ASSERT_TRUE(plan.ok());
+  Verdict v = Judged(facts, "fs.mounts.host-dir:/etc", Witness(), *plan);
+  EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
+  EXPECT_NE(v.observed.find("as the policy declares"), std::string::npos) << v.observed;
+  facts.insert(facts.end() - 1, Mount(9, "/host", "254:0", "/"));
+  EXPECT_EQ(Judged(facts, "fs.mounts.host-dir:/etc", Witness(), *plan).outcome, Outcome::kFail);
+}
+
+TEST(FamilyFsTest, AnotherKernelsDeviceNumbersCountOnlyByListing) {
+  // The probe's executable is not the host's file, nor is the workspace: gVisor, a VM.
+  auto facts = WithMount(Mount(9, "/somewhere", "254:0", "/etc"));
+  FactOf(facts, "fs.mounts", "", "summary")["exe_ino"] = 5;
+  FactOf(facts, "fs.mounts", "/workspace", "id:3")["ino"] = 6;
+  EXPECT_EQ(Judged(facts, "fs.mounts.host-dir:/etc").outcome, Outcome::kPass);
+  Verdict v = Judged(facts, "fs.mounts.host-dir:/");
+  EXPECT_EQ(v.outcome, Outcome::kSkip) << v.observed;
+  EXPECT_EQ(Judged(facts, "fs.mounts.host-dirs").outcome, Outcome::kSkip);
+  // The same listing as the host's /etc is the host's /etc, whatever the device says.
+  FactOf(facts, "fs.mounts", "/somewhere", "id:9")["sha256"] = HostMounts()["critical"]["/etc"]["sha256"];
+  v = Judged(facts, "fs.mounts.host-dir:/etc");
+  EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
+  EXPECT_NE(v.observed.find("the same 12 names as the host's /etc"), std::string::npos) << v.observed;
+}
+
+TEST(FamilyFsTest, HostDirChecksWithoutTheHostTableAreInconclusive) {
+  WitnessFacts w = Witness();
+  w.observed.erase("host_mounts");
+  EXPECT_EQ(Judged(TightFacts(), "fs.mounts.host-dir:/etc", w).outcome, Outcome::kInconclusive);
+  w.observed["host_mounts"] = HostMounts();
+  w.observed["host_mounts"]["mountinfo_error"] = "EACCES";
+  EXPECT_EQ(Judged(TightFacts(), "fs.mounts.host-dirs", w).outcome, Outcome::kInconclusive);
+}
+
+// ---- identity, not path ----
+
+TEST(FamilyFsTest, AReadOfTheHostsObjectUnderAnotherNameFails) {
+  // /etc/shadow's host copy is missing (ENOENT), but what was read is the host's /etc itself.
+  WitnessFacts w = Witness();
+  const json etc = HostMounts()["critical"]["/etc"];
+  const json missing = {{"ok", false}, {"step", "open"}, {"errno", "ENOENT"}};
+  json got = {{"ok", true}, {"kind", "dir"}, {"entries", 3}, {"sha256", std::string(64, '9')}, {"dev", "254:0"}, {"ino", etc["ino"]}};
+  ReadWeight weight = WeighRead(got, &missing, &w);
+  EXPECT_TRUE(weight.leak) << weight.why;
+  EXPECT_NE(weight.why.find("the host's /etc itself"), std::string::npos) << weight.why;
+  // Without the witnesses: the old rule, the sandbox's own.
+  EXPECT_FALSE(WeighRead(got, &missing).leak);
+  // Another object with the host's /etc listing: the host's content.
+  got["ino"] = 999999;
+  got["sha256"] = etc["sha256"];
+  got["entries"] = 12;
+  weight = WeighRead(got, &missing, &w);
+  EXPECT_TRUE(weight.leak) << weight.why;
+  EXPECT_NE(weight.why.find("the same content as the host's /etc"), std::string::npos) << weight.why;
+  // The host's /etc/shadow bytes under another name.
+  json file = {{"ok", true}, {"kind", "file"}, {"bytes", 631}, {"sha256", kShadowSha}, {"dev", "0:99"}, {"ino", 4}};
+  EXPECT_TRUE(WeighRead(file, &missing, &w).leak);
+  // An empty file matches nothing.
+  file["sha256"] = kEmptySha;
+  file["bytes"] = 0;
+  EXPECT_FALSE(WeighRead(file, &missing, &w).leak);
+}
+
+TEST(FamilyFsTest, DeniedPathShowingAHostDirectoryFailsTheRead) {
+  Policy policy = testing::TierLowPolicy();
+  policy.filesystem.unreadable = testing::Paths({"/hostetc", "{host_canary}"}, "unreadable");
+  auto plan = ExpandChecks(policy, testing::SuiteOf({"fs.read"}), PlanContext{kCanary, "/workspace", {}});
+  ASSERT_TRUE(plan.ok());
+  WitnessFacts w = Witness();
+  w.observed["host_paths"]["paths"]["/hostetc"] = {{"ok", false}, {"step", "open"}, {"errno", "ENOENT"}};
+  auto facts = TightFacts();
+  facts.push_back({{"family", "fs.read"}, {"path", "/hostetc"}, {"ok", true}, {"kind", "dir"}, {"entries", 12},
+                   {"sha256", std::string(64, '7')}, {"dev", "254:0"}, {"ino", HostMounts()["critical"]["/etc"]["ino"]}});
+  Verdict v = Judged(facts, "fs.read.denied:/hostetc", w, *plan);
+  EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
+  EXPECT_EQ(v.observed.find("the sandbox's own"), std::string::npos) << v.observed;
+}
+
+// The harness's own disk: a workspace write that failed with ENOSPC while the harness's statvfs
+// of the run root says full is an error, not "fail too-restrictive"; with room left, or for a
+// path outside the workspace, the sandbox's verdict stands.
+TEST(FamilyFsTest, AWorkspaceWriteFailingOnTheHarnesssFullDiskIsAnError) {
+  auto facts = TightFacts();
+  json& ws = FactOf(facts, "fs.write", "/workspace");
+  ws["ok"] = false;
+  ws["step"] = "write";
+  ws["errno"] = "ENOSPC";
+  WitnessFacts w = Witness();
+  w.observed["run_root"] = {{"path", "/var/tmp/sandprobe-x/workspace"}, {"bytes_free", 0}, {"inodes_free", 10},
+                            {"read_only", false}, {"full", true}, {"workspace_inside", "/workspace"}};
+  Verdict v = Judged(facts, "fs.write.allowed:{workspace}", w);
+  EXPECT_EQ(v.outcome, Outcome::kError) << v.observed;
+  EXPECT_NE(v.observed.find("the harness's run root is full (/var/tmp/sandprobe-x/workspace: 0 bytes"),
+            std::string::npos) << v.observed;
+  EXPECT_NE(v.remediation.find("free space"), std::string::npos) << v.remediation;
+  ws["errno"] = "EDQUOT";
+  EXPECT_EQ(Judged(facts, "fs.write.allowed:{workspace}", w).outcome, Outcome::kError);
+  // A sandbox's read-only workspace on a host filesystem that is not: the sandbox's fail.
+  ws["errno"] = "EROFS";
+  EXPECT_EQ(Judged(facts, "fs.write.allowed:{workspace}", w).outcome, Outcome::kFail);
+  w.observed["run_root"]["read_only"] = true;
+  EXPECT_EQ(Judged(facts, "fs.write.allowed:{workspace}", w).outcome, Outcome::kError);
+  // Room on the run root: ENOSPC there is the sandbox's (its own small mount over /workspace).
+  ws["errno"] = "ENOSPC";
+  w.observed["run_root"]["full"] = false;
+  v = Judged(facts, "fs.write.allowed:{workspace}", w);
+  EXPECT_EQ(v.outcome, Outcome::kFail);
+  EXPECT_EQ(v.direction, Direction::kTooRestrictive);
+  // A full run root says nothing about /tmp.
+  w.observed["run_root"]["full"] = true;
+  json& tmp = FactOf(facts, "fs.write", "/tmp");
+  tmp["ok"] = false;
+  tmp["errno"] = "ENOSPC";
+  EXPECT_EQ(Judged(facts, "fs.write.allowed:/tmp", w).outcome, Outcome::kFail);
 }
 
 }  // namespace

@@ -48,9 +48,59 @@ std::string Where(const json& fact, std::size_t index, const std::string& launch
                      Str(fact, "variant").empty() ? "" : "[" + Str(fact, "variant") + "]");
 }
 
+// A host object the harness witnessed, by path: its facts (dev, ino, kind, sha256, ...).
+struct Witnessed {
+  std::string path;
+  const json* fact;
+  std::size_t min_entries;  // a listing of fewer names identifies nothing
+  bool content = true;      // matched by content too, not only by identity
+};
+
+std::vector<Witnessed> WitnessedObjects(const WitnessFacts& witnesses) {
+  std::vector<Witnessed> out;
+  auto paths = witnesses.observed.find("host_paths");
+  if (paths != witnesses.observed.end() && paths->second.contains("paths") && paths->second["paths"].is_object()) {
+    for (const auto& [path, fact] : paths->second["paths"].items()) out.push_back({path, &fact, 1});
+  }
+  auto mounts = witnesses.observed.find("host_mounts");
+  if (mounts != witnesses.observed.end() && mounts->second.contains("critical") && mounts->second["critical"].is_object()) {
+    for (const CriticalHostDir& dir : CriticalHostDirs()) {
+      auto fact = mounts->second["critical"].find(dir.path);
+      if (fact != mounts->second["critical"].end()) out.push_back({dir.path, &*fact, 4, dir.listing_identifies});
+    }
+  }
+  return out;
+}
+
+// The witnessed host object `got` is, by identity or by content; "" when none. `own`, the
+// check's own path's host facts, is left to the rules below.
+std::string SameAsWitnessed(const json& got, const json* own, const WitnessFacts& witnesses) {
+  const std::string identity = Identity(got);
+  for (const Witnessed& w : WitnessedObjects(witnesses)) {
+    if (w.fact == own || !w.fact->is_object() || Str(*w.fact, "dev").empty()) continue;
+    if (!identity.empty() && identity == Identity(*w.fact)) {
+      return fmt::format("the host's {} itself ({}), under another name", w.path, identity);
+    }
+  }
+  for (const Witnessed& w : WitnessedObjects(witnesses)) {
+    const json& f = *w.fact;
+    if (w.fact == own || !w.content || !f.is_object() || !FactOk(f) || Str(f, "sha256").empty() || Str(f, "kind") != Str(got, "kind")) continue;
+    const bool enough = Str(f, "kind") == "dir" ? f.value("entries", 0) >= static_cast<int>(w.min_entries)
+                                                : f.value("bytes", 0) > 0;
+    if (enough && !f.value("truncated", false) && Str(got, "sha256") == Str(f, "sha256")) {
+      return fmt::format("the same content as the host's {} ({}, sha256 {})", w.path, Size(f), Str(f, "sha256").substr(0, 16));
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
-ReadWeight WeighRead(const json& got, const json* host) {
+ReadWeight WeighRead(const json& got, const json* host, const WitnessFacts* witnesses) {
+  if (witnesses != nullptr) {
+    std::string same = SameAsWitnessed(got, host, *witnesses);
+    if (!same.empty()) return {true, same};
+  }
   if (host == nullptr || !host->is_object()) {
     return {true, "no host witness for this path, so the read counts"};
   }

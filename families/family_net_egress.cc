@@ -29,7 +29,12 @@ std::optional<std::size_t> ListedAt(const Policy& policy, const std::string& end
 // See family_net.h for what each site stands for.
 bool EgressAllowed(const Policy& policy, const std::string& site, const std::string& endpoint) {
   if (ListedAt(policy, endpoint)) return true;
-  if (site == "loopback") return policy.host.network_namespace == NamespaceSharing::kShared;
+  // The host's loopback is reached by sharing its network namespace, unless the policy also
+  // writes egress "deny": that explicit field decides (load/policy.h, PolicyContradiction).
+  if (site == "loopback") {
+    return policy.host.network_namespace == NamespaceSharing::kShared &&
+           !(policy.network.egress_written && policy.network.egress == Permission::kDeny);
+  }
   return policy.network.egress == Permission::kAllow;
 }
 

@@ -3,9 +3,13 @@
 // net.unix: the well-known runtime sockets (docker, containerd, podman, cri-o) are judged by
 // host.runtime_sockets, with the judgement priv.runtime_sockets uses too
 // (runtime_socket_judgement.h): connect ok fails a "hidden" promise (critical: a usable
-// docker.sock is root on the host); EACCES for a non-root probe fails it at medium (another uid
-// or group may use it); EPERM from a seccomp filter or LSM is a denial and passes. Suite
-// variants add more socket paths, judged by network.unix_sockets.
+// docker.sock is root on the host); EACCES from the file's mode for a uid and groups it does not
+// admit is a denial and passes, as is EPERM from a seccomp filter or LSM. Every other socket the
+// sandbox can see (the probe walks the host's filesystems it holds, given by the host_mounts
+// witness, and reads /proc/net/unix) is judged by what it answered: one that answers as a
+// container runtime's API (Docker's /_ping with an Api-Version, or gRPC's HTTP/2) fails
+// net.unix.runtime-api, wherever it sits. Suite variants add more socket paths, judged by
+// network.unix_sockets.
 // net.ifaces: judged by what the sandbox's own network namespace shows (netlink, else
 // /proc/net/dev): with no egress allowed only "lo"; with an isolated namespace none of the
 // host's own interfaces (same name and MAC address as the net witness reads on the host, or
@@ -46,6 +50,13 @@ Status ExpandUnix(const ExpandInput& in, BatchBuilder& batch) {
     batch.AddArg("net.unix", path);
     if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
   }
+  if (!visible) {
+    Check api{.id = "net.unix.runtime-api", .family = "net.unix", .severity = Severity::kCritical,
+              .expect = Expectation::kDenied, .target = "unix sockets answering as a container runtime",
+              .reference = in.policy.Ref("/host/runtime_sockets")};
+    batch.Invocation("net.unix");
+    if (Status s = batch.AddCheck(std::move(api)); !s.ok()) return s;
+  }
   const bool allowed = in.policy.network.unix_sockets == Permission::kAllow;
   for (const std::string& path : in.entry.variants) {
     Check check;
@@ -62,10 +73,53 @@ Status ExpandUnix(const ExpandInput& in, BatchBuilder& batch) {
     batch.AddArg("net.unix", path);
     if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
   }
+  AddWalkDevs(in, batch.Invocation("net.unix"));
   return Status::Ok();
 }
 
+// net.unix.runtime-api: every socket of the launch, listed or found, by what it answered.
+Verdict JudgeRuntimeApi(const JudgeInput& in) {
+  Verdict v = StartVerdict(in);
+  v.expected = "no unix socket the sandbox can see answers as a container runtime's API";
+  v.remediation = "do not mount a runtime's socket or a directory holding one (-v /var/run:..., "
+                  "--bind /run ...) into the sandbox, under any name";
+  std::optional<int> summary = in.facts.Find("net.unix", "", "summary");
+  if (!summary) {
+    v.outcome = Outcome::kInconclusive;
+    v.observed = "the probe reported no socket scan (an older probe?)";
+    return v;
+  }
+  v.evidence.frame_indexes.push_back(*summary);
+  const SocketCaller caller = ReadSocketCaller(in.facts, "net.unix");
+  std::vector<std::string> runtimes, others;
+  for (int index : in.facts.OfFamily("net.unix")) {
+    const json& f = in.facts.Fact(index);
+    if (f.value("variant", "") == "summary") continue;
+    const SocketAttempt a = ReadSocketAttempt(f);
+    const SocketReach reach = ClassifySocket(a, caller);
+    if (reach == SocketReach::kAbsent) continue;
+    const std::string where = a.source == "list" ? a.path : fmt::format("{} (found: {})", a.path, a.source);
+    if (reach == SocketReach::kReachable && IsRuntimeApi(ClassifyApi(a))) {
+      v.evidence.frame_indexes.push_back(index);
+      runtimes.push_back(where + ": " + DescribeSocket(a, reach, caller));
+    } else {
+      others.push_back(where + ": " + DescribeSocket(a, reach, caller));
+    }
+  }
+  const json& s = in.facts.Fact(*summary);
+  const json walk = s.value("walk", json::object());
+  v.observed = runtimes.empty() ? "no socket answered as a container runtime" : "runtime API reachable: " + JoinSockets(runtimes);
+  v.observed += fmt::format("; {} socket(s) found beyond the listed paths (walked {} entries under {} host "
+                            "mount(s){}; {} bound paths in /proc/net/unix)",
+                            s.value("found", 0), walk.value("entries", 0), walk.value("mounts", 0),
+                            walk.value("truncated", false) ? ", cut at the ceiling" : "", s.value("proc_net_unix", 0));
+  if (!others.empty()) v.observed += "; other sockets: " + JoinSockets(others);
+  Judge(v, runtimes.empty(), Direction::kTooPermissive);
+  return v;
+}
+
 Verdict JudgeUnix(const JudgeInput& in) {
+  if (in.check.id == "net.unix.runtime-api") return JudgeRuntimeApi(in);
   Verdict v = StartVerdict(in);
   const bool allowed = in.check.expect == Expectation::kAllowed;
   v.expected = fmt::format("{} {} inside the sandbox", in.check.target,
@@ -82,9 +136,9 @@ Verdict JudgeUnix(const JudgeInput& in) {
   }
   v.evidence.frame_indexes.push_back(*index);
   const SocketAttempt attempt = ReadSocketAttempt(in.facts.Fact(*index));
-  const std::optional<long> euid = ProbeEuid(in.facts);
-  const SocketReach reach = ClassifySocket(attempt, euid);
-  v.observed = DescribeSocket(attempt, reach, euid);
+  const SocketCaller caller = ReadSocketCaller(in.facts, "net.unix");
+  const SocketReach reach = ClassifySocket(attempt, caller);
+  v.observed = DescribeSocket(attempt, reach, caller);
   if (allowed) {
     Judge(v, reach == SocketReach::kReachable, Direction::kTooRestrictive);
   } else {

@@ -135,6 +135,27 @@ TEST(FamilyNetTest, EgressAllowCoversTheBridgeButNotTheHostLoopback) {
   EXPECT_EQ(v["net.tcp.denied:loopback"].outcome, Outcome::kPass);
 }
 
+// Issue 26, 11: the host's network namespace shared and egress written "deny" contradict each
+// other; judging follows the explicit egress field, so the host's loopback is one check, denied
+// (a leak fails it too-permissive), never an "allowed" check beside a denied one.
+TEST(FamilyNetTest, ASharedNetworkNamespaceWithEgressWrittenDenyIsJudgedByEgress) {
+  Policy policy = TierLowPolicy();
+  policy.host.network_namespace = NamespaceSharing::kShared;
+  const json leak = {{"endpoint", "loopback-tcp"}, {"peer", "127.0.0.1:7"}, {"nonce", kNonce}};
+  // Egress left at its default: "shared" alone says the host's loopback is reachable.
+  auto implicit = JudgeNet(policy, true, {TcpFact("loopback", true), TcpFact("bridge", false)}, Witness({leak}));
+  EXPECT_EQ(implicit.count("net.tcp.denied:loopback"), 0u);
+  EXPECT_EQ(implicit["net.tcp.allowed:loopback"].outcome, Outcome::kPass);
+  // Egress written "deny": it decides.
+  policy.network.egress = Permission::kDeny;
+  policy.network.egress_written = true;
+  auto v = JudgeNet(policy, true, {TcpFact("loopback", true), TcpFact("bridge", false)}, Witness({leak}));
+  EXPECT_EQ(v.count("net.tcp.allowed:loopback"), 0u);
+  EXPECT_EQ(v["net.tcp.denied:loopback"].outcome, Outcome::kFail);
+  EXPECT_EQ(v["net.tcp.denied:loopback"].direction, Direction::kTooPermissive);
+  EXPECT_EQ(v["net.tcp.denied:bridge"].outcome, Outcome::kPass);
+}
+
 TEST(FamilyNetTest, NoBridgeIsASkipWithTheReason) {
   auto v = JudgeNet(TierLowPolicy(), false, {TcpFact("loopback", false)}, Witness({}, false));
   EXPECT_EQ(v["net.tcp.denied:bridge"].outcome, Outcome::kSkip);
@@ -213,7 +234,45 @@ TEST(FamilyNetTest, SeccompEpermOnConnectIsADenialInBothFamilies) {
   EXPECT_EQ(v[kSockCheck].outcome, Outcome::kPass) << v[kSockCheck].observed;
 }
 
-TEST(FamilyNetTest, EaccesForANonRootProbeIsAMediumFindingInBothFamilies) {
+// The socket file's mode and owner, and the probe's credentials (the families' summaries).
+void AddModes(std::vector<json>& facts, const std::string& mode, long gid, json groups) {
+  for (json& f : facts) {
+    const bool summary = f.value("summary", false) || f.value("variant", "") == "summary";
+    if (f["family"] == "hello") continue;
+    if (summary) {
+      f["euid"] = 1000;
+      f["egid"] = 1000;
+      f["groups"] = groups;
+    } else {
+      f["mode"] = mode;
+      f["owner_uid"] = 0;
+      f["owner_gid"] = gid;
+    }
+  }
+  facts.push_back({{"family", "net.unix"}, {"variant", "summary"}, {"path", ""}, {"euid", 1000}, {"egid", 1000},
+                   {"groups", groups}, {"found", 0}, {"walk", json::object()}});
+}
+
+TEST(FamilyNetTest, EaccesFromAModeThatRefusesTheProbeIsADenialInBothFamilies) {
+  // root:docker 0660, uid 1000 outside group 110: the mode refused it; nothing in the sandbox
+  // makes it another uid (the privilege checks judge that): denied, in both families.
+  auto facts = SocketFacts(1000, false, "EACCES");
+  AddModes(facts, "0660", 110, json::array({1000}));
+  auto v = JudgeSockets(facts);
+  for (const char* id : {kSockCheck, "priv.runtime_sockets"}) {
+    EXPECT_EQ(v[id].outcome, Outcome::kPass) << id << ": " << v[id].observed;
+    EXPECT_NE(v[id].observed.find("denied by the file's mode 0660"), std::string::npos) << v[id].observed;
+  }
+  // In the group, with group write: the mode admits it, so something else refused (an LSM).
+  facts = SocketFacts(1000, false, "EACCES");
+  AddModes(facts, "0660", 110, json::array({1000, 110}));
+  v = JudgeSockets(facts);
+  EXPECT_EQ(v[kSockCheck].outcome, Outcome::kPass);
+  EXPECT_NE(v[kSockCheck].observed.find("LSM"), std::string::npos) << v[kSockCheck].observed;
+}
+
+TEST(FamilyNetTest, EaccesWithoutTheModeInTheRecordStaysAMediumFinding) {
+  // An older record (no mode, no credentials): a uid or group the mode admits may use it.
   auto v = JudgeSockets(SocketFacts(1000, false, "EACCES"));
   for (const char* id : {kSockCheck, "priv.runtime_sockets"}) {
     EXPECT_EQ(v[id].outcome, Outcome::kFail) << id;
@@ -252,10 +311,95 @@ TEST(FamilyNetTest, WorstSocketDecidesAndNoHelloKeepsTheFinding) {
   EXPECT_EQ(WorstReach({}), SocketReach::kAbsent);
   SocketAttempt a = ReadSocketAttempt({{"path", "/s"}, {"exists", true}, {"kind", "socket"},
                                        {"connect_ok", false}, {"errno", "EACCES"}});
-  EXPECT_EQ(ClassifySocket(a, std::nullopt), SocketReach::kOtherUserMay);
-  EXPECT_EQ(ClassifySocket(a, 0L), SocketReach::kDenied);
+  EXPECT_EQ(ClassifySocket(a, SocketCaller{}), SocketReach::kOtherUserMay);
+  EXPECT_EQ(ClassifySocket(a, SocketCaller{.euid = 0L}), SocketReach::kDenied);
   a.error = "EAGAIN";  // a full backlog: the connect was permitted
-  EXPECT_EQ(ClassifySocket(a, 1000L), SocketReach::kReachable);
+  EXPECT_EQ(ClassifySocket(a, SocketCaller{.euid = 1000L}), SocketReach::kReachable);
+  // The owner's bits decide for the owner, even when the group's would admit it.
+  a = ReadSocketAttempt({{"path", "/s"}, {"exists", true}, {"kind", "socket"}, {"connect_ok", false},
+                         {"errno", "EACCES"}, {"mode", "0070"}, {"owner_uid", 1000}, {"owner_gid", 5}});
+  const SocketCaller member{.euid = 1000L, .egid = 5L, .groups = {5}, .groups_known = true};
+  EXPECT_EQ(ClassifySocket(a, member), SocketReach::kDeniedByMode);
+  EXPECT_EQ(WorstReach({SocketReach::kDeniedByMode, SocketReach::kAbsent}), SocketReach::kAbsent);
+}
+
+// ---- sockets by what they are ----
+
+// A socket the probe found by its walk, in both families' shapes.
+std::vector<json> FoundSocket(const std::string& path, json answer) {
+  json unix_fact = {{"family", "net.unix"}, {"path", path}, {"variant", "found"}, {"source", "walk"},
+                    {"exists", true}, {"is_socket", true}, {"ok", true}, {"mode", "0660"}, {"owner_uid", 0},
+                    {"owner_gid", 110}};
+  json priv_fact = {{"family", "priv.runtime_sockets"}, {"source", "walk"}, {"path", path}, {"exists", true},
+                    {"kind", "socket"}, {"connect_ok", true}, {"mode", "0660"}, {"owner_uid", 0}, {"owner_gid", 110}};
+  unix_fact.update(answer);
+  priv_fact.update(answer);
+  return {unix_fact, priv_fact};
+}
+
+std::vector<json> ScanWith(std::vector<json> found) {
+  auto facts = SocketFacts(1000, false, "ENOENT", "stat");
+  facts[1] = {{"family", "net.unix"}, {"path", kDockerSock}, {"ok", false}, {"step", "stat"}, {"errno", "ENOENT"}};
+  facts[2] = {{"family", "priv.runtime_sockets"}, {"source", "list"}, {"path", kDockerSock}, {"exists", false}, {"errno", "ENOENT"}};
+  facts.push_back({{"family", "net.unix"}, {"variant", "summary"}, {"path", ""}, {"found", 1}, {"proc_net_unix", 0},
+                   {"walk", {{"mounts", 3}, {"dirs", 9}, {"entries", 40}, {"truncated", false}}},
+                   {"euid", 1000}, {"egid", 1000}, {"groups", json::array({1000, 110})}});
+  facts.insert(facts.end(), found.begin(), found.end());
+  // The probe's summary counts every path it reported, the found ones too (list_counts.h).
+  for (json& f : facts) {
+    if (f.value("family", "") == "priv.runtime_sockets" && f.value("summary", false)) f["paths"] = f.value("paths", 0) + 1;
+  }
+  return facts;
+}
+
+TEST(FamilyNetTest, ASocketAnsweringAsARuntimeFailsWhereverItSits) {
+  const json docker = {{"status_line", "HTTP/1.0 200 OK"}, {"api_version", "1.41"}, {"server", "Docker/20.10.24 (linux)"}};
+  auto v = JudgeSockets(ScanWith(FoundSocket("/anything/docker.sock", docker)));
+  // Not at a listed path: the per-path check passes, the socket's answer fails both others.
+  EXPECT_EQ(v[kSockCheck].outcome, Outcome::kPass) << v[kSockCheck].observed;
+  for (const char* id : {"net.unix.runtime-api", "priv.runtime_sockets"}) {
+    EXPECT_EQ(v[id].outcome, Outcome::kFail) << id << ": " << v[id].observed;
+    EXPECT_EQ(v[id].check.severity, Severity::kCritical) << id;
+    EXPECT_NE(v[id].observed.find("/anything/docker.sock (found: walk)"), std::string::npos) << v[id].observed;
+    EXPECT_NE(v[id].observed.find("Api-Version 1.41"), std::string::npos) << v[id].observed;
+  }
+  // gRPC's HTTP/2 (containerd, cri-o): a runtime too.
+  v = JudgeSockets(ScanWith(FoundSocket("/x/containerd.sock", {{"reply_bytes", 15}, {"h2", true}})));
+  EXPECT_EQ(v["net.unix.runtime-api"].outcome, Outcome::kFail) << v["net.unix.runtime-api"].observed;
+  EXPECT_EQ(v["priv.runtime_sockets"].outcome, Outcome::kFail);
+}
+
+TEST(FamilyNetTest, AFoundSocketThatIsNoRuntimeOrIsDeniedPasses) {
+  // Another service's socket: HTTP without Api-Version, or silence.
+  for (json answer : {json{{"status_line", "HTTP/1.0 404 Not Found"}}, json{{"reply_bytes", 0}, {"h2", false}}}) {
+    auto v = JudgeSockets(ScanWith(FoundSocket("/run/other.sock", answer)));
+    for (const char* id : {"net.unix.runtime-api", "priv.runtime_sockets"}) {
+      EXPECT_EQ(v[id].outcome, Outcome::kPass) << id << " " << answer.dump() << ": " << v[id].observed;
+    }
+  }
+  // docker.sock under another name, refused by its mode (uid 1000 outside group 110).
+  json refused = {{"ok", false}, {"connect_ok", false}, {"step", "connect"}, {"errno", "EACCES"}};
+  auto facts = ScanWith(FoundSocket("/anything/docker.sock", refused));
+  facts[4]["groups"] = json::array({1000});
+  auto v = JudgeSockets(facts);
+  EXPECT_EQ(v["net.unix.runtime-api"].outcome, Outcome::kPass) << v["net.unix.runtime-api"].observed;
+  EXPECT_NE(v["net.unix.runtime-api"].observed.find("denied by the file's mode"), std::string::npos);
+  // No scan summary (an older probe): nothing proven.
+  facts.erase(facts.begin() + 4);
+  EXPECT_EQ(JudgeSockets(facts)["net.unix.runtime-api"].outcome, Outcome::kInconclusive);
+}
+
+TEST(FamilyNetTest, SocketFamiliesGetTheHostsWalkDevices) {
+  Plan plan;
+  PlanContext context = Context(true);
+  context.values["host_mounts.walk_devs"] = "254:0,0:23";
+  auto expanded = ExpandChecks(TierLowPolicy(), SuiteOf({"net.unix", "priv.runtime_sockets"}), context);
+  ASSERT_TRUE(expanded.ok()) << expanded.status().message();
+  for (const ProbeInvocation& inv : expanded->batches[0].invocations) {
+    ASSERT_GE(inv.args.size(), 2u) << inv.family;
+    EXPECT_EQ(inv.args[0], "--walk-devs") << inv.family;
+    EXPECT_EQ(inv.args[1], "254:0,0:23") << inv.family;
+  }
 }
 
 // ---- interfaces: the namespace's own view, the host's sysfs apart ----

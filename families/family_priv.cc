@@ -111,6 +111,17 @@ Status ExpandCaps(const ExpandInput& in, BatchBuilder& batch) {
   return Status::Ok();
 }
 
+// NoNewPrivs as the launch's priv.seccomp fact reports it (status, else prctl).
+bool NoNewPrivsSet(const JudgeInput& in) {
+  for (int index : in.facts.OfFamily("priv.seccomp")) {
+    const json& f = in.facts.Fact(index);
+    for (const char* key : {"no_new_privs", "no_new_privs_prctl"}) {
+      if (f.contains(key) && f[key].is_number()) return f[key].get<long>() == 1;
+    }
+  }
+  return false;
+}
+
 Verdict JudgeCaps(const JudgeInput& in) {
   Verdict v = StartVerdict(in);
   const CapCheck* spec = nullptr;
@@ -149,10 +160,18 @@ Verdict JudgeCaps(const JudgeInput& in) {
                                                   allowed.empty() ? "empty" : allowed);
   v.observed = sys_admin ? (extra.empty() ? "CAP_SYS_ADMIN not held" : "CAP_SYS_ADMIN held (effective or permitted)")
                          : fmt::format("{} capabilities: {}", spec->what, JoinLimited(extra, 41));
-  // Still the policy's promise, but say whose capabilities they are: the sentry's, not Linux's.
-  if (std::optional<std::string> sentry = UserSpaceKernelOf(in, v)) {
-    v.observed = fmt::format("inside a user-space kernel ({}): {} (capabilities of {}'s own kernel, not "
-                             "of Linux)", *sentry, v.observed, *sentry);
+  // Still the policy's promise, but say whose capabilities they are: that kernel's, not the host's.
+  if (std::optional<std::string> other = AnotherKernelOf(in, v)) {
+    v.observed = fmt::format("{} (capabilities in {}, not in the host's kernel)", v.observed, *other);
+  }
+  // The bounding set only matters to an exec that raises capabilities (a setuid or
+  // file-capability binary). Under no_new_privs no exec raises the permitted set beyond what the
+  // process holds, so with nothing permitted the bounding set is out of reach.
+  if (spec->keys == std::vector<const char*>{"bounding"} && !extra.empty() && NoNewPrivsSet(in) &&
+      Names(*f, "permitted").empty()) {
+    v.observed += "; but NoNewPrivs is 1 and nothing is permitted: no exec can raise capabilities into it";
+    Judge(v, true, Direction::kTooPermissive);
+    return v;
   }
   Judge(v, extra.empty(), Direction::kTooPermissive);
   return v;
@@ -192,7 +211,7 @@ Verdict JudgeSeccomp(const JudgeInput& in) {
     Inconclusive(v, "the probe reported no /proc/self/status");
     return v;
   }
-  const std::optional<std::string> sentry = UserSpaceKernelOf(in, v);
+  const std::optional<std::string> other = AnotherKernelOf(in, v);
   if (nnp) {
     // /proc/self/status first; prctl(PR_GET_NO_NEW_PRIVS) where the field is missing (gVisor).
     const bool in_status = f->contains("no_new_privs") && (*f)["no_new_privs"].is_number();
@@ -205,7 +224,7 @@ Verdict JudgeSeccomp(const JudgeInput& in) {
     const long value = (*f)[in_status ? "no_new_privs" : "no_new_privs_prctl"].get<long>();
     v.observed = in_status ? fmt::format("NoNewPrivs: {}", value)
                            : fmt::format("prctl(PR_GET_NO_NEW_PRIVS) = {} (/proc/self/status has no NoNewPrivs)", value);
-    if (sentry) v.observed = fmt::format("inside a user-space kernel ({}): {}", *sentry, v.observed);
+    if (other) v.observed = fmt::format("{} (in {})", v.observed, *other);
     Judge(v, value == 1, Direction::kTooPermissive);
     return v;
   }
@@ -217,14 +236,21 @@ Verdict JudgeSeccomp(const JudgeInput& in) {
   v.observed = fmt::format("Seccomp: {} ({}), {} filter(s)", value,
                            value == 0 ? "disabled" : value == 1 ? "strict" : "filter",
                            f->value("seccomp_filters", -1L));
-  if (sentry && value == 0) {
-    // Decision: a pass with the reason. Under a user-space kernel the workload's syscalls never
-    // reach Linux: the sentry implements them, and it is the sentry (confined by its own seccomp
-    // filter, set by runsc) that calls the host kernel. "Seccomp: 0" is the sentry's view of a
-    // workload it filters by construction, not a missing filter in front of Linux.
-    v.observed = fmt::format("inside a user-space kernel ({}): {}, as {} reports it; the workload's "
-                             "syscalls reach {}'s sentry, not Linux, and the sentry is the filter",
-                             *sentry, v.observed, *sentry, *sentry);
+  if (other && value == 0) {
+    // Decision: a pass with the reason. In another kernel (gVisor's sentry, a VM's guest) the
+    // workload's syscalls never reach the host's kernel: that kernel implements them, and it is
+    // what stands between them and the host (the sentry under its own seccomp filter, set by
+    // runsc; a guest under its hypervisor). "Seccomp: 0" is that kernel's view of its own
+    // workload, not a missing filter in front of the host's kernel.
+    v.observed = fmt::format("{}, as {} reports it; the workload's syscalls reach that kernel, never the "
+                             "host's", v.observed, *other);
+    Judge(v, true, Direction::kTooPermissive);
+    return v;
+  }
+  if (!required && value == 0) {
+    // Recommended, not required: its absence is reported, never failed (a policy that says
+    // "optional" -- as `infer` writes one after a missing filter -- promises nothing here).
+    v.observed += "; not required by the policy";
     Judge(v, true, Direction::kTooPermissive);
     return v;
   }
@@ -272,9 +298,8 @@ Verdict JudgeUserns(const JudgeInput& in) {
                   (by_clone ? std::string("succeeded") : f->value("clone_newuser_errno", std::string("?")));
   }
   // Still the policy's promise (the workload can make one), but say whose namespace it is.
-  if (std::optional<std::string> sentry = UserSpaceKernelOf(in, v)) {
-    v.observed = fmt::format("inside a user-space kernel ({}): {} (a user namespace of {}'s own kernel, "
-                             "not of Linux)", *sentry, v.observed, *sentry);
+  if (std::optional<std::string> other = AnotherKernelOf(in, v)) {
+    v.observed = fmt::format("{} (a user namespace of {}, not of the host's kernel)", v.observed, *other);
   }
   JudgeFinding(v, by_unshare || by_clone);
   return v;

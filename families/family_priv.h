@@ -91,11 +91,12 @@ WriteReading SysctlWrite(const UsernsView& u);
 // namespace, whatever access(W_OK) said; `host_kernel` is the harness's uname release.
 WriteReading ReleaseAgentWrite(const UsernsView& u, const std::string& host_kernel);
 
-// The user-space kernel ("gVisor") a fact's "kernel" context shows, or nullopt for Linux.
-std::optional<std::string> UserSpaceKernel(const nlohmann::json& kernel);
-// The same for the launch: the first "kernel" context among the priv.seccomp, priv.caps and
-// priv.syscalls facts (recorded as evidence when it names one).
-std::optional<std::string> UserSpaceKernelOf(const JudgeInput& in, Verdict& v);
+// "another kernel: build '4.4.0 ...' (the harness's '6.18.44 ...'), booted ..." when the launch's
+// kernel context shows, by independent signals (families/kernel_identity.h), that the probe ran
+// on another kernel than the harness's (a user-space kernel such as gVisor's sentry, a VM's
+// guest): what it saw there is that kernel's, not the host's. nullopt: the harness's kernel, or
+// not decided. The comparison is recorded as evidence.
+std::optional<std::string> AnotherKernelOf(const JudgeInput& in, Verdict& v);
 
 // "20.10.24+dfsg1" -> {20, 10, 24}; "6.18.44-fc" -> {6, 18, 44}; nullopt without a leading number.
 struct VersionNumber {

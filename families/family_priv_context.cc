@@ -1,12 +1,14 @@
 // The context privilege facts are read in (see family_priv.h): which user namespace the probe
-// answered from, which kernel answered its syscalls, and which backend and kernel versions the
-// harness runs on. Pure functions over the facts and the "priv" witness.
+// answered from, which kernel answered its syscalls (families/kernel_identity.h), and which
+// backend and kernel versions the harness runs on. Pure functions over the facts and the
+// "priv" and "kernel" witnesses.
 #include <cctype>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "families/family_priv.h"
+#include "families/kernel_identity.h"
 
 namespace sandprobe {
 namespace {
@@ -23,18 +25,6 @@ std::string OneLine(const std::string& text) {
 
 // The initial user namespace maps every uid to itself.
 constexpr const char* kIdentityMap = "0 0 4294967295";
-
-// How a user-space kernel shows itself to the workload. gVisor's sentry reports a fixed uname
-// (release 4.4.0, this build date) whatever the host runs (gVisor's pkg/sentry/kernel/version).
-struct UserSpaceKernelSign {
-  const char* name;
-  const char* field;  // a key of the probe's "kernel" context
-  const char* contains;
-};
-constexpr UserSpaceKernelSign kUserSpaceKernels[] = {
-    {"gVisor", "version", "#1 SMP Sun Jan 10 15:06:54 PST 2016"},
-    {"gVisor", "proc_version", "Linux version 4.4.0 #1 SMP Sun Jan 10 15:06:54 PST 2016"},
-};
 
 }  // namespace
 
@@ -130,26 +120,11 @@ WriteReading ReleaseAgentWrite(const UsernsView& u, const std::string& host_kern
   return {HostWrite::kHostRoot, u.text};
 }
 
-std::optional<std::string> UserSpaceKernel(const json& kernel) {
-  if (!kernel.is_object()) return std::nullopt;
-  for (const UserSpaceKernelSign& sign : kUserSpaceKernels) {
-    const std::string value = kernel.value(sign.field, "");
-    if (value.find(sign.contains) != std::string::npos) return std::string(sign.name);
-  }
-  return std::nullopt;
-}
-
-std::optional<std::string> UserSpaceKernelOf(const JudgeInput& in, Verdict& v) {
-  for (const char* family : {"priv.seccomp", "priv.caps", "priv.syscalls"}) {
-    for (int index : in.facts.OfFamily(family)) {
-      const json& fact = in.facts.Fact(index);
-      if (!fact.contains("kernel")) continue;
-      std::optional<std::string> name = UserSpaceKernel(fact["kernel"]);
-      if (name) v.evidence.frame_indexes.push_back(index);
-      return name;
-    }
-  }
-  return std::nullopt;
+std::optional<std::string> AnotherKernelOf(const JudgeInput& in, Verdict& v) {
+  const KernelComparison kernel = LaunchKernel(in, v);
+  if (!kernel.another) return std::nullopt;
+  v.evidence.witness_facts.push_back("the harness's kernel: " + HostKernelIdentity(in).dump());
+  return kernel.text;
 }
 
 std::optional<VersionNumber> ParseVersion(const std::string& text) {

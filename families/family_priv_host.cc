@@ -33,17 +33,12 @@ const std::vector<NamespaceSpec>& NamespaceSpecs() {
 Status ExpandNamespaces(const ExpandInput& in, BatchBuilder& batch) {
   for (const NamespaceSpec& spec : NamespaceSpecs()) {
     const std::string ns = spec.ns;
-    std::string pointer = "/host";
-    bool shared_ok = false;
-    if (ns == "pid") {
-      pointer = "/host/pid_namespace";
-      shared_ok = in.policy.host.pid_namespace == NamespaceSharing::kShared;
-    } else if (ns == "net") {
-      pointer = "/host/network_namespace";
-      shared_ok = in.policy.host.network_namespace == NamespaceSharing::kShared;
-    }
-    // mnt, ipc, uts, cgroup, user: no policy field; isolation is hardening, judged at its
-    // exposure (a shared mount namespace is the host's filesystem tree).
+    // Each namespace has its host.<ns>_namespace field (load/policy.h HostNamespace): pid and
+    // net are promises; for mnt, ipc, uts, cgroup and user isolation is hardening, judged at its
+    // exposure (a shared mount namespace is the host's filesystem tree) unless "shared".
+    const std::optional<HostNamespaceField> field = HostNamespace(in.policy.host, ns);
+    const std::string pointer = field ? field->pointer : "/host";
+    const bool shared_ok = field && field->sharing == NamespaceSharing::kShared;
     Check check = PrivCheck(in, "priv.namespaces", "priv.namespace:" + ns,
                             shared_ok ? Severity::kInfo : spec.severity,
                             shared_ok ? Expectation::kAllowed : Expectation::kDenied, pointer, ns);
@@ -74,6 +69,19 @@ Verdict JudgeNamespaces(const JudgeInput& in) {
            fmt::format("run the workload in a sandbox with its own {} namespace", ns).c_str()});
   const json& w = PrivWitnessFacts(in);
   const json* f = PrivFactAt(in, v, "priv.namespaces", ns);
+  // Every kernel numbers its initial namespaces alike: equal links mean "shared" only when the
+  // probe ran on the harness's kernel, decided by independent signals (kernel_identity.h; a
+  // boot_id the runtime mounted is not another kernel). In another kernel nothing is the
+  // host's namespace, whether or not that kernel shows a link for it (gVisor has none for mnt).
+  if (f != nullptr) {
+    if (std::optional<std::string> other = AnotherKernelOf(in, v)) {
+      v.observed = fmt::format("{} in {}: not the host's namespace whatever its number",
+                               f->value("ok", false) ? f->value("link", "?") : "no " + ns + " namespace link",
+                               *other);
+      JudgeFinding(v, false);
+      return v;
+    }
+  }
   if (f == nullptr || !f->value("ok", false)) {
     Inconclusive(v, f == nullptr ? "the probe reported no namespace link"
                                  : "readlink /proc/self/ns/" + ns + ": " + f->value("errno", std::string("?")));
@@ -87,18 +95,6 @@ Verdict JudgeNamespaces(const JudgeInput& in) {
   }
   const std::string link = f->value("link", "");
   v.evidence.witness_facts.push_back("harness " + ns + " namespace " + host);
-  // Every kernel numbers its initial namespaces alike: equal links mean "shared" only when the
-  // probe ran on the harness's kernel.
-  const std::string boot_id = f->value("boot_id", "");
-  const std::string host_boot_id = w.value("host_boot_id", "");
-  if (!boot_id.empty() && !host_boot_id.empty() && boot_id != host_boot_id) {
-    v.evidence.witness_facts.push_back("harness kernel boot_id " + host_boot_id);
-    v.observed = fmt::format("{} in another kernel (boot_id {}, the harness's {}): not the host's "
-                             "namespace whatever its number",
-                             link, boot_id, host_boot_id);
-    JudgeFinding(v, false);
-    return v;
-  }
   v.observed = link == host ? fmt::format("{}: the same as the harness's", link)
                             : fmt::format("{} (the harness's is {})", link, host);
   JudgeFinding(v, link == host);
@@ -107,6 +103,10 @@ Verdict JudgeNamespaces(const JudgeInput& in) {
 
 // ---- priv.host_pid (the canary process) ----
 
+constexpr const char* kDoorCheck = "priv.host_pid.door:{host_canary}";
+
+// The probe gets the canary's hash, and for the doors the canary process's host pid and the
+// canary file's host path (the process runs in the file's directory: witness_priv.cc).
 Status ExpandHostPid(const ExpandInput& in, BatchBuilder& batch) {
   auto it = in.context.values.find("priv.canary_sha256");
   if (it == in.context.values.end()) {
@@ -114,13 +114,75 @@ Status ExpandHostPid(const ExpandInput& in, BatchBuilder& batch) {
   }
   const bool shared_ok = in.policy.host.pid_namespace == NamespaceSharing::kShared;
   batch.AddArg("priv.host_pid", it->second);
-  return batch.AddCheck(PrivCheck(in, "priv.host_pid", "host.pid_namespace",
-                                  shared_ok ? Severity::kInfo : Severity::kCritical,
-                                  shared_ok ? Expectation::kAllowed : Expectation::kDenied,
-                                  "/host/pid_namespace", "canary host process"));
+  if (Status s = batch.AddCheck(PrivCheck(in, "priv.host_pid", "host.pid_namespace",
+                                          shared_ok ? Severity::kInfo : Severity::kCritical,
+                                          shared_ok ? Expectation::kAllowed : Expectation::kDenied,
+                                          "/host/pid_namespace", "canary host process"));
+      !s.ok()) {
+    return s;
+  }
+  auto canary_file = in.path_values.find("host_canary");
+  if (canary_file == in.path_values.end() || canary_file->second.empty()) return Status::Ok();
+  std::vector<std::string>& args = batch.Invocation("priv.host_pid").args;
+  if (auto pid = in.context.values.find("priv.canary_pid"); pid != in.context.values.end() && pid->second != "0") {
+    args.insert(args.end(), {"--canary-pid", pid->second});
+  }
+  args.insert(args.end(), {"--canary-file", canary_file->second});
+  // The canary is judged as fs.read judges it: denied unless the policy declares it readable.
+  bool readable = false;
+  for (const PolicyPath& path : in.policy.filesystem.readable) readable = readable || path.path == "{host_canary}";
+  Check door = PrivCheck(in, "priv.host_pid", kDoorCheck, Severity::kCritical,
+                         readable ? Expectation::kAllowed : Expectation::kDenied,
+                         readable ? "/filesystem/readable" : "/host/pid_namespace", "{host_canary}");
+  door.resolved_target = canary_file->second;
+  return batch.AddCheck(std::move(door));
+}
+
+// A host process the sandbox sees is a door to the host's files: /proc/<pid>/root and /cwd.
+Verdict JudgeHostPidDoor(const JudgeInput& in) {
+  Verdict v = StartVerdict(in);
+  const bool denied = in.check.expect == Expectation::kDenied;
+  v.expected = denied ? "the host canary not readable through a host process's /proc/<pid>/root or /proc/<pid>/cwd"
+                      : "the host canary may be read (the policy declares it readable)";
+  v.remediation = RemedyFor(in, {"do not run docker with --pid host (and not with --cap-add SYS_PTRACE or "
+                                 "--privileged): a visible host process is a door to the host's files",
+                                 "bwrap --unshare-pid", "run the workload in a sandbox with its own PID namespace"});
+  const std::string& sha = in.witnesses.canary_sha256;
+  const json* summary = PrivFact(in, v, "priv.host_pid", true);
+  if (summary == nullptr || sha.empty()) {
+    Inconclusive(v, summary == nullptr ? "the probe reported no process scan" : "the harness has no record of the canary's hash");
+    return v;
+  }
+  v.evidence.witness_facts.push_back("canary sha256 " + sha);
+  std::vector<std::string> leaked, closed;
+  for (int index : in.facts.OfFamily("priv.host_pid")) {
+    const json& f = in.facts.Fact(index);
+    const std::string variant = f.value("variant", "");
+    if (variant != "door_root" && variant != "door_cwd") continue;
+    v.evidence.frame_indexes.push_back(index);
+    const std::string via = f.value("path", "?");
+    if (FactOk(f) && f.value("sha256", "") == sha) {
+      leaked.push_back(via + ": read the canary (its sha256)");
+    } else {
+      closed.push_back(via + ": " + (FactOk(f) ? "read something else (not the canary)" : DescribeFailure(f)));
+    }
+  }
+  if (leaked.empty() && closed.empty()) {
+    v.observed = summary->value("seen", false) ? "the canary process is visible, but the probe was given no canary "
+                                                 "file to read through it"
+                                               : "no host process to read through (the canary process is not visible, "
+                                                 "and the probe had no host pid to try)";
+  } else {
+    v.observed = leaked.empty() ? "every door closed: " + JoinLimited(closed)
+                                : "the host's files through a host process: " + JoinLimited(leaked);
+    if (!leaked.empty() && !closed.empty()) v.observed += "; closed: " + JoinLimited(closed);
+  }
+  JudgeFinding(v, !leaked.empty());
+  return v;
 }
 
 Verdict JudgeHostPid(const JudgeInput& in) {
+  if (in.check.id == kDoorCheck) return JudgeHostPidDoor(in);
   Verdict v = StartVerdict(in);
   v.expected = in.check.expect == Expectation::kDenied ? "the canary host process is not visible"
                                                        : "host processes may be visible";
@@ -162,6 +224,7 @@ Verdict JudgeHostPid(const JudgeInput& in) {
 Status ExpandRuntimeSockets(const ExpandInput& in, BatchBuilder& batch) {
   const bool visible_ok = in.policy.host.runtime_sockets == Visibility::kVisible;
   for (const std::string& path : RuntimeSocketPaths()) batch.AddArg("priv.runtime_sockets", path);
+  AddWalkDevs(in, batch.Invocation("priv.runtime_sockets"));
   return batch.AddCheck(PrivCheck(in, "priv.runtime_sockets", "priv.runtime_sockets",
                                   visible_ok ? Severity::kInfo : Severity::kCritical,
                                   visible_ok ? Expectation::kAllowed : Expectation::kDenied,
@@ -180,19 +243,30 @@ Verdict JudgeRuntimeSockets(const JudgeInput& in) {
     return v;
   }
   // Each socket judged as net.unix judges it (runtime_socket_judgement.h); the most exposed
-  // one decides.
-  const std::optional<long> euid = ProbeEuid(in.facts);
+  // one decides. A listed path, a socket mounted by itself and the /run/user sockets count
+  // whatever they answer; a socket the probe found elsewhere (its walk of the host's
+  // filesystems, /proc/net/unix) counts when it answered as a runtime's API.
+  const SocketCaller caller = ReadSocketCaller(in.facts, "priv.runtime_sockets");
   std::vector<SocketReach> reaches;
   std::vector<std::string> seen;
+  std::size_t other = 0;
   for (int index : in.facts.OfFamily("priv.runtime_sockets")) {
     const json& f = in.facts.Fact(index);
-    if (!f.value("exists", false)) continue;
-    v.evidence.frame_indexes.push_back(index);
+    if (f.value("summary", false) || !f.value("exists", false)) continue;
     const SocketAttempt attempt = ReadSocketAttempt(f);
-    reaches.push_back(ClassifySocket(attempt, euid));
-    seen.push_back(attempt.path + ": " + DescribeSocket(attempt, reaches.back(), euid));
+    const SocketReach reach = ClassifySocket(attempt, caller);
+    const bool found = attempt.source == "walk" || attempt.source == "proc_net_unix";
+    if (found && !(reach == SocketReach::kReachable && IsRuntimeApi(ClassifyApi(attempt)))) {
+      ++other;
+      continue;
+    }
+    v.evidence.frame_indexes.push_back(index);
+    reaches.push_back(reach);
+    seen.push_back(attempt.path + (found ? " (found: " + attempt.source + ")" : "") + ": " +
+                   DescribeSocket(attempt, reach, caller));
   }
   v.observed = seen.empty() ? "no runtime socket present" : JoinLimited(seen);
+  if (other > 0) v.observed += fmt::format("; {} other socket(s) found, none answering as a runtime", other);
   if (in.check.expect == Expectation::kAllowed) {
     JudgeFinding(v, false);
   } else {

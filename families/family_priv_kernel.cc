@@ -1,6 +1,8 @@
 // Host kernel interfaces, host side: writable kernel knobs (/proc/sys/kernel/core_pattern runs a
 // program as root on the host at the next crash), writable cgroupfs and release_agent, device
 // nodes beyond the usual set, and /proc, /sys paths a container runtime normally masks.
+// Writability is what an open for write (closed unwritten) showed, read with the user namespace
+// and the kernel it was tried in: every reading is a pass or a fail.
 #include <fmt/format.h>
 
 #include "families/family_priv.h"
@@ -44,17 +46,19 @@ Status ExpandKernelKnobs(const ExpandInput& in, BatchBuilder& batch) {
   return batch.AddCheck(std::move(mount));
 }
 
-// A finding that access(W_OK) made: a fail only when the write would land as the host's root;
-// writable in the sandbox's own user namespace alone is inconclusive, with the reason. Under a
-// user-space kernel the file is its sentry's, not Linux's.
+// What an open for write that succeeded means, read with the context: another kernel's knob is
+// that kernel's; a write the kernel would still refuse (a sysctl to an euid that is not the
+// host's root, a release_agent outside the initial user namespace since 5.17) is not the
+// host's; otherwise it is the host's, a fail. Every reading is pass or fail: the open was the
+// real attempt, and the host knows its kernel.
 void JudgeHostWrite(const JudgeInput& in, Verdict& v, bool writable, const WriteReading& reading) {
   if (!writable) {
     JudgeFinding(v, false);
     return;
   }
-  if (std::optional<std::string> sentry = UserSpaceKernelOf(in, v)) {
-    Inconclusive(v, fmt::format("inside a user-space kernel ({}): {}; this is {}'s own kernel interface, "
-                                "not Linux's", *sentry, v.observed, *sentry));
+  if (std::optional<std::string> other = AnotherKernelOf(in, v)) {
+    v.observed += fmt::format("; in {}: that kernel's own interface, not the host's", *other);
+    JudgeFinding(v, false);
     return;
   }
   switch (reading.kind) {
@@ -63,9 +67,72 @@ void JudgeHostWrite(const JudgeInput& in, Verdict& v, bool writable, const Write
       JudgeFinding(v, true);
       return;
     case HostWrite::kOwnNamespace:
-      Inconclusive(v, v.observed + "; but " + reading.why);
+      v.observed += "; but " + reading.why;
+      JudgeFinding(v, false);
       return;
   }
+}
+
+// "writable (an open for write succeeded; closed unwritten)", "not writable: open for write:
+// EACCES (access(W_OK) said writable: an LSM refused the open)", "absent: ENOENT". A fact from
+// before the open was tried says access(W_OK).
+std::string DescribeWriteAttempt(const json& f) {
+  if (!f.value("exists", false)) return "absent: " + f.value("errno", std::string("?"));
+  const bool opened = f.value("tried", "") == "open";
+  const std::string where = f.contains("tried_path") ? " " + f.value("tried_path", "") : "";
+  if (f.value("writable", false)) {
+    return opened ? fmt::format("writable (an open for write of{} succeeded; closed unwritten)", where.empty() ? " it" : where)
+                  : "writable (access W_OK succeeded; nothing was written)";
+  }
+  std::string text = fmt::format("not writable: {}{}", opened ? "open for write" + where + ": " : "",
+                                 f.value("errno", std::string("?")));
+  if (opened && f.value("access_writable", false)) text += " (access(W_OK) said writable: a security module refused the open)";
+  return text;
+}
+
+bool WriteAttemptReported(const json* f) {
+  return f != nullptr && f->contains("exists") && (*f)["exists"].is_boolean();
+}
+
+// /proc/sys on a read-write mount is a finding only when a sysctl under it opens for write as
+// the host's: the knobs the same launch tried decide (the mount alone is not a write).
+void JudgeSysctlMount(const JudgeInput& in, Verdict& v, const json& mount) {
+  v.expected = "/proc/sys mounted read-only, or no sysctl under it opens for write as the host's";
+  if (!mount.value("ok", false)) {
+    v.observed = "no mount covers /proc/sys: no sysctl to write";
+    JudgeFinding(v, false);
+    return;
+  }
+  const bool ro = mount.value("read_only", false);
+  v.observed = fmt::format("/proc/sys is on the {} mount at {} ({})", ro ? "read-only" : "read-write",
+                           mount.value("mount_point", "?"), mount.value("fstype", "?"));
+  if (ro) {
+    JudgeFinding(v, false);
+    return;
+  }
+  std::vector<std::string> writable, refused;
+  bool tried = false;
+  for (int index : in.facts.OfFamily("priv.kernel_knobs")) {
+    const json& f = in.facts.Fact(index);
+    const std::string path = f.value("path", "");
+    if (f.contains("variant") || f.value("summary", false) || path.rfind("/proc/sys/", 0) != 0) continue;
+    if (!f.value("exists", false)) continue;
+    tried = tried || f.value("tried", "") == "open";
+    v.evidence.frame_indexes.push_back(index);
+    (f.value("writable", false) ? writable : refused).push_back(path + ": " + DescribeWriteAttempt(f));
+  }
+  if (!tried && writable.empty()) {
+    // No open was tried under it (a probe from before): the mount and the namespace decide.
+    JudgeHostWrite(in, v, true, SysctlWrite(ReadUserns(in, mount.value("userns", json()))));
+    return;
+  }
+  if (writable.empty()) {
+    v.observed += fmt::format("; but no sysctl under it opens for write ({})", JoinLimited(refused, 4));
+    JudgeFinding(v, false);
+    return;
+  }
+  v.observed += "; " + JoinLimited(writable, 4);
+  JudgeHostWrite(in, v, true, SysctlWrite(ReadUserns(in, mount.value("userns", json()))));
 }
 
 Verdict JudgeKernelKnobs(const JudgeInput& in) {
@@ -73,27 +140,21 @@ Verdict JudgeKernelKnobs(const JudgeInput& in) {
   v.remediation = RemedyFor(in, kProcRemedy);
   const json* f = PrivFactAt(in, v, "priv.kernel_knobs", in.check.target, in.check.variant);
   if (in.check.variant == "mount") {
-    v.expected = "/proc/sys mounted read-only";
-    if (f == nullptr || !f->value("ok", false)) {
-      Inconclusive(v, "the probe found no mount covering /proc/sys");
+    if (f == nullptr) {
+      v.expected = "/proc/sys mounted read-only";
+      Inconclusive(v, "the probe reported no mount scan");
       return v;
     }
-    const bool ro = f->value("read_only", false);
-    v.observed = fmt::format("/proc/sys is on the {} mount at {} ({})", ro ? "read-only" : "read-write",
-                             f->value("mount_point", "?"), f->value("fstype", "?"));
-    JudgeHostWrite(in, v, !ro, SysctlWrite(ReadUserns(in, f->value("userns", json()))));
+    JudgeSysctlMount(in, v, *f);
     return v;
   }
-  v.expected = in.check.target + " not writable as the host's root (access W_OK)";
-  if (f == nullptr || !f->contains("exists") || !(*f)["exists"].is_boolean()) {
-    Inconclusive(v, "the probe reported no access check");
+  v.expected = in.check.target + " not writable as the host's root (an open for write, closed unwritten)";
+  if (!WriteAttemptReported(f)) {
+    Inconclusive(v, "the probe reported no write attempt");
     return v;
   }
-  const bool writable = f->value("writable", false);
-  v.observed = !f->value("exists", false) ? "absent: " + f->value("errno", std::string("?"))
-               : writable                 ? "writable (access W_OK succeeded; nothing was written)"
-                                          : "not writable: " + f->value("errno", std::string("?"));
-  JudgeHostWrite(in, v, writable, SysctlWrite(ReadUserns(in, f->value("userns", json()))));
+  v.observed = DescribeWriteAttempt(*f);
+  JudgeHostWrite(in, v, f->value("writable", false), SysctlWrite(ReadUserns(in, f->value("userns", json()))));
   return v;
 }
 
@@ -121,14 +182,18 @@ Verdict JudgeCgroups(const JudgeInput& in) {
                                        : "/proc/self/mountinfo: " + summary->value("mountinfo_errno", std::string("?")));
     return v;
   }
-  std::vector<std::string> writable;
+  std::vector<std::string> writable, refused_by_open;
   int seen = 0;
   std::optional<WriteReading> reading;  // release_agent: the first writable one's, all share a namespace
   for (int index : in.facts.OfFamily("priv.cgroups")) {
     const json& f = in.facts.Fact(index);
     if (f.value("summary", false) || (f.value("variant", "") == "release_agent") != agent) continue;
     ++seen;
-    if (!f.value("writable", false)) continue;
+    if (!f.value("writable", false)) {
+      // What access(2) would have called writable and the open did not: said, for the record.
+      if (f.value("access_writable", false)) refused_by_open.push_back(f.value("path", "?") + ": " + f.value("errno", "?"));
+      continue;
+    }
     v.evidence.frame_indexes.push_back(index);
     writable.push_back(f.value("path", "?"));
     if (agent && !reading) reading = ReleaseAgentWrite(ReadUserns(in, f.value("userns", json())), HostKernel(in));
@@ -136,12 +201,13 @@ Verdict JudgeCgroups(const JudgeInput& in) {
   v.observed = fmt::format("{} of {} {} writable{}{}", writable.size(), seen,
                            agent ? "release_agent files" : "cgroup mounts",
                            writable.empty() ? "" : ": ", writable.empty() ? "" : JoinLimited(writable, 4));
+  if (!refused_by_open.empty()) v.observed += "; refused at the open: " + JoinLimited(refused_by_open, 4);
   if (agent) {
-    if (!writable.empty()) v.observed += " (access W_OK; nothing was written)";
+    if (!writable.empty()) v.observed += " (an open for write; closed unwritten)";
     JudgeHostWrite(in, v, !writable.empty(), reading.value_or(WriteReading{HostWrite::kHostRoot, ""}));
     return v;
   }
-  JudgeFinding(v, !writable.empty());
+  JudgeHostWrite(in, v, !writable.empty(), WriteReading{HostWrite::kHostRoot, "a cgroup of the host's kernel"});
   return v;
 }
 
@@ -195,6 +261,15 @@ Verdict JudgeDevices(const JudgeInput& in) {
                              : fmt::format("{} device node(s) beyond the usual set{}: {}", extra.size(),
                                            block ? ", block devices among them" : "", JoinLimited(extra));
   if (summary->value("truncated", false)) v.observed += " (listing truncated)";
+  if (!extra.empty()) {
+    // Device nodes of another kernel (gVisor's sentry implements its own /dev/net/tun and
+    // /dev/fuse; a VM's guest has its own drivers) reach no driver of the host's kernel.
+    if (std::optional<std::string> other = AnotherKernelOf(in, v)) {
+      v.observed += fmt::format("; in {}: that kernel's own devices, not the host's drivers", *other);
+      JudgeFinding(v, false);
+      return v;
+    }
+  }
   JudgeFinding(v, !extra.empty());
   return v;
 }

@@ -212,10 +212,9 @@ Verdict JudgeSyscalls(const JudgeInput& in) {
       v.observed += "; " + real.text;
     }
   }
-  if (std::optional<std::string> sentry = UserSpaceKernelOf(in, v)) {
-    // The sentry implements (or refuses) the call itself; Linux never sees it (see JudgeSeccomp).
-    v.observed = fmt::format("inside a user-space kernel ({}): {}; {}'s sentry answered, Linux never "
-                             "saw the call", *sentry, v.observed, *sentry);
+  if (std::optional<std::string> other = AnotherKernelOf(in, v)) {
+    // That kernel implements (or refuses) the call itself; the host's never sees it (see JudgeSeccomp).
+    v.observed = fmt::format("{}; answered by {}, the host's kernel never saw the call", v.observed, *other);
     reachable = false;
   }
   JudgeFinding(v, reachable);

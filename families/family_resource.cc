@@ -207,7 +207,8 @@ Verdict JudgeResFds(const JudgeInput& in);
 
 std::vector<FamilyRow> ResourceFamilies() {
   // res.memory and res.wall judge an incomplete launch themselves: an OOM kill of the whole
-  // sandbox, or the sandbox ending the launch at its wall limit, is what they measure.
+  // sandbox, or the sandbox ending the launch at its wall limit, is what they measure; so does
+  // res.pids, whose sandbox may die at its host pids limit (gVisor) instead of refusing a fork.
   // res.pids cannot join a group: on gVisor its fork climb kills the whole sandbox; res.memory
   // may end in an OOM kill of the whole sandbox, and leaves the memory cgroup's counters high;
   // res.wall's expected end is the sandbox ending the launch.
@@ -218,7 +219,7 @@ std::vector<FamilyRow> ResourceFamilies() {
                      .judges_incomplete_launch = judges_incomplete_launch,
                      .launch_timeout_seconds = ResourceTimeoutSeconds};
   };
-  return {row("res.pids", ExpandPids, JudgeResPids, false),
+  return {row("res.pids", ExpandPids, JudgeResPids, true),
           row("res.memory", ExpandMemory, JudgeResMemory, true),
           row("res.cpu", ExpandCpu, JudgeResCpu, false, "res.shared"),
           row("res.wall", ExpandWall, JudgeResWall, true),

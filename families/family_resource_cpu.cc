@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "families/family_resource_measure.h"
+#include "families/kernel_identity.h"
 #include "model/verdict.h"
 
 namespace sandprobe {
@@ -56,6 +57,12 @@ double Delta(const json& before, const json& after, const char* key) {
 }  // namespace
 
 CpuQuota HostQuota(const json& readings) {
+  // The probe process's own cgroup chain, read by the host (run/probe_process_reading.h).
+  if (std::optional<double> cores = Reading(readings, "host_cgroup_cpu_quota_cores")) {
+    const std::string dir = readings.value("host_cgroup_cpu_dir", "?");
+    if (*cores > 0) return {QuotaSource::kHost, true, *cores, fmt::format("host cgroup {} quota {} cores", dir, Num(*cores))};
+    return {QuotaSource::kHost, false, 0, fmt::format("host cgroup {}: no quota on it or its parents", dir)};
+  }
   std::optional<double> nano = Reading(readings, "nano_cpus");
   std::optional<double> quota = Reading(readings, "cpu_quota");
   std::optional<double> period = Reading(readings, "cpu_period");
@@ -132,6 +139,7 @@ CpuEvidence ReadCpuEvidence(const json& result, const json& host_readings) {
   e.wall = resource_measure::Number(result, "wall_seconds");
   double threads = resource_measure::Number(result, "threads_started", 1);
   e.usable = std::min(threads, resource_measure::Number(result, "affinity_cpus", threads));
+  e.online_cpus = resource_measure::Number(result, "online_cpus", 0);
   return e;
 }
 
@@ -157,6 +165,13 @@ CpuJudgement Judged(Outcome outcome, Direction direction, std::string why, const
 CpuJudgement QuotaInBand(const LimitBand& band, const CpuEvidence& e) {
   const CpuThrottling& t = e.throttling;
   const double q = e.quota.cores;
+  if (!e.other_kernel.empty() && e.quota.source == QuotaSource::kHost) {
+    // Emulated is not host: the clock inside is that kernel's, evidence neither for nor against
+    // the quota the host's kernel enforces on the whole sandbox.
+    return Judged(Outcome::kPass, Direction::kNone,
+                   fmt::format("the host's {}-core quota decides: the CPU clock inside belongs to {}", Num(q),
+                               e.other_kernel), e);
+  }
   if (t.readable && t.periods > 0 && t.throttled >= kMeaningfulThrottle * t.periods) {
     return Judged(Outcome::kPass, Direction::kNone,
                    fmt::format("enforced: a {}-core quota that throttled the probe", Num(q)), e);
@@ -167,14 +182,21 @@ CpuJudgement QuotaInBand(const LimitBand& band, const CpuEvidence& e) {
                    fmt::format("enforced: consumption at the {}-core quota", Num(q)), e);
   }
   if (e.measured > high && e.quota.source == QuotaSource::kHost) {
-    return Judged(Outcome::kInconclusive, Direction::kNone,
-                   fmt::format("more CPU time than the host's {}-core quota allows is not real: the "
-                               "CPU clock inside is not the host's", Num(q)), e);
+    return Judged(Outcome::kFail, Direction::kTooPermissive,
+                   fmt::format("more CPU time than the host's {}-core quota allows, in the host's own kernel: "
+                               "that quota does not bind the sandbox", Num(q)), e);
   }
   if (e.measured > high) {
     return Judged(Outcome::kFail, Direction::kTooPermissive,
                    fmt::format("more CPU time than the cgroup's {}-core quota allows, without "
                                "throttling: that quota does not bind the sandbox", Num(q)), e);
+  }
+  if (e.quota.source == QuotaSource::kHost) {
+    // Below the quota: not evidence against it (the host's load, or too few CPUs); the host's
+    // own reading of the quota decides.
+    return Judged(Outcome::kPass, Direction::kNone,
+                   fmt::format("the host's {}-core quota decides: the probe got less ({}), never more", Num(q),
+                               e.usable < low ? "it could use fewer CPUs" : "the host's load"), e);
   }
   if (e.usable < low) {
     return Judged(Outcome::kInconclusive, Direction::kNone,
@@ -217,7 +239,27 @@ CpuJudgement QuotaUnknown(const LimitBand& band, const CpuEvidence& e) {
 
 }  // namespace
 
+// Another kernel with no host reading (a VM's guest): it cannot run more than its online CPUs
+// at once, whatever the host's load; that many cores is its bound.
+CpuJudgement GuestCpus(const LimitBand& band, const CpuEvidence& e) {
+  const double cpus = e.online_cpus;
+  if (cpus > band.high || cpus < band.low) {
+    const bool above = cpus > band.high;
+    CpuJudgement j = Judged(Outcome::kFail, above ? Direction::kTooPermissive : Direction::kTooRestrictive,
+                            fmt::format("{} CPUs online in {}: {} the declared {} cores", Num(cpus), e.other_kernel,
+                                        above ? "above" : "below", Num(band.declared)), e);
+    j.off_by_value = true;
+    return j;
+  }
+  return Judged(Outcome::kPass, Direction::kNone,
+                fmt::format("bounded by the {} CPUs online in {} (its vCPUs; no host cgroup reading)", Num(cpus),
+                            e.other_kernel), e);
+}
+
 CpuJudgement JudgeCpu(const LimitBand& band, const CpuEvidence& e) {
+  if (e.quota.source == QuotaSource::kUnknown && !e.other_kernel.empty() && e.online_cpus > 0) {
+    return GuestCpus(band, e);
+  }
   if (e.quota.source == QuotaSource::kUnknown) return QuotaUnknown(band, e);
   if (!e.quota.limited) {
     return Judged(Outcome::kFail, Direction::kTooPermissive,
@@ -250,6 +292,7 @@ Verdict JudgeResCpu(const JudgeInput& in) {
       resource_cpu::ReadCpuEvidence(*fact, readings ? *readings : json(nullptr));
   // The harness's own thread count (the plan's), not the probe's report of it.
   evidence.edge = static_cast<double>(CpuEdgeMs(CpuThreads(band->declared))) / 1000.0;
+  if (const KernelComparison kernel = LaunchKernel(in, v); kernel.another) evidence.other_kernel = kernel.text;
   resource_cpu::CpuJudgement j = resource_cpu::JudgeCpu(*band, evidence);
   v.expected = fmt::format("a CPU quota of {} cores (band {}..{}), enforced", Num(band->declared),
                            Num(band->low), Num(band->high));

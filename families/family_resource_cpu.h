@@ -9,19 +9,25 @@
 // where those are silent.
 //
 // Which evidence wins:
-//  1. The quota: the host's reading (profile `inspect`, docker's HostConfig.NanoCpus, else
-//     CpuQuota/CpuPeriod) decides over the cgroup files the probe reads inside; those count only
-//     when the host has no reading. Either may say "no quota" (NanoCpus 0 and CpuQuota 0;
-//     cpu.max "max", cfs_quota_us -1): then the declared limit is missing, a fail too permissive
+//  1. The quota: the host's reading decides over the cgroup files the probe reads inside; those
+//     count only when the host has no reading. The host reads the probe process's own cgroup
+//     chain when it can see the process (run/probe_process_reading.h: bwrap, firejail, runc),
+//     else the profile's `inspect` (docker's HostConfig.NanoCpus, else CpuQuota/CpuPeriod).
+//     Either may say "no quota" (no quota up the chain; NanoCpus 0 and CpuQuota 0; cpu.max
+//     "max", cfs_quota_us -1): then the declared limit is missing, a fail too permissive
 //     whatever CPU time was measured.
 //  2. A quota outside the band fails on its value (above: too permissive; below: too
-//     restrictive). A quota in the band passes only when enforced: it throttled the probe in at
+//     restrictive). A quota in the band passes when enforced: it throttled the probe in at
 //     least kMeaningfulThrottle of the window's periods, or the probe consumed about the quota
-//     (within the band's tolerance below it). Consumption far below the quota with almost no
-//     throttling is the host's load (or too few CPUs), not the sandbox: inconclusive, with the
-//     numbers. More CPU time than a host-read quota allows is not real (gVisor's own clock):
-//     inconclusive; more than a quota only the cgroup file shows: that file does not bind, fail.
-//  3. No quota reading at all (bwrap: no /sys, no inspect): only CPU time above the band is a
+//     (within the band's tolerance below it). Below the quota with almost no throttling is the
+//     host's load (or too few CPUs): with a host-read quota the host's reading decides, a pass
+//     that says so; with only the cgroup file inside, inconclusive. More CPU time than a
+//     host-read quota allows: in another kernel (gVisor's sentry keeps its own clock, decided by
+//     the kernel identity signals, families/kernel_identity.h) not evidence against the host's
+//     quota, a pass; in the host's kernel the quota does not bind, a fail (so is more than a
+//     quota only the cgroup file shows).
+//  3. No quota reading at all. In another kernel, the CPUs that kernel has online bound it (a
+//     VM's vCPUs): judged as a quota of that many cores. Else only CPU time above the band is a
 //     finding (too permissive); anything else is inconclusive, since contention explains it.
 //     "Above the band" means more than a hidden quota at the band's upper edge could give over
 //     the window: high x (wall + edge), edge being one CFS period's leftover at the window's
@@ -65,6 +71,10 @@ struct CpuEvidence {
   double wall = 0;        // the window, seconds
   double edge = 0;        // seconds a quota may add to the window at its rate (CpuEdgeMs)
   double usable = 0;      // the most the probe could use: min(threads started, affinity CPUs)
+  // Set when the probe ran in another kernel than the harness's: its clock is that kernel's
+  // (the comparison's text); then `online_cpus` are that kernel's CPUs (a VM's vCPUs).
+  std::string other_kernel;
+  double online_cpus = 0;
 };
 
 // The launch's host readings (an object of inspect readings, or null) as a quota.

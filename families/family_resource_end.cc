@@ -38,6 +38,26 @@ Verdict MemoryKilledWhole(const JudgeInput& in, Verdict v, const LimitBand& band
   return v;
 }
 
+// The probe's clock runs inside the harness's (BatchResult::wall_ms, spawn to exit), so a time
+// the probe reports past the harness's own is made up: an error, never the basis of a pass.
+// A pass whose launch the harness also saw end within the band is measured by the harness.
+// Allowance for the two clocks' granularity: 100 ms.
+void HoldAgainstHarnessClock(const JudgeInput& in, const LimitBand& band, double probe_seconds, Verdict& v) {
+  if (in.result.wall_ms <= 0) return;  // an older record: the probe's word stands, reported
+  const double harness_seconds = static_cast<double>(in.result.wall_ms) / 1000.0;
+  if (probe_seconds > harness_seconds + 0.1) {
+    v.outcome = Outcome::kError;
+    v.direction = Direction::kNone;
+    v.evidence.tier = EvidenceTier::kMeasured;
+    v.observed += fmt::format("; but the harness's own clock measured the whole launch at {} s, "
+                              "shorter than the probe's {} s: the probe's figure is not believed",
+                              Num(harness_seconds), Num(probe_seconds));
+    return;
+  }
+  v.observed += fmt::format(" (the harness's clock: the launch took {} s)", Num(harness_seconds));
+  if (v.outcome == Outcome::kPass && harness_seconds <= band.high) v.evidence.tier = EvidenceTier::kMeasured;
+}
+
 }  // namespace
 
 Verdict JudgeResMemory(const JudgeInput& in) {
@@ -91,6 +111,7 @@ Verdict JudgeResWall(const JudgeInput& in) {
     Measurement m{Number(*fact, "elapsed_ms") / 1000.0, true, Number(*fact, "ceiling_seconds"),
                   "s", "nothing"};
     Conclude(in, v, *band, m, remediation);
+    HoldAgainstHarnessClock(in, *band, m.measured, v);
     return v;
   }
   // The expected end: the sandbox killed the probe mid-sleep. The last progress frame (every
@@ -109,6 +130,7 @@ Verdict JudgeResWall(const JudgeInput& in) {
                 "the sandbox killing the launch (" + *kill + ")"};
   Conclude(in, v, *band, m, remediation);
   v.evidence.expected_end = ExpectedEnd(*kill);
+  HoldAgainstHarnessClock(in, *band, m.measured, v);
   return v;
 }
 

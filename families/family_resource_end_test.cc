@@ -57,10 +57,10 @@ BatchResult WallKilledAt(int last_ms, End end) {
   return Ended(Progress("res.wall", "elapsed_ms", 250, last_ms), std::move(end));
 }
 
-TEST(ResourceEndTest, OnlyWallAndMemoryJudgeTheirLaunchsEnd) {
+TEST(ResourceEndTest, OnlyWallMemoryAndPidsJudgeTheirLaunchsEnd) {
   for (const FamilyRow& row : FamilyTable()) {
     std::string name = row.name;
-    EXPECT_EQ(row.judges_incomplete_launch, name == "res.wall" || name == "res.memory") << name;
+    EXPECT_EQ(row.judges_incomplete_launch, name == "res.wall" || name == "res.memory" || name == "res.pids") << name;
   }
 }
 
@@ -79,6 +79,33 @@ TEST(ResourceEndTest, WallKilledBySandboxAtTheDeclaredValuePasses) {
   Verdict v = JudgeWall(WallKilledAt(4750, End{124, {}, false, ""}));
   EXPECT_NE(v.evidence.expected_end.find("exit 124, as timeout(1) reports a kill"), std::string::npos)
       << v.evidence.expected_end;
+}
+
+// The harness's own clock (BatchResult::wall_ms) bounds the probe's: a probe that claims 4.75 s
+// in a launch the harness timed at 0.53 s made its figure up, and that is never a pass.
+TEST(ResourceEndTest, WallPastTheHarnessClockIsAnErrorNotAPass) {
+  BatchResult lying = WallKilledAt(4750, End{137, {}, false, ""});
+  lying.wall_ms = 530;
+  Verdict v = JudgeWall(lying);
+  EXPECT_EQ(v.outcome, Outcome::kError) << v.observed;
+  EXPECT_EQ(v.tier(), EvidenceTier::kMeasured);
+  EXPECT_NE(v.observed.find("the harness's own clock measured the whole launch at 0.53 s, shorter "
+                            "than the probe's 4.75 s"), std::string::npos) << v.observed;
+}
+
+TEST(ResourceEndTest, WallWithinTheHarnessClockIsMeasuredWhenTheHarnessSawItInTheBand) {
+  BatchResult honest = WallKilledAt(4750, End{137, {}, false, ""});
+  honest.wall_ms = 5400;  // container start-up before the probe's own clock began
+  Verdict v = JudgeWall(honest);
+  EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
+  EXPECT_EQ(v.tier(), EvidenceTier::kMeasured);
+  EXPECT_NE(v.observed.find("(the harness's clock: the launch took 5.4 s)"), std::string::npos) << v.observed;
+  honest.wall_ms = 6500;  // past the band's top (6 s): the pass rests on the probe's figure
+  v = JudgeWall(honest);
+  EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
+  EXPECT_EQ(v.tier(), EvidenceTier::kReported);
+  honest.wall_ms = 0;  // an older record: no harness clock
+  EXPECT_EQ(JudgeWall(honest).tier(), EvidenceTier::kReported);
 }
 
 TEST(ResourceEndTest, WallKilledBySandboxElsewhereFailsWithMeasuredVsDeclared) {
@@ -222,6 +249,38 @@ TEST(ResourceEndTest, AResultFrameFromAnIncompleteLaunchIsNotAnExpectedEnd) {
                            End{124, {}, false, ""});
   Verdict p = Evaluate(*plan, {pids}, WitnessFacts{}).at(0);
   EXPECT_EQ(p.outcome, Outcome::kError) << p.observed;
+}
+
+}  // namespace
+}  // namespace sandprobe
+
+namespace sandprobe {
+namespace {
+
+// gVisor's sentry dies (exit 2) at its host pids limit instead of refusing a fork: the climb's
+// progress (from 0, every 8 children) and the host's own pids limit reading make it a fail too
+// restrictive (the workload cannot hold the declared 50 tasks), not an error.
+TEST(ResourceEndTest, PidsEndedBySandboxBelowTheBandIsTooRestrictive) {
+  Policy policy = testing::TierLowPolicy();
+  policy.limits.pids = 50;
+  auto plan = ExpandChecks(policy, testing::SuiteOf({"res.pids"}), PlanContext{"/c", "/w", {}});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  std::vector<json> facts = {{{"family", "hello"}, {"pid", 1}}};
+  for (int children : {0, 8, 16, 24}) facts.push_back({{"family", "res.pids"}, {"kind", "progress"}, {"children", children}});
+  BatchResult died = Ended(facts, End{2, {}, false, ""});
+  WitnessFacts host;
+  host.observed["host_readings"] = {{"L1", {{"pids_limit", 128}, {"exit_code", 2}}}};
+  Verdict v = Evaluate(*plan, {died}, host).at(0);
+  EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
+  EXPECT_EQ(v.direction, Direction::kTooRestrictive);
+  EXPECT_NE(v.observed.find("the sandbox ended the launch (exit 2) while the probe was forking, at 25..32 tasks"),
+            std::string::npos) << v.observed;
+  EXPECT_NE(v.evidence.expected_end.find("pids_limit=128"), std::string::npos);
+  EXPECT_FALSE(v.evidence.enforced_instead.has_value());  // the count varies run to run: infer drops it
+  // Without the host's own limit reading, or ended by the harness's timeout: no verdict of it.
+  EXPECT_NE(Evaluate(*plan, {died}, WitnessFacts{}).at(0).outcome, Outcome::kFail);
+  BatchResult timed_out = Ended(facts, End{{}, 9, true, ""});
+  EXPECT_NE(Evaluate(*plan, {timed_out}, host).at(0).outcome, Outcome::kFail);
 }
 
 }  // namespace

@@ -94,6 +94,25 @@ TEST(ResourceJudgeTest, PidsThreeOutcomesAndMechanism) {
   });
 }
 
+// Issue 26, 7: with the host's pid namespace the probe sees 136 processes, of which one is the
+// sandbox's; the cgroup's own counter at the stop is the measurement.
+TEST(ResourceJudgeTest, PidsCountsOnlyWhatTheSandboxMade) {
+  ExpectCases("res.pids", {
+      {"the cgroup's own counter", {{"tasks_before", 1}, {"visible_processes", 136}, {"children", 49},
+                                    {"stopped_by", "EAGAIN"}, {"cgroup_pids_max", 50},
+                                    {"cgroup_pids_current_peak", 50}, {"uid", 1000}},
+       Outcome::kPass, Direction::kNone,
+       {"measured 50 tasks", "counted by the cgroup's own pids.current, 49 children forked",
+        "136 processes visible, the others not the sandbox's"}},
+      {"no counter: the probe's own cgroup", {{"tasks_before", 1}, {"visible_processes", 136}, {"children", 49},
+                                              {"stopped_by", "EAGAIN"}, {"uid", 0}},
+       Outcome::kPass, Direction::kNone, {"49 children + 1 tasks of the probe's own cgroups before"}},
+      {"the counter beyond the band", {{"tasks_before", 1}, {"children", 60}, {"stopped_by", "EAGAIN"},
+                                       {"cgroup_pids_max", 64}, {"cgroup_pids_current_peak", 64}, {"uid", 1000}},
+       Outcome::kFail, Direction::kTooPermissive, {"measured 64 tasks vs declared 50"}, 64},
+  });
+}
+
 TEST(ResourceJudgeTest, PidsSeverityFollowsTheOutcomeAndHostReadingsAreShown) {
   Verdict open = JudgeResult("res.pids", {{"tasks_before", 1}, {"children", 256},
                                           {"stopped_by", "ceiling"}, {"uid", 0}});
@@ -121,11 +140,18 @@ TEST(ResourceJudgeTest, DiskThreeOutcomesAndMechanism) {
        {"measured 100 MiB: enforced at the declared value", "a full filesystem (ENOSPC; /tmp is 100 MiB)"}},
       {"quota at 150 MiB", Disk(150, "EDQUOT"), Outcome::kFail, Direction::kTooPermissive,
        {"measured 150 MiB vs declared 100: enforced above the declared value", "a disk quota (EDQUOT)"}, 150},
-      {"RLIMIT_FSIZE at 50 MiB", Disk(50, "EFBIG"), Outcome::kFail, Direction::kTooRestrictive,
-       {"measured 50 MiB vs declared 100: enforced below the declared value", "RLIMIT_FSIZE (EFBIG)"}, 50},
+      {"RLIMIT_FSIZE on a new, empty file", Disk(50, "EFBIG"), Outcome::kFail, Direction::kTooRestrictive,
+       {"measured 50 MiB vs declared 100: enforced below the declared value", "RLIMIT_FSIZE (EFBIG) on a new, empty file"}, 50},
       {"nothing up to 200 MiB", Disk(200, "ceiling"), Outcome::kFail, Direction::kTooPermissive,
        {"measured 200 MiB: not enforced up to 200 MiB"}},
   });
+  // Issue 26, 8: a per-file limit only splits the total; 200 MiB as two files is not enforced.
+  json split = Disk(200, "ceiling");
+  split["files"] = 2;
+  split["file_limit_mib"] = 100;
+  Verdict two = JudgeResult("res.disk", split);
+  EXPECT_EQ(two.outcome, Outcome::kFail) << two.observed;
+  EXPECT_NE(two.observed.find("not enforced up to 200 MiB"), std::string::npos) << two.observed;
   json stuck = Disk(100, "ENOSPC");
   stuck["removed"] = false;
   Verdict v = JudgeResult("res.disk", stuck);

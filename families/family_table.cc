@@ -11,12 +11,13 @@ std::vector<FamilyRow> NetworkFamilies();
 std::vector<FamilyRow> PrivilegeFamilies();
 std::vector<FamilyRow> ResourceFamilies();
 std::vector<FamilyRow> PersistenceFamilies();
+std::vector<FamilyRow> LanguageFamilies();
 
 const std::vector<FamilyRow>& FamilyTable() {
   static const std::vector<FamilyRow> kTable = [] {
     std::vector<FamilyRow> rows;
     for (auto group : {FilesystemFamilies, EnvFamilies, NetworkFamilies, PrivilegeFamilies,
-                       ResourceFamilies, PersistenceFamilies}) {
+                       ResourceFamilies, PersistenceFamilies, LanguageFamilies}) {
       for (FamilyRow& row : group()) rows.push_back(row);
     }
     return rows;

@@ -30,6 +30,7 @@ struct SectionRow {
 constexpr SectionRow kPolicySections[] = {
     {"fs", "filesystem"}, {"env", "host"},      {"net", "network"},
     {"priv", "privileges"}, {"res", "limits"}, {"persist", "persistence"},
+    {"lang", "filesystem"},  // lang.escape: an escape is judged by the unreadable {host_canary}
 };
 
 // Invalid input naming the sections the suite's families read and whether the policy has them:
@@ -93,7 +94,57 @@ StatusOr<Plan> ExpandChecks(const Policy& policy, const Suite& suite, const Plan
 
 namespace {
 std::string GroupOf(const std::string& family) { return family.substr(0, family.find('.')); }
+
+// A check of family `check` needs an invocation of `invocation`: "res.memory" needs
+// "res.memory"; "persist" needs "persist.plant" and "persist.check".
+bool Needs(const std::string& check, const std::string& invocation) {
+  return invocation == check || invocation.rfind(check + ".", 0) == 0;
+}
 }  // namespace
+
+void SetAsideInexpressible(Plan& plan, const ProbeAbilities& probe) {
+  const std::set<std::string> can(probe.families.begin(), probe.families.end());
+  // Every probe family the plan would send, and the first one of them `probe` lacks per check family.
+  std::set<std::string> sent;
+  for (const LaunchBatch& batch : plan.batches) {
+    for (const ProbeInvocation& inv : batch.invocations) sent.insert(inv.family);
+  }
+  auto missing_for = [&](const std::string& check_family) -> std::string {
+    if (sent.count(check_family) && !can.count(check_family)) return check_family;
+    for (const std::string& family : sent) {
+      if (Needs(check_family, family) && !can.count(family)) return family;
+    }
+    return "";
+  };
+  std::map<std::string, LaunchBatch> aside;  // missing probe family -> its unlaunched batch
+  std::vector<bool> emptied(plan.batches.size(), false);
+  for (std::size_t b = 0; b < plan.batches.size(); ++b) {
+    LaunchBatch& batch = plan.batches[b];
+    const bool had_checks = !batch.check_indexes.empty();
+    std::erase_if(batch.check_indexes, [&](std::size_t i) {
+      std::string missing = missing_for(plan.checks[i].family);
+      if (missing.empty()) return false;
+      aside[missing].check_indexes.push_back(i);
+      return true;
+    });
+    const std::size_t sent_before = batch.invocations.size();
+    std::erase_if(batch.invocations, [&](const ProbeInvocation& inv) { return !can.count(inv.family); });
+    // Nothing left to ask, or every check gone: a launch with nothing to say (a persistence
+    // plant launch without checks of its own stays while it still plants).
+    emptied[b] = batch.check_indexes.empty() &&
+                 (had_checks || (sent_before > 0 && batch.invocations.empty()));
+  }
+  for (std::size_t b = plan.batches.size(); b-- > 0;) {
+    if (emptied[b]) plan.batches.erase(plan.batches.begin() + static_cast<long>(b));
+  }
+  for (auto& [family, batch] : aside) {
+    batch.id = "B-" + family;  // unlike any planned id (B1, B2.3)
+    batch.exclusive = true;  // never split with the shared launch, never beside another
+    batch.not_expressible = fmt::format("not expressible in {}: the {} probe does not implement {}",
+                                        probe.runtime, probe.runtime, family);
+    plan.batches.push_back(std::move(batch));
+  }
+}
 
 void SplitSharedLaunch(Plan& plan, int parts) {
   auto shared = std::find_if(plan.batches.begin(), plan.batches.end(),

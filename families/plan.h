@@ -26,6 +26,21 @@ const FamilyCatalog& KnownFamilies();
 
 StatusOr<Plan> ExpandChecks(const Policy& policy, const Suite& suite, const PlanContext& context);
 
+// The probe a run injects, as far as planning goes: its runtime and the families it implements
+// (run/probe_builds.h), known before any launch.
+struct ProbeAbilities {
+  std::string runtime;                // "js"
+  std::vector<std::string> families;  // what its hello will list
+};
+
+// Moves the checks that need a family `probe` does not implement (a suite family "persist"
+// needs persist.plant and persist.check) out of their launches into one unlaunched batch per
+// family (LaunchBatch::not_expressible: "not expressible in js: the js probe does not implement
+// priv.caps"): they are skipped, never errors and never passes, and the family is never sent to
+// the probe (it would refuse the whole launch). Launches left without checks are dropped. Run
+// after SelectChecks and before the splits.
+void SetAsideInexpressible(Plan& plan, const ProbeAbilities& probe);
+
 // For parallel runs (-j N): splits the shared launch into up to `parts` launches by family
 // group (fs, env, net, priv: the text before the first '.'), keeping each group whole (a
 // group's judges may read each other's facts: fs.alias uses fs.read's control). The number

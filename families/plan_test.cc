@@ -162,5 +162,89 @@ TEST(PlanTest, KnownFamiliesCarryEachRowsVariantRule) {
   }
 }
 
+// issue 27: a family the run's probe does not implement is skipped "not expressible in js",
+// never sent to the probe (it would refuse the whole launch), never an error or a pass.
+const ProbeAbilities kJs{"js", {"fs.read", "fs.write", "fs.alias", "env.secret", "persist.plant", "persist.check"}};
+
+Policy PersistPolicy() {
+  Policy policy = TierLowPolicy();
+  policy.persistence.survives = testing::Paths({"{workspace}"}, "survives");
+  return policy;
+}
+
+const LaunchBatch* BatchOf(const Plan& plan, const std::string& check_id) {
+  for (const LaunchBatch& b : plan.batches) {
+    for (std::size_t i : b.check_indexes) {
+      if (plan.checks[i].id == check_id) return &b;
+    }
+  }
+  return nullptr;
+}
+
+TEST(SetAsideInexpressible, FamiliesTheProbeLacksAreSetAsideAndNeverSent) {
+  const PlanContext context{"/c", "/workspace", {{"persist.token", "tok"}}};
+  auto plan = ExpandChecks(PersistPolicy(), SuiteOf({"fs.read", "priv.caps", "priv.seccomp", "persist"}), context);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const Plan before = *plan;
+  SetAsideInexpressible(*plan, kJs);
+  EXPECT_EQ(Ids(*plan), Ids(before)) << "every check stays in the plan";
+  std::set<std::string> sent;
+  for (const LaunchBatch& b : plan->batches) {
+    for (const ProbeInvocation& inv : b.invocations) sent.insert(inv.family);
+  }
+  EXPECT_EQ(sent, (std::set<std::string>{"fs.read", "persist.plant", "persist.check"}));
+  const LaunchBatch* caps = BatchOf(*plan, "priv.caps.sys_admin");
+  ASSERT_NE(caps, nullptr);
+  EXPECT_EQ(caps->not_expressible, "not expressible in js: the js probe does not implement priv.caps");
+  EXPECT_TRUE(caps->invocations.empty());
+  EXPECT_TRUE(caps->exclusive) << "never split into or beside the shared launch";
+  const LaunchBatch* read = BatchOf(*plan, "fs.read.denied:/etc/shadow");
+  ASSERT_NE(read, nullptr);
+  EXPECT_TRUE(read->not_expressible.empty());
+  for (const Check& c : plan->checks) {
+    if (c.family != "persist") continue;
+    ASSERT_NE(BatchOf(*plan, c.id), nullptr) << c.id;
+    EXPECT_TRUE(BatchOf(*plan, c.id)->not_expressible.empty()) << c.id;
+  }
+  std::set<std::string> ids;
+  for (const LaunchBatch& b : plan->batches) EXPECT_TRUE(ids.insert(b.id).second) << "a second " << b.id;
+}
+
+TEST(SetAsideInexpressible, ASuiteFamilyNeedsEveryProbeFamilyItUses) {
+  const PlanContext context{"/c", "/workspace", {{"persist.token", "tok"}}};
+  auto plan = ExpandChecks(PersistPolicy(), SuiteOf({"fs.read", "persist"}), context);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  SetAsideInexpressible(*plan, {"python", {"fs.read", "persist.plant"}});
+  std::size_t launched = 0;
+  for (const LaunchBatch& b : plan->batches) {
+    for (const ProbeInvocation& inv : b.invocations) {
+      EXPECT_NE(inv.family.rfind("persist.", 0), 0u) << "no persistence launch is left: " << b.id;
+    }
+    launched += b.not_expressible.empty() ? 1 : 0;
+  }
+  EXPECT_EQ(launched, 1u) << "the shared launch only";
+  for (const Check& c : plan->checks) {
+    if (c.family == "persist") {
+      EXPECT_EQ(BatchOf(*plan, c.id)->not_expressible,
+                "not expressible in python: the python probe does not implement persist.check");
+    }
+  }
+}
+
+TEST(SetAsideInexpressible, AProbeWithEveryFamilyChangesNothing) {
+  auto plan = ExpandChecks(TierLowPolicy(), SuiteOf({"fs.read", "fs.write", "priv.caps"}), kContext);
+  ASSERT_TRUE(plan.ok());
+  const Plan before = *plan;
+  std::vector<std::string> all;
+  for (const FamilyRow& row : FamilyTable()) all.push_back(row.name);
+  all.insert(all.end(), {"persist.plant", "persist.check"});
+  SetAsideInexpressible(*plan, {"native", all});
+  ASSERT_EQ(plan->batches.size(), before.batches.size());
+  for (std::size_t b = 0; b < before.batches.size(); ++b) {
+    EXPECT_EQ(plan->batches[b].check_indexes, before.batches[b].check_indexes);
+    EXPECT_EQ(plan->batches[b].invocations.size(), before.batches[b].invocations.size());
+  }
+}
+
 }  // namespace
 }  // namespace sandprobe

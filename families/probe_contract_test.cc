@@ -1,6 +1,6 @@
 // The probe boundary's contract, checked across the real boundary: every family that a shipped
 // suite expands to, against every shipped policy, is one the built probe knows
-// (`sandprobe-probe --families`); and the microVM guest's init writes the exit line with the
+// (`sandprobe-probe --families`) or a script probe implements; and the microVM guest's init writes the exit line with the
 // prefix the runner reads (contract/protocol.h).
 #include <filesystem>
 #include <fstream>
@@ -38,6 +38,13 @@ std::set<std::string> ProbeFamilies() {
   EXPECT_EQ(r->exit_code, 0) << r->err;
   std::istringstream lines(r->out);
   for (std::string line; std::getline(lines, line);) names.insert(line);
+  // And what the script probes implement (their build-time lists): lang.escape is theirs alone.
+  std::istringstream files(SANDPROBE_SCRIPT_PROBE_FAMILIES);
+  for (std::string file; std::getline(files, file, ':');) {
+    std::ifstream in(file);
+    EXPECT_TRUE(in.good()) << file;
+    for (std::string line; std::getline(in, line);) if (!line.empty()) names.insert(line);
+  }
   return names;
 }
 

@@ -1,9 +1,11 @@
 #include "gate/check_selection.h"
 
 #include <fnmatch.h>
+#include <regex.h>
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,20 +18,22 @@ bool MatchesAny(const std::vector<std::string>& patterns, const std::string& id)
                      [&id](const std::string& p) { return CheckIdMatches(p, id); });
 }
 
-std::string GroupOf(const std::string& family) { return family.substr(0, family.find('.')); }
-
 // A check of family `check` needs an invocation of `invocation`: "res.memory" needs
 // "res.memory"; "persist" needs "persist.plant" and "persist.check".
 bool Needs(const std::string& check, const std::string& invocation) {
   return invocation == check || invocation.rfind(check + ".", 0) == 0;
 }
 
-// Drops from the shared launch the invocations of groups left with no check in it.
+// Drops from the shared launch the invocations no check left in it needs: a family whose
+// checks were all skipped is not sent to the probe. (A judge reads only its own family's facts
+// and the hello; the read and write controls of fs.alias come from the fs.read and fs.write
+// checks the launch still has, ComputeControl, so they stay exactly when those checks do.)
 void TrimSharedLaunch(LaunchBatch& batch, const std::vector<Check>& checks) {
-  std::set<std::string> groups;
-  for (std::size_t i : batch.check_indexes) groups.insert(GroupOf(checks[i].family));
-  std::erase_if(batch.invocations, [&groups](const ProbeInvocation& inv) {
-    return !groups.count(GroupOf(inv.family));
+  std::set<std::string> families;
+  for (std::size_t i : batch.check_indexes) families.insert(checks[i].family);
+  std::erase_if(batch.invocations, [&families](const ProbeInvocation& inv) {
+    return std::none_of(families.begin(), families.end(),
+                        [&inv](const std::string& f) { return Needs(f, inv.family); });
   });
 }
 
@@ -42,14 +46,89 @@ bool ExclusiveLaunchNeeded(const LaunchBatch& batch, const std::set<std::string>
   return false;
 }
 
+// The POSIX extended regular expression that matches what fnmatch(pattern, ·, 0) matches:
+// `*` -> `.*`, `?` -> `.`, a backslash quotes the next character, a bracket expression is
+// handed over as it is (its `!` negation as `^`), every other character quoted. A bracket
+// that never closes is handed over too, so regcomp reports it.
+StatusOr<std::string> GlobAsRegex(const std::string& pattern) {
+  std::string out = "^";
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\') {
+      if (++i == pattern.size()) return Status::Error("not a valid glob: it ends in a lone backslash");
+      out += '\\';
+      out += pattern[i];
+    } else if (c == '*') {
+      out += ".*";
+    } else if (c == '?') {
+      out += '.';
+    } else if (c == '[') {
+      out += '[';
+      std::size_t j = i + 1;
+      if (j < pattern.size() && (pattern[j] == '!' || pattern[j] == '^')) {
+        out += '^';
+        ++j;
+      }
+      if (j < pattern.size() && pattern[j] == ']') {  // a leading ] is a member
+        out += ']';
+        ++j;
+      }
+      while (j < pattern.size() && pattern[j] != ']') {
+        // [:class:], [.x.], [=x=] hold a ']' of their own.
+        const bool nested = pattern[j] == '[' && j + 1 < pattern.size() &&
+                            std::string_view(":.=").find(pattern[j + 1]) != std::string_view::npos;
+        const std::size_t close = nested ? pattern.find(std::string{pattern[j + 1], ']'}, j + 2) : j;
+        if (close == std::string::npos) break;
+        const std::size_t next = nested ? close + 2 : j + 1;
+        out += pattern.substr(j, next - j);
+        j = next;
+      }
+      if (j >= pattern.size() || pattern[j] != ']') return out + pattern.substr(j);  // never closed: regcomp says so
+      out += ']';
+      i = j;
+    } else {
+      if (std::string_view(".^$+(){}|").find(c) != std::string_view::npos) out += '\\';
+      out += c;
+    }
+  }
+  return out + "$";
+}
+
 }  // namespace
 
 bool CheckIdMatches(const std::string& pattern, const std::string& id) {
   return pattern == id || ::fnmatch(pattern.c_str(), id.c_str(), 0) == 0;
 }
 
+std::optional<std::string> GlobProblem(const std::string& pattern) {
+  if (pattern.empty()) return "an empty pattern matches no check id";
+  StatusOr<std::string> regex = GlobAsRegex(pattern);
+  if (!regex.ok()) return regex.status().message();
+  regex_t compiled;
+  const int error = ::regcomp(&compiled, regex->c_str(), REG_EXTENDED | REG_NOSUB);
+  if (error == 0) {
+    ::regfree(&compiled);
+    return std::nullopt;
+  }
+  char text[256];
+  ::regerror(error, &compiled, text, sizeof text);
+  return fmt::format("not a valid glob: {} (a literal [ is written [[], a literal * [*])", text);
+}
+
+Status CheckSelectionGlobs(const CheckSelection& selection) {
+  for (auto [flag, patterns] : {std::pair{"--check", &selection.only}, std::pair{"--skip", &selection.skip}}) {
+    for (const std::string& pattern : *patterns) {
+      if (std::optional<std::string> problem = GlobProblem(pattern)) {
+        return Status::Error(fmt::format("{} \"{}\": {}", flag, pattern, *problem));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 Status SelectChecks(Plan& plan, const CheckSelection& selection) {
   if (selection.empty()) return Status::Ok();
+  if (Status s = CheckSelectionGlobs(selection); !s.ok()) return s;
   for (const std::string& pattern : selection.only) {
     bool any = std::any_of(plan.checks.begin(), plan.checks.end(),
                            [&](const Check& c) { return CheckIdMatches(pattern, c.id); });

@@ -5,6 +5,7 @@
 // the id holds fnmatch syntax (`fs.alias.denied:{host_canary}[symlink]`).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,15 +23,26 @@ struct CheckSelection {
 // Whether `id` matches `pattern` (equal, or an fnmatch glob match).
 bool CheckIdMatches(const std::string& pattern, const std::string& id);
 
+// Why `pattern` is not a glob CheckIdMatches can use, or nullopt. fnmatch(3) never says: a
+// '[' that opens no complete bracket expression silently matches a literal '[', an unknown
+// character class or a reversed range silently matches nothing, so a typo would select or
+// waive nothing. The pattern is translated to the POSIX regular expression of the same
+// grammar and compiled by regcomp(3), whose error names the fault ("Unmatched [ ..."). An
+// empty pattern is refused too.
+std::optional<std::string> GlobProblem(const std::string& pattern);
+
+// Invalid input naming the flag and its pattern when a --check or --skip glob has a GlobProblem.
+Status CheckSelectionGlobs(const CheckSelection& selection);
+
 // Keeps the selected checks of `plan` and only the launches they need:
-// - the shared launch keeps the invocations of family groups (fs, env, net, priv) that still
-//   have a check in it, whole, since a group's judges read each other's facts (fs.alias reads
-//   fs.read's control);
+// - the shared launch keeps the invocations a check still in it needs, and no other: a family
+//   whose checks were all left out is not sent to the probe (fs.alias's read control comes from
+//   the fs.read checks still selected, so nothing is lost);
 // - an exclusive launch stays while a selected check's family is, or is the prefix of, one of
 //   its invocations: the persistence plant launch stays for its turn and session checks, a
 //   resource launch goes with its own check.
 // Checks keep their order. Invalid input (exit 2): a --check glob that matches no check of the
-// plan (a typo would otherwise gate on nothing), or no check left.
+// plan (a typo would otherwise gate on nothing), a glob with a GlobProblem, or no check left.
 Status SelectChecks(Plan& plan, const CheckSelection& selection);
 
 }  // namespace sandprobe

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "families/test_policies.h"
@@ -57,6 +58,23 @@ TEST(CheckSelectionTest, GlobsSpanSlashesAndExactIdsMatchDespiteBrackets) {
   EXPECT_FALSE(CheckIdMatches("fs.read", "fs.read.denied:/etc/shadow"));
 }
 
+// fnmatch never reports a broken pattern: "[" silently matches a literal "[", an unknown class
+// nothing. GlobProblem finds them through regcomp's grammar, and lets every real id through.
+TEST(CheckSelectionTest, ABrokenGlobIsNamedAndEveryRealIdIsAGlob) {
+  for (const char* broken : {"[", "fs.read.denied:[", "fs.*[!", "[[:bogus:]]", "[z-a]", "x\\", ""}) {
+    EXPECT_NE(GlobProblem(broken), std::nullopt) << broken;
+  }
+  EXPECT_THAT(*GlobProblem("["), ::testing::HasSubstr("not a valid glob"));
+  for (const char* fine : {"fs.read.*", "*:/etc/shadow", "fs.alias.denied:{host_canary}[symlink]", "priv.syscall:socket(AF_VSOCK)",
+                           "[[]", "[]x]", "[!a]*", "[[:alpha:]]*", "a?c", "net.tcp.egress:127.0.0.1:*", "x\\*", "limits.cpus|x$^+"}) {
+    EXPECT_EQ(GlobProblem(fine), std::nullopt) << fine;
+  }
+  CheckSelection bad{{"fs.read.*"}, {"["}};
+  Status s = CheckSelectionGlobs(bad);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidInput);
+  EXPECT_THAT(s.message(), ::testing::StartsWith("--skip \"[\": not a valid glob"));
+}
+
 TEST(CheckSelectionTest, EmptySelectionLeavesThePlanAlone) {
   Plan plan = Expand({"fs.read", "env.secret"});
   Plan before = plan;
@@ -65,15 +83,25 @@ TEST(CheckSelectionTest, EmptySelectionLeavesThePlanAlone) {
   EXPECT_EQ(plan.batches.size(), before.batches.size());
 }
 
-TEST(CheckSelectionTest, CheckKeepsMatchesInOrderAndTrimsOtherGroupsFromTheSharedLaunch) {
+TEST(CheckSelectionTest, CheckKeepsMatchesInOrderAndTrimsOtherFamiliesFromTheSharedLaunch) {
   Plan plan = Expand({"fs.read", "fs.write", "env.secret", "res.pids", "res.memory"});
   ASSERT_TRUE(SelectChecks(plan, {.only = {"fs.read.denied:*"}}).ok());
   EXPECT_EQ(Ids(plan), (std::vector<std::string>{"fs.read.denied:/etc/shadow",
                                                  "fs.read.denied:{host_canary}"}));
   ExpectConsistent(plan);
   ASSERT_EQ(plan.batches.size(), 1u);
-  // fs.write stays: the fs group's judges read each other's facts (the controls).
-  EXPECT_EQ(InvokedFamilies(plan), (std::set<std::string>{"fs.read", "fs.write"}));
+  // fs.write goes: no check left reads its facts (a control comes from the selected checks).
+  EXPECT_EQ(InvokedFamilies(plan), (std::set<std::string>{"fs.read"}));
+}
+
+// Skipping every check of a family takes the family off the probe's command line (a JS probe
+// run with --skip 'fs.mounts.*' was still sent fs.mounts).
+TEST(CheckSelectionTest, SkippingAllOfAFamilysChecksDoesNotSendIt) {
+  Plan plan = Expand({"fs.read", "fs.write", "fs.mounts", "env.secret"});
+  ASSERT_EQ(InvokedFamilies(plan).count("fs.mounts"), 1u);
+  ASSERT_TRUE(SelectChecks(plan, {.skip = {"fs.mounts.*"}}).ok());
+  EXPECT_EQ(InvokedFamilies(plan), (std::set<std::string>{"fs.read", "fs.write", "env.secret"}));
+  ExpectConsistent(plan);
 }
 
 TEST(CheckSelectionTest, SkipDropsMatchesAndAnExclusiveLaunchGoesWithItsOnlyCheck) {

@@ -38,7 +38,7 @@ TEST(GateTest, NoneReportsWithoutGatingButHarnessErrorsStill3) {
   r.verdicts = {Make(Outcome::kFail, Severity::kCritical)};
   GateResult g = Gate(r, kNone);
   EXPECT_EQ(g.exit_code, kExitPass);
-  EXPECT_EQ(g.why, "exit 0: --fail-on none; 1 not gated (--fail-on none)");
+  EXPECT_EQ(g.why, "exit 0: --fail-on none (1 judged); 1 not gated (--fail-on none)");
   r.verdicts.push_back(Make(Outcome::kError));
   EXPECT_EQ(Gate(r, kNone).exit_code, kExitHarness);
 }
@@ -51,7 +51,7 @@ TEST(GateTest, AWaivedFailDoesNotGateButAnExpiredWaiverDoes) {
   r.waivers = WaiverSummary{"w.json", {}, {}};
   GateResult g = Gate(r, At(Severity::kLow));
   EXPECT_EQ(g.exit_code, kExitPass);
-  EXPECT_EQ(g.why, "exit 0: no fail at or above low; 1 waived");
+  EXPECT_EQ(g.why, "exit 0: no fail at or above low (2 judged); 1 waived");
 
   r.verdicts[0].waiver->expired = true;
   r.waivers->expired = {"w.json:1:1: waiver for c expired on 2027-01-31 (accepted)"};
@@ -75,7 +75,59 @@ TEST(GateTest, ErrorsWithoutFailsAre3AndAllPassIs0) {
   EXPECT_EQ(Gate(r, At(Severity::kLow)).exit_code, kExitHarness);
   r.verdicts.pop_back();
   r.verdicts.push_back(Make(Outcome::kSkip));
-  EXPECT_EQ(Gate(r, At(Severity::kLow)).exit_code, kExitPass);
+  GateResult g = Gate(r, At(Severity::kLow));
+  EXPECT_EQ(g.exit_code, kExitPass);
+  EXPECT_EQ(g.judged, 1);
+  EXPECT_EQ(g.why, "exit 0: no fail at or above low (1 judged); 1 skipped (see the SKIP lines)");
+}
+
+// A gate that checked nothing is not green: every check skipped (or none planned) is exit 3,
+// naming the first skip's reason, with --fail-on none too.
+TEST(GateTest, NothingJudgedIs3WhateverTheSkipsSay) {
+  RunReport r;
+  Verdict skip = Make(Outcome::kSkip);
+  skip.observed = "not probed in run abc";
+  r.verdicts = {skip, skip};
+  for (FailOn fail_on : {At(Severity::kLow), kNone}) {
+    GateResult g = Gate(r, fail_on);
+    EXPECT_EQ(g.exit_code, kExitHarness);
+    EXPECT_EQ(g.judged, 0);
+    EXPECT_FALSE(g.backend_skipped);
+    EXPECT_EQ(g.why, "exit 3: nothing was judged: 2 of 2 check(s) skipped: not probed in run abc");
+  }
+  r.verdicts.clear();
+  EXPECT_EQ(Gate(r, At(Severity::kLow)).why, "exit 3: nothing was judged: 0 of 0 check(s) skipped: the run has no checks");
+}
+
+// --allow-missing-backend: the backend's skips are named, pass the gate when something else
+// was judged, and mark a run that judged nothing for the matrix.
+TEST(GateTest, ABackendSkippedByTheOptOutIsNamed) {
+  RunReport r;
+  r.backend_skipped = "backend docker unavailable for profile d: ...";
+  r.verdicts = {Make(Outcome::kSkip)};
+  GateResult g = Gate(r, At(Severity::kLow));
+  EXPECT_EQ(g.exit_code, kExitHarness);
+  EXPECT_TRUE(g.backend_skipped);
+  EXPECT_EQ(g.why, "exit 3: nothing was judged: 1 of 1 check(s) skipped: backend docker unavailable for profile d: ...");
+  r.verdicts.push_back(Make(Outcome::kPass));
+  g = Gate(r, At(Severity::kLow));
+  EXPECT_EQ(g.exit_code, kExitPass);
+  EXPECT_FALSE(g.backend_skipped);
+  EXPECT_EQ(g.why, "exit 0: no fail at or above low (1 judged); 1 skipped: the backend is unavailable and "
+                   "--allow-missing-backend lets that through");
+}
+
+// The errors' common reason is on the last line: a backend gone explains every error.
+TEST(GateTest, ErrorsNameTheirCommonReason) {
+  RunReport r;
+  Verdict e = Make(Outcome::kError);
+  e.observed = "backend bwrap unavailable";
+  Verdict other = Make(Outcome::kInconclusive);
+  other.observed = "no control";
+  r.verdicts = {e, e, other};
+  EXPECT_EQ(Gate(r, At(Severity::kLow)).why, "exit 3: 3 check(s) error or inconclusive; 2 of them: backend bwrap unavailable");
+  r.verdicts = {e, other, Make(Outcome::kPass)};
+  EXPECT_EQ(Gate(r, At(Severity::kLow)).why, "exit 3: 2 check(s) error or inconclusive; 1 of them: backend bwrap unavailable");
 }
 
 }  // namespace

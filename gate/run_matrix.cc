@@ -29,4 +29,14 @@ int WorstExitCode(const std::vector<int>& codes) {
   return worst;
 }
 
+int MatrixExitCode(const std::vector<MatrixRunExit>& runs) {
+  std::vector<int> codes;
+  for (const MatrixRunExit& run : runs) {
+    if (!run.backend_skipped) codes.push_back(run.exit_code);
+  }
+  // No column judged anything (every backend skipped, or no column at all): not green.
+  if (codes.empty()) return kExitHarness;
+  return WorstExitCode(codes);
+}
+
 }  // namespace sandprobe

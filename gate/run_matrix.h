@@ -19,4 +19,16 @@ std::string PerSandboxPath(const std::string& path, const std::string& sandbox);
 // error, inconclusive or interrupted: a sandbox not verified) before 1 (a fail) before 0.
 int WorstExitCode(const std::vector<int>& codes);
 
+// One run of several, as the matrix's exit code needs it.
+struct MatrixRunExit {
+  int exit_code = 0;
+  // It judged nothing because its backend was unavailable and --allow-missing-backend let that
+  // through (GateResult::backend_skipped): a column that may be absent.
+  bool backend_skipped = false;
+};
+// The exit code of several runs: the worst of them, where a run whose backend was skipped
+// counts as no run at all; when every run's backend was skipped (or there was no run), nothing
+// was judged: 3.
+int MatrixExitCode(const std::vector<MatrixRunExit>& runs);
+
 }  // namespace sandprobe

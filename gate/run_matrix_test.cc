@@ -23,5 +23,14 @@ TEST(RunMatrixTest, WorstExitCodeRanksInvalidInputThenHarnessThenFail) {
   EXPECT_EQ(WorstExitCode({kExitHarness, kExitUsage, kExitFail}), kExitUsage);
 }
 
+// A column whose backend --allow-missing-backend skipped is no column; all of them: nothing judged.
+TEST(RunMatrixTest, ASkippedBackendDoesNotGateTheMatrixUnlessEveryOneIs) {
+  EXPECT_EQ(MatrixExitCode({{kExitHarness, true}, {kExitPass, false}}), kExitPass);
+  EXPECT_EQ(MatrixExitCode({{kExitHarness, true}, {kExitFail, false}}), kExitFail);
+  EXPECT_EQ(MatrixExitCode({{kExitHarness, true}, {kExitHarness, true}}), kExitHarness);
+  EXPECT_EQ(MatrixExitCode({{kExitHarness, false}, {kExitPass, false}}), kExitHarness);
+  EXPECT_EQ(MatrixExitCode({}), kExitHarness);  // a matrix of nothing checked nothing
+}
+
 }  // namespace
 }  // namespace sandprobe

@@ -56,6 +56,9 @@ StatusOr<WaiverFile> ParseWaivers(const JsonDocument& doc) {
     for (auto [key, value] : {std::pair{"check", &w.check}, std::pair{"reason", &w.reason}}) {
       if (r.ok() && value->empty()) r.FailAt(r.PointerTo(key), "must not be empty");
     }
+    if (r.ok()) {
+      if (std::optional<std::string> problem = GlobProblem(w.check)) r.FailAt(r.PointerTo("check"), *problem);
+    }
     if (r.ok() && !IsDate(w.expires)) {
       r.FailAt(r.PointerTo("expires"), fmt::format("\"{}\" is not a date YYYY-MM-DD", w.expires));
     }

@@ -50,6 +50,8 @@ TEST(WaiversTest, ErrorsNameFileLineColumnAndField) {
       {R"({"waivers": {}})", "/waivers: expected array, got object"},
       {R"({"waiver": []})", "waiver"},
       {R"({})", "missing required \"waivers\""},
+      {R"({"waivers": [{"check": "[", "reason": "r", "expires": "2027-01-01"}]})",
+       "w.json:1:24: /waivers/0/check: not a valid glob"},
   };
   for (const Case& c : cases) {
     StatusOr<WaiverFile> file = Parse(c.text);

@@ -17,7 +17,9 @@
 #include <fmt/format.h>
 
 #include "model/errno_text.h"
+#include "io/run_root.h"
 #include "io/sigpipe_block.h"
+#include "io/write_temp.h"
 
 namespace sandprobe {
 namespace {
@@ -155,28 +157,57 @@ Status WriteThrough(const OutputTarget& target, std::string_view contents) {
   return status;
 }
 
-// Fills the open temp file; the caller closes, renames or removes it.
-Status Fill(int fd, const std::string& temp, std::string_view contents) {
-  if (::fchmod(fd, 0644) != 0) {
+// Another uid's file at a report path: refused (see ReplaceableAt).
+Status ForeignOwner(const std::string& path, uid_t owner) {
+  return Status::Error(fmt::format(
+      "\"{}\": owned by uid {}, not by this user (uid {}): refusing to replace another user's "
+      "file (remove it, or write the report elsewhere)", path, owner, ::geteuid()));
+}
+
+// What an existing target is, seen from its directory: a regular file of this uid, or nothing
+// (nullopt). Anything else is refused: a link, device, FIFO, socket or directory is never
+// renamed over, and another uid's file is never replaced (its owner could not be kept, or, as
+// root, a file the other user owns would be handed a new inode root made).
+StatusOr<std::optional<struct stat>> ReplaceableAt(int dir_fd, const std::string& base,
+                                                  const std::string& path) {
+  struct stat st {};
+  if (::fstatat(dir_fd, base.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    const int err = errno;
+    if (err == ENOENT) return std::optional<struct stat>();
+    return ErrnoStatus(err, fmt::format("lstat(\"{}\")", path));
+  }
+  if (S_ISDIR(st.st_mode)) return ErrnoStatus(EISDIR, fmt::format("\"{}\"", path));
+  if (!S_ISREG(st.st_mode)) {
+    return Status::Error(fmt::format(
+        "\"{}\": not a regular file (a link, device, FIFO or socket): refusing to replace it", path));
+  }
+  if (st.st_uid != ::geteuid()) return ForeignOwner(path, st.st_uid);
+  return std::optional<struct stat>(st);
+}
+
+// The temp file's mode and group: an existing target's (its owner is ours already, see
+// ReplaceableAt); else `fixed` when given; else what open(0666) made of the umask. A group the
+// file cannot be given (not ours) loses its permission bits instead: never wider than before.
+Status MatchModeAndGroup(int fd, const std::string& temp, const std::optional<struct stat>& existing,
+                         std::optional<mode_t> fixed) {
+  if (fixed) {
+    if (::fchmod(fd, *fixed) != 0) {
+      const int err = errno;
+      return ErrnoStatus(err, fmt::format("fchmod(\"{}\")", temp));
+    }
+    return Status::Ok();
+  }
+  if (!existing) return Status::Ok();
+  mode_t mode = existing->st_mode & 0777;
+  struct stat made {};
+  if (::fstat(fd, &made) == 0 && made.st_gid != existing->st_gid && ::fchown(fd, -1, existing->st_gid) != 0) {
+    mode &= ~static_cast<mode_t>(070);
+  }
+  if (::fchmod(fd, mode) != 0) {
     const int err = errno;
     return ErrnoStatus(err, fmt::format("fchmod(\"{}\")", temp));
   }
-  return WriteAll(fd, contents, fmt::format("\"{}\"", temp));
-}
-
-// Only a regular file or a missing name may be renamed over.
-Status CheckReplaceable(const std::string& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) {
-    const int err = errno;
-    if (err == ENOENT) return Status::Ok();
-    return ErrnoStatus(err, fmt::format("lstat(\"{}\")", path));
-  }
-  if (S_ISREG(st.st_mode)) return Status::Ok();
-  if (S_ISDIR(st.st_mode)) return ErrnoStatus(EISDIR, fmt::format("\"{}\"", path));
-  return Status::Error(fmt::format(
-      "\"{}\": not a regular file (a link, device, FIFO or socket): refusing to replace it",
-      path));
+  return Status::Ok();
 }
 
 // Before the run: what `target` needs to be writable at the end.
@@ -211,6 +242,10 @@ Status CheckWritable(const OutputTarget& target) {
         const int err = errno;
         return ErrnoStatus(err, fmt::format("access(\"{}\", W_OK)", dir));
       }
+      // ResolveOutput found a regular file or nothing: only another uid's file is refused.
+      if (::lstat(target.path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid != ::geteuid()) {
+        return ForeignOwner(target.path, st.st_uid);
+      }
       return Status::Ok();
     }
   }
@@ -236,6 +271,50 @@ std::string SameTargetKey(const OutputTarget& target) {
     }
   }
   return "";
+}
+
+// An absolute form of `dir` for the journal; "" when the working directory is unknown.
+std::string AbsoluteDir(const std::string& dir) {
+  if (!dir.empty() && dir[0] == '/') return dir;
+  std::array<char, PATH_MAX> cwd{};
+  if (::getcwd(cwd.data(), cwd.size()) == nullptr) return "";
+  return dir == "." ? std::string(cwd.data()) : fmt::format("{}/{}", cwd.data(), dir);
+}
+
+// WriteFileAtomically in its opened directory: the temp file (created O_EXCL, never through a
+// link), its mode and group, the contents, a last check of the target, the rename.
+Status WriteInDirectory(int dir_fd, const std::string& dir, const std::string& base, const std::string& path,
+                        std::string_view contents, const AtomicWriteOptions& options) {
+  StatusOr<std::optional<struct stat>> existing = ReplaceableAt(dir_fd, base, path);
+  if (!existing.ok()) return existing.status();
+  RemoveDeadTemps(dir_fd, base);  // what a killed writer of this target left
+  const std::string temp_name = NewTempName(base);
+  const std::string temp = fmt::format("{}/{}", dir, temp_name);
+  const std::string absolute = options.journal ? AbsoluteDir(dir) : "";
+  WriteJournalEntry journal = absolute.empty()
+      ? WriteJournalEntry()
+      : WriteJournalEntry::Record(RunDirParent(), fmt::format("{}/{}", absolute, temp_name));
+  // 0666: the kernel takes the umask off a new report (options.mode replaces it below).
+  const int fd = ::openat(dir_fd, temp_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                          options.mode.value_or(0666));
+  if (fd < 0) {
+    const int err = errno;
+    return ErrnoStatus(err, fmt::format("open(\"{}\", O_CREAT|O_EXCL)", temp));
+  }
+  Status status = MatchModeAndGroup(fd, temp, *existing, options.mode);
+  if (status.ok()) status = WriteAll(fd, contents, fmt::format("\"{}\"", temp));
+  if (::close(fd) != 0 && status.ok()) {
+    const int err = errno;
+    status = ErrnoStatus(err, fmt::format("close(\"{}\")", temp));
+  }
+  // Again just before the rename: the run may have taken minutes.
+  if (status.ok()) status = ReplaceableAt(dir_fd, base, path).status();
+  if (status.ok() && ::renameat(dir_fd, temp_name.c_str(), dir_fd, base.c_str()) != 0) {
+    const int err = errno;
+    status = ErrnoStatus(err, fmt::format("rename(\"{}\" -> \"{}\")", temp, path));
+  }
+  if (!status.ok()) ::unlinkat(dir_fd, temp_name.c_str(), 0);
+  return status;
 }
 
 }  // namespace
@@ -302,7 +381,7 @@ Status WriteReportOutput(const std::string& path, std::string_view contents) {
   switch (target->kind) {
     case OutputKind::kStream: return WriteStream(target->fd, contents);
     case OutputKind::kReplace: {
-      Status written = WriteFileAtomically(target->path, contents);
+      Status written = WriteFileAtomically(target->path, contents, {.journal = true});
       if (target->path == path) return written;
       return written.WithContext(fmt::format("through symlink \"{}\"", path));
     }
@@ -312,40 +391,23 @@ Status WriteReportOutput(const std::string& path, std::string_view contents) {
   return Status::Error("unknown output kind");
 }
 
-Status WriteFileAtomically(const std::string& path, std::string_view contents) {
+Status WriteFileAtomically(const std::string& path, std::string_view contents,
+                           const AtomicWriteOptions& options) {
   const std::string base = BaseOf(path);
-  if (base.empty()) return Status::Error(fmt::format("write \"{}\": not a file name", path));
-  if (Status s = CheckReplaceable(path); !s.ok()) {
-    return s.WithContext(fmt::format("write \"{}\"", path));
+  if (base.empty() || base == "." || base == "..") {
+    return Status::Error(fmt::format("write \"{}\": not a file name", path));
   }
   const std::string dir = DirectoryOf(path);
-  std::string temp = fmt::format("{}/.{}.tmp.XXXXXX", dir, base);
-  std::vector<char> buffer(temp.begin(), temp.end());
-  buffer.push_back('\0');
-  // O_CLOEXEC: the launcher may fork while a report is written.
-  const int fd = ::mkostemp(buffer.data(), O_CLOEXEC);
-  if (fd < 0) {
+  // Every step below is relative to this one directory: a directory swapped for a link while
+  // the report is written cannot send the temp file or the rename elsewhere.
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) {
     const int err = errno;
-    return ErrnoStatus(err, fmt::format("write \"{}\": mkostemp(\"{}\")", path, temp));
+    return ErrnoStatus(err, fmt::format("open(\"{}\")", dir)).WithContext(fmt::format("write \"{}\"", path));
   }
-  temp = buffer.data();
-
-  Status status = Fill(fd, temp, contents);
-  if (::close(fd) != 0 && status.ok()) {
-    const int err = errno;
-    status = ErrnoStatus(err, fmt::format("close(\"{}\")", temp));
-  }
-  // Again just before the rename: the run may have taken minutes.
-  if (status.ok()) status = CheckReplaceable(path);
-  if (status.ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    status = ErrnoStatus(err, fmt::format("rename(\"{}\" -> \"{}\")", temp, path));
-  }
-  if (!status.ok()) {
-    ::unlink(temp.c_str());
-    return status.WithContext(fmt::format("write \"{}\"", path));
-  }
-  return Status::Ok();
+  Status status = WriteInDirectory(dir_fd, dir, base, path, contents, options);
+  ::close(dir_fd);
+  return status.WithContext(fmt::format("write \"{}\"", path));
 }
 
 Status WriteToStdout(std::string_view contents) { return WriteStream(1, contents); }

@@ -3,7 +3,18 @@
 // CI picks report files up after the run; a crash, SIGKILL or SIGINT while writing must leave
 // either the previous file or the new one, never a truncated mix. So: temp file in the target's
 // directory (rename is only atomic within one filesystem), write, rename over the target. On any
-// failure the temp file is removed.
+// failure the temp file is removed; a temp file a killed writer left has a name that says whose
+// it was, and is removed by the next write to the same target or by `sandprobe sweep`
+// (io/write_temp.h).
+//
+// Who may read the report: a new file gets 0666 less the umask (umask 077: 0600), as any
+// program's output would. Writing over an existing report keeps that file's mode and group (a
+// group it cannot be given loses its permission bits instead) and its owner, which must be the
+// harness's own user: another uid's file is refused (exit 2 before the run). As root that is a
+// choice, not a limit: root could chown the new file to its old owner, but a report written by
+// root into another user's file is root's data handed to them under a name they chose, and the
+// rename would have to trust a directory they control. No exception: remove the file, or write
+// the report elsewhere.
 //
 // But a rename replaces whatever directory entry has the name: run as root, `--json /dev/null`
 // once turned the host's /dev/null into a regular file. So the rename is only ever done over a
@@ -35,6 +46,9 @@
 // run, a quarter of a bwrap launch.
 #pragma once
 
+#include <sys/types.h>
+
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -74,10 +88,22 @@ Status CheckReportOutputs(const std::vector<std::pair<std::string, std::string>>
 // Writes a report to `path` by its ResolveOutput kind. Errors name the step and the path.
 Status WriteReportOutput(const std::string& path, std::string_view contents);
 
-// Replaces `path` with `contents` atomically; the file gets mode 0644. Refuses when `path` is
-// there and not a regular file (never renames over a link, device or FIFO). Errors name the
-// step and the path: `rename(".r.json.AbC123" -> "out/r.json"): EISDIR`.
-Status WriteFileAtomically(const std::string& path, std::string_view contents);
+struct AtomicWriteOptions {
+  // The file's mode whatever the umask or an existing file's mode (owner.json: 0600); nullopt:
+  // 0666 less the umask for a new file, the existing file's mode otherwise.
+  std::optional<mode_t> mode;
+  // Record the temp file in the run root's journal (io/write_temp.h) so a sweep finds it when
+  // this process is killed mid-write. For reports; a file the sweep removes anyway (owner.json
+  // in its run dir) needs none.
+  bool journal = false;
+};
+
+// Replaces `path` with `contents` atomically (see the top of this file for mode and owner).
+// Refuses when `path` is there and not a regular file of this uid (never renames over a link,
+// device or FIFO). Errors name the step and the path:
+// `rename(".r.json.sandprobe-tmp.42.9.0a1b2c3d4e5f" -> "out/r.json"): EISDIR`.
+Status WriteFileAtomically(const std::string& path, std::string_view contents,
+                           const AtomicWriteOptions& options = {});
 
 // Writes `contents` to stdout and flushes; for `-o -`.
 Status WriteToStdout(std::string_view contents);

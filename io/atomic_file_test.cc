@@ -7,12 +7,18 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
 #include <array>
 #include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "io/write_temp.h"
 #include "reports/report_fixture.h"
 
 namespace sandprobe {
@@ -55,14 +61,104 @@ class WriteFileAtomicallyTest : public ::testing::Test {
   if (var.empty()) GTEST_SKIP() << "cannot mknod a usable device in " << dir_      \
                                 << " (needs root and a mount without nodev)"
 
-TEST_F(WriteFileAtomicallyTest, WritesTheContentsWithMode0644) {
-  const std::string path = dir_ + "/report.json";
-  ASSERT_TRUE(WriteFileAtomically(path, std::string("a\0b", 3)).ok());
-  EXPECT_EQ(ReadFile(path), std::string("a\0b", 3));
+// Sets the umask for one test and puts the old one back.
+class ScopedUmask {
+ public:
+  explicit ScopedUmask(mode_t mask) : old_(::umask(mask)) {}
+  ~ScopedUmask() { ::umask(old_); }
+
+ private:
+  mode_t old_;
+};
+
+mode_t ModeOf(const std::string& path) {
   struct stat st {};
-  ASSERT_EQ(::stat(path.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  return ::stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0;
+}
+
+TEST_F(WriteFileAtomicallyTest, ANewFileGetsTheContentsAndWhatTheUmaskAllows) {
+  const std::string path = dir_ + "/report.json";
+  {
+    ScopedUmask mask(077);
+    ASSERT_TRUE(WriteFileAtomically(path, std::string("a\0b", 3)).ok());
+  }
+  EXPECT_EQ(ReadFile(path), std::string("a\0b", 3));
+  EXPECT_EQ(ModeOf(path), 0600u);
   EXPECT_THAT(ListDir(dir_), ElementsAre("report.json"));  // no temp file left behind
+  const std::string other = dir_ + "/other.json";
+  {
+    ScopedUmask mask(022);
+    ASSERT_TRUE(WriteFileAtomically(other, "x").ok());
+  }
+  EXPECT_EQ(ModeOf(other), 0644u);
+}
+
+TEST_F(WriteFileAtomicallyTest, AFixedModeIsExactWhateverTheUmask) {
+  const std::string path = dir_ + "/owner.json";
+  ScopedUmask mask(0);
+  ASSERT_TRUE(WriteFileAtomically(path, "x", {.mode = 0600}).ok());
+  EXPECT_EQ(ModeOf(path), 0600u);
+}
+
+TEST_F(WriteFileAtomicallyTest, AnExistingFileKeepsItsModeAndGroupAndGetsANewInode) {
+  const std::string path = dir_ + "/report.json";
+  ASSERT_TRUE(WriteFileAtomically(path, "old").ok());
+  ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+  // A group of the file that is not this process's own (root may give any).
+  const gid_t group = ::geteuid() == 0 ? 65534 : ::getegid();
+  ASSERT_EQ(::chown(path.c_str(), -1, group), 0);
+  struct stat before {};
+  ASSERT_EQ(::stat(path.c_str(), &before), 0);
+  ScopedUmask mask(0);
+  ASSERT_TRUE(WriteFileAtomically(path, "new").ok());
+  struct stat after {};
+  ASSERT_EQ(::stat(path.c_str(), &after), 0);
+  EXPECT_EQ(ReadFile(path), "new");
+  EXPECT_EQ(after.st_mode & 07777, 0640u);
+  EXPECT_EQ(after.st_gid, group);
+  EXPECT_EQ(after.st_uid, ::geteuid());
+  EXPECT_NE(after.st_ino, before.st_ino);  // replaced, never rewritten in place
+}
+
+TEST_F(WriteFileAtomicallyTest, AnotherUsersFileIsRefusedAndLeftAsItWas) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to make a file of another uid";
+  const std::string path = dir_ + "/theirs.json";
+  ASSERT_TRUE(WriteFileAtomically(path, "theirs").ok());
+  ASSERT_EQ(::chown(path.c_str(), 65534, 65534), 0);
+  const Status status = WriteFileAtomically(path, "root's");
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("owned by uid 65534"));
+  EXPECT_EQ(ReadFile(path), "theirs");
+  EXPECT_THAT(ListDir(dir_), ElementsAre("theirs.json"));
+  // And before the run: a usage error.
+  const Status checked = CheckReportOutputs({{"--json", path}});
+  ASSERT_FALSE(checked.ok());
+  EXPECT_THAT(checked.message(), HasSubstr("--json " + path));
+  EXPECT_THAT(checked.message(), HasSubstr("owned by uid 65534"));
+}
+
+// A pid that ran and is gone (its start time is never 1 tick).
+WriterId DeadWriter() {
+  pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  return WriterId{child, 1};
+}
+
+TEST_F(WriteFileAtomicallyTest, ADeadWritersTempOfTheSameTargetIsRemovedByTheNextWrite) {
+  const WriterId dead = DeadWriter();
+  const WriterId self = *ThisWriter();
+  auto temp = [](const std::string& target, WriterId w) {
+    return fmt::format(".{}.sandprobe-tmp.{}.{}.0123456789ab", target, w.pid, w.start_ticks);
+  };
+  const std::string dead_temp = temp("report.json", dead), live_temp = temp("report.json", self);
+  const std::string other_target = temp("other.json", dead), dead_link = temp("report.json", {dead.pid, 2});
+  for (const std::string& name : {dead_temp, live_temp, other_target}) {
+    std::ofstream(dir_ + "/" + name) << "partial";
+  }
+  ASSERT_EQ(::symlink("/etc/hostname", (dir_ + "/" + dead_link).c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomically(dir_ + "/report.json", "whole").ok());
+  EXPECT_THAT(ListDir(dir_), ::testing::UnorderedElementsAre("report.json", live_temp, other_target, dead_link));
 }
 
 TEST_F(WriteFileAtomicallyTest, ReplacesAnExistingFile) {

@@ -1,19 +1,18 @@
 #include "launch/run_registry.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <mutex>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "io/atomic_file.h"
+#include "model/errno_text.h"
 #include "launch/launch_pids_cgroup.h"
 #include "launch/proc_info.h"
 
@@ -24,6 +23,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr std::size_t kMinTokenLength = 16;
+constexpr std::size_t kMaxOwnerBytes = 1 << 20;  // a thousand tokens and sweeps fit many times
 
 // RecordProcessToken is a read-modify-write; witnesses may call it from several threads.
 std::mutex g_owner_file_mutex;
@@ -39,20 +39,75 @@ std::string PidNamespace(const std::string& pid) {
 Status WriteOwner(const std::string& run_root, const OwnerRecord& owner) {
   json planted = json::array();
   for (const PlantedFiles& p : owner.planted_files) planted.push_back({{"token", p.token}, {"dirs", p.dirs}});
+  json sweeps = json::array();
+  for (const RecordedSweep& sweep : owner.sweeps.value_or(std::vector<RecordedSweep>{})) {
+    sweeps.push_back({{"list", sweep.list}, {"remove", sweep.remove}});
+  }
   json doc = {{"pid", owner.pid},
               {"start_time_ticks", owner.start_ticks},
               {"pid_namespace", owner.pid_namespace},
               {"profile_path", owner.profile_path},
+              {"sweep", sweeps},
               {"process_tokens", owner.process_tokens},
               {"planted_files", planted},
               {"planted_canaries", owner.planted_canaries},
               {"pids_cgroups", owner.pids_cgroups},
               {"kept", owner.kept}};
-  return WriteFileAtomically(OwnerPath(run_root), doc.dump(2) + "\n");
+  // 0600: only the owner writes it (its run dir is its own, 0755); nobody else need read it.
+  return WriteFileAtomically(OwnerPath(run_root), doc.dump(2) + "\n", {.mode = 0600});
+}
+
+// The recorded sweeps of owner.json; nullopt when one has an empty list, remove or element
+// (a wrong type throws json::exception).
+std::optional<std::vector<RecordedSweep>> ReadSweeps(const json& sweeps) {
+  std::vector<RecordedSweep> out;
+  for (const json& one : sweeps) {
+    RecordedSweep sweep{one.at("list").get<std::vector<std::string>>(),
+                        one.at("remove").get<std::vector<std::vector<std::string>>>()};
+    bool whole = !sweep.list.empty() && !sweep.remove.empty() &&
+                 std::all_of(sweep.remove.begin(), sweep.remove.end(),
+                             [](const std::vector<std::string>& pieces) { return !pieces.empty(); });
+    if (!whole) return std::nullopt;
+    out.push_back(std::move(sweep));
+  }
+  return out;
+}
+
+// The whole of a small regular file, opened without following a link, when `owner` alone can
+// have written it: its uid and no group or other write bit.
+StatusOr<std::string> ReadOwnedFile(int dir_fd, const char* name, const std::string& path, uid_t owner) {
+  int fd = ::openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    return Status::Error(fmt::format("{}open({}): {}", err == ENOENT ? fmt::format("no {}: ", name) : "", path,
+                                     ErrnoText(err)));
+  }
+  struct stat st {};
+  std::string problem;
+  if (::fstat(fd, &st) != 0) problem = fmt::format("fstat: {}", ErrnoText(errno));
+  else if (!S_ISREG(st.st_mode)) problem = "not a regular file";
+  else if (st.st_uid != owner) problem = fmt::format("owned by uid {}, not {}", st.st_uid, owner);
+  else if ((st.st_mode & 022) != 0) problem = fmt::format("mode {:o}: others can write it", st.st_mode & 07777);
+  else if (static_cast<std::size_t>(st.st_size) > kMaxOwnerBytes) problem = fmt::format("{} bytes: too large", st.st_size);
+  std::string text;
+  if (problem.empty()) {
+    text.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t got = 0;
+    while (got < text.size()) {
+      ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    text.resize(got);
+  }
+  ::close(fd);
+  if (!problem.empty()) return Status::Error(fmt::format("{}: {}", path, problem));
+  return text;
 }
 
 // Owned by us and not a symlink: /var/tmp is world-writable, and a root harness must not
-// act on (run the profile named in, remove) a directory someone else planted there.
+// act on (run the sweep recorded in, remove) a directory someone else planted there.
 bool OwnedByUs(const std::string& path, bool directory) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return false;
@@ -85,9 +140,14 @@ std::chrono::seconds Untouched(const std::string& root) {
 
 }  // namespace
 
-std::string RunDirParent() {
-  const char* root = std::getenv(kRunRootEnv);
-  return root != nullptr && root[0] == '/' ? std::string(root) : std::string(kRunDirParent);
+std::vector<std::string> RecordedSweep::RemoveArgv(const std::string& id) const {
+  std::vector<std::string> argv;
+  for (const std::vector<std::string>& pieces : remove) {
+    std::string element;
+    for (std::size_t i = 0; i < pieces.size(); ++i) element += (i == 0 ? "" : id) + pieces[i];
+    argv.push_back(std::move(element));
+  }
+  return argv;
 }
 
 bool IsProcessToken(const std::string& token) {
@@ -107,6 +167,7 @@ Status ClaimRunDir(const std::string& run_root, const std::string& profile_path)
                     .start_ticks = self->start_ticks,
                     .pid_namespace = PidNamespace("self"),
                     .profile_path = ec ? profile_path : profile.string(),
+                    .sweeps = std::vector<RecordedSweep>{},  // nothing launched yet
                     .process_tokens = {}};
   std::string name = fs::path(run_root).filename().string();
   if (IsProcessToken(name)) owner.process_tokens.push_back(name);
@@ -114,6 +175,15 @@ Status ClaimRunDir(const std::string& run_root, const std::string& profile_path)
   if (StatusOr<std::string> cgroups = LaunchCgroupPrefix(); cgroups.ok()) owner.pids_cgroups = *cgroups;
   std::lock_guard<std::mutex> lock(g_owner_file_mutex);
   return WriteOwner(run_root, owner).WithContext("claim run dir");
+}
+
+Status RecordSweeps(const std::string& run_root, const std::vector<RecordedSweep>& sweeps) {
+  std::lock_guard<std::mutex> lock(g_owner_file_mutex);
+  StatusOr<OwnerRecord> owner = LoadOwner(run_root);
+  if (!owner.ok()) return owner.status().WithContext("record the sweep commands");
+  if (owner->pid != ::getpid()) return Status::Error(fmt::format("record the sweep commands: {} is not this run's", run_root));
+  owner->sweeps = sweeps;
+  return WriteOwner(run_root, *owner).WithContext("record the sweep commands");
 }
 
 void MarkRunDirKept(const std::string& run_root) {
@@ -168,11 +238,7 @@ void RecordPlantedFiles(const std::string& run_root, const std::string& token,
   (void)WriteOwner(run_root, *owner);
 }
 
-StatusOr<OwnerRecord> LoadOwner(const std::string& run_root) {
-  std::string path = OwnerPath(run_root);
-  std::ifstream in(path);
-  if (!in) return Status::Error(fmt::format("open({}): not readable", path));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+StatusOr<OwnerRecord> ParseOwnerRecord(std::string_view text, const std::string& path) {
   try {
     json doc = json::parse(text);
     OwnerRecord owner;
@@ -180,6 +246,10 @@ StatusOr<OwnerRecord> LoadOwner(const std::string& run_root) {
     owner.start_ticks = doc.at("start_time_ticks").get<unsigned long long>();
     owner.pid_namespace = doc.at("pid_namespace").get<std::string>();
     owner.profile_path = doc.at("profile_path").get<std::string>();
+    if (doc.contains("sweep")) {
+      owner.sweeps = ReadSweeps(doc.at("sweep"));
+      if (!owner.sweeps) return Status::Error(fmt::format("{}: /sweep: a sweep with an empty list or remove", path));
+    }
     for (const std::string& token : doc.at("process_tokens").get<std::vector<std::string>>()) {
       if (IsProcessToken(token)) owner.process_tokens.push_back(token);
     }
@@ -200,7 +270,25 @@ StatusOr<OwnerRecord> LoadOwner(const std::string& run_root) {
   }
 }
 
-std::vector<DeadRun> FindDeadRuns(const std::string& parent, std::chrono::seconds unowned_age) {
+StatusOr<OwnerRecord> LoadOwnerOf(const std::string& run_root, uid_t owner) {
+  int dir = ::open(run_root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0) return Status::Error(fmt::format("open({}): {}", run_root, ErrnoText(errno)));
+  struct stat st {};
+  std::string problem;
+  if (::fstat(dir, &st) != 0) problem = fmt::format("fstat: {}", ErrnoText(errno));
+  else if (st.st_uid != owner) problem = fmt::format("owned by uid {}, not {}", st.st_uid, owner);
+  else if ((st.st_mode & 022) != 0) problem = fmt::format("mode {:o}: others can write in it", st.st_mode & 07777);
+  StatusOr<std::string> text = problem.empty() ? ReadOwnedFile(dir, "owner.json", OwnerPath(run_root), owner)
+                                               : StatusOr<std::string>(Status::Error(run_root + ": " + problem));
+  ::close(dir);
+  if (!text.ok()) return text.status();
+  return ParseOwnerRecord(*text, OwnerPath(run_root));
+}
+
+StatusOr<OwnerRecord> LoadOwner(const std::string& run_root) { return LoadOwnerOf(run_root, ::geteuid()); }
+
+std::vector<DeadRun> FindDeadRuns(const std::string& parent, std::chrono::seconds unowned_age,
+                                  bool include_foreign) {
   std::vector<DeadRun> dead;
   std::error_code ec;
   for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
@@ -210,11 +298,21 @@ std::vector<DeadRun> FindDeadRuns(const std::string& parent, std::chrono::second
       continue;
     }
     std::string root = entry.path().string();
-    if (!OwnedByUs(root, /*directory=*/true)) continue;
+    struct stat st {};
+    if (::lstat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
     DeadRun run{.run_id = name.substr(std::string(kRunDirPrefix).size()), .root = root};
-    StatusOr<OwnerRecord> owner = OwnedByUs(OwnerPath(root), /*directory=*/false)
-                                      ? LoadOwner(root)
-                                      : StatusOr<OwnerRecord>(Status::Error("no owner.json"));
+    if (st.st_uid != ::geteuid()) {
+      // Another uid's: listed when dead, never swept here.
+      if (!include_foreign) continue;
+      StatusOr<OwnerRecord> owner = LoadOwnerOf(root, st.st_uid);
+      if (!owner.ok() || owner->kept) continue;
+      run.why = WhyOwnerIsDead(*owner);
+      run.owner = std::move(*owner);
+      run.foreign_uid = st.st_uid;
+      if (!run.why.empty()) dead.push_back(std::move(run));
+      continue;
+    }
+    StatusOr<OwnerRecord> owner = LoadOwner(root);
     if (owner.ok()) {
       if (owner->kept) continue;
       run.why = WhyOwnerIsDead(*owner);

@@ -5,6 +5,8 @@
 // A run claims its directory with owner.json:
 //   {"pid": 4242, "start_time_ticks": 981234, "pid_namespace": "pid:[4026531836]",
 //    "profile_path": "/abs/sandboxes/docker-hardened.json",
+//    "sweep": [{"list": ["docker", "ps", "-aq", "--filter", "label=sandprobe.run=3f2a1b2c4d5e"],
+//               "remove": [["docker"], ["rm"], ["-f"], ["", ""]]}],
 //    "process_tokens": ["sandprobe-3f2a1b2c4d5e", "sandprobe-canary-..."],
 //    "planted_files": [{"token": "persist3f...", "dirs": ["/tmp", "/root", ...]}],
 //    "pids_cgroups": "/sys/fs/cgroup/pids/sandprobe/4242-981234-"}
@@ -18,26 +20,41 @@
 // persistence probe's `.sandprobe-persist-<token>`); a sweep removes the regular files whose
 // name holds it. pids_cgroups: where the harness's launch cgroups go and how their names begin
 // (launch/launch_pids_cgroup.h), so a sweep removes those a killed harness left.
+//
+// Everything a sweep acts on is in owner.json, recorded by the run itself: the profile's sweep
+// commands are expanded when the run starts, before its first launch (`sweep`; the profile
+// file is named for people only and never read again: it may be gone, or rewritten by whoever
+// can write it). owner.json is only believed when only its owner could have written it: a
+// regular file (opened O_NOFOLLOW) of the run dir's uid, neither group- nor world-writable
+// (written 0600), in a run dir of that uid that no other uid can write. A sweep acts on the run
+// dirs of its own uid only; another uid's dead runs are listed (include_foreign), never acted on.
 #pragma once
+
+#include <sys/types.h>
+
 
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "io/run_root.h"
 #include "model/status.h"
 
 namespace sandprobe {
 
-// Where runs put their directories (run/run.cc), and the prefix of their names.
-// /var/tmp, not /tmp: many sandboxes put a tmpfs on /tmp, which would hide the canary from a
-// sandbox that otherwise sees the whole host. SANDPROBE_RUN_ROOT (an absolute path) replaces it
-// for `run` and `sweep` alike: runs under another root are invisible to each other's sweeps
-// (tests that kill a runner use one so a concurrent run does not sweep their evidence first).
-inline constexpr const char* kRunDirParent = "/var/tmp";
-inline constexpr const char* kRunRootEnv = "SANDPROBE_RUN_ROOT";
-std::string RunDirParent();
+// Where runs put their directories: RunDirParent() (io/run_root.h), and their names' prefix.
 inline constexpr const char* kRunDirPrefix = "sandprobe-";
+
+// One profile `sweep` spec as the run expanded it when it started (run/recorded_sweep.h).
+struct RecordedSweep {
+  std::vector<std::string> list;  // ready to run: prints the ids of leftovers, one per line
+  // The remove argv: each element as the pieces a listed id is put between ("{id}" alone is
+  // ["", ""], "sandprobe-ws-{id}" is ["sandprobe-ws-", ""], "rm" is ["rm"]).
+  std::vector<std::vector<std::string>> remove;
+  std::vector<std::string> RemoveArgv(const std::string& id) const;
+};
 
 // Files a run's probes may plant on the host: names holding `token`, in `dirs`.
 struct PlantedFiles {
@@ -49,7 +66,10 @@ struct OwnerRecord {
   int pid = 0;
   unsigned long long start_ticks = 0;  // JSON start_time_ticks
   std::string pid_namespace;           // readlink(/proc/self/ns/pid) of the owner
-  std::string profile_path;            // absolute: the sweep loads its `sweep` spec
+  std::string profile_path;            // absolute; for people: a sweep never reads it
+  // The profile's sweep commands, expanded before the first launch; nullopt: an owner.json of
+  // an older sandprobe, which recorded none.
+  std::optional<std::vector<RecordedSweep>> sweeps;
   std::vector<std::string> process_tokens;
   std::vector<PlantedFiles> planted_files;
   std::string pids_cgroups;  // LaunchCgroupPrefix() of the owner; "" when unknown
@@ -61,9 +81,13 @@ struct OwnerRecord {
   bool kept = false;
 };
 
-// Writes owner.json for this process into `run_root` (atomically). Call right after creating
-// the run dir, before anything is launched.
+// Writes owner.json for this process into `run_root` (atomically, mode 0600), with no sweep
+// commands yet. Call right after creating the run dir, before anything is launched.
 Status ClaimRunDir(const std::string& run_root, const std::string& profile_path);
+
+// Records the run's expanded sweep commands in owner.json. Call before the first launch: an
+// error means a dead run could not be swept, so the run must not launch anything.
+Status RecordSweeps(const std::string& run_root, const std::vector<RecordedSweep>& sweeps);
 
 // Adds `token` to owner.json (atomic rewrite). Tokens that are not [A-Za-z0-9-]{16,} are
 // refused (a short token would match unrelated processes); so is a run dir this process does
@@ -86,8 +110,13 @@ void RecordPlantedFiles(const std::string& run_root, const std::string& token,
 // Marks a run dir kept (--keep-run-dir) when its run ends normally. Best effort.
 void MarkRunDirKept(const std::string& run_root);
 
-// owner.json of `run_root`; an error when missing, unreadable or malformed.
+// owner.json of `run_root`, when `owner` alone could have written it (see the top); an error
+// when missing, unreadable, malformed or writable by anyone else. LoadOwner: this euid's.
+StatusOr<OwnerRecord> LoadOwnerOf(const std::string& run_root, uid_t owner);
 StatusOr<OwnerRecord> LoadOwner(const std::string& run_root);
+
+// owner.json's text (read from `path`, for messages) as a record; for LoadOwnerOf and fuzzing.
+StatusOr<OwnerRecord> ParseOwnerRecord(std::string_view text, const std::string& path);
 
 // True for [A-Za-z0-9-]{16,}.
 bool IsProcessToken(const std::string& token);
@@ -98,13 +127,17 @@ struct DeadRun {
   std::string root;                  // <parent>/sandprobe-<run_id>
   std::string why;                   // "owner pid 4242 is gone"
   std::optional<OwnerRecord> owner;  // nullopt: no (readable) owner.json
+  // Set: the run dir belongs to this other uid. Listed so root sees it; never swept by us (it
+  // would run, kill and remove what that user recorded): that user's own sweep removes it.
+  std::optional<uid_t> foreign_uid;
 };
 
 // Run dirs under `parent` owned by this uid (not symlinks) whose owner is dead (and that are
-// not kept), and those with
-// no readable owner.json (older sandprobe, or a crash before the claim) untouched for
-// `unowned_age`. Sorted by run id.
+// not kept), and those with no readable owner.json (older sandprobe, or a crash before the
+// claim) untouched for `unowned_age`. `include_foreign`: also other uids' run dirs whose
+// owner.json this process can read and that are dead (foreign_uid set). Sorted by run id.
 std::vector<DeadRun> FindDeadRuns(const std::string& parent = RunDirParent(),
-                                  std::chrono::seconds unowned_age = std::chrono::hours(1));
+                                  std::chrono::seconds unowned_age = std::chrono::hours(1),
+                                  bool include_foreign = false);
 
 }  // namespace sandprobe

@@ -1,5 +1,6 @@
 #include "launch/run_registry.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -169,6 +170,86 @@ TEST_F(RunRegistryTest, OnlyRealRunDirsAreConsidered) {
   std::ofstream(parent_ + "/sandprobe-bbbbbbbbbbbb") << "a file";
   EXPECT_TRUE(FindDeadRuns(parent_, std::chrono::seconds(0)).empty());
   EXPECT_TRUE(FindDeadRuns(parent_ + "/missing", std::chrono::seconds(0)).empty());
+}
+
+TEST_F(RunRegistryTest, OwnerJsonIs0600AndRecordsTheSweepCommandsGiven) {
+  std::string root = MakeRunDir("0123456789ab");
+  ASSERT_TRUE(ClaimRunDir(root, "/p.json").ok());
+  struct stat st {};
+  ASSERT_EQ(::stat((root + "/owner.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  StatusOr<OwnerRecord> claimed = LoadOwner(root);
+  ASSERT_TRUE(claimed.ok()) << claimed.status().message();
+  ASSERT_TRUE(claimed->sweeps) << "nothing launched yet: nothing to sweep, and it says so";
+  EXPECT_TRUE(claimed->sweeps->empty());
+  std::vector<RecordedSweep> sweeps = {
+      {{"docker", "ps", "-aq", "--filter", "label=sandprobe.run=0123456789ab"}, {{"docker"}, {"rm"}, {"-f"}, {"", ""}}},
+      {{"docker", "volume", "ls", "-q"}, {{"docker"}, {"volume"}, {"rm"}, {"ws-", "-", ""}}}};
+  ASSERT_TRUE(RecordSweeps(root, sweeps).ok());
+  StatusOr<OwnerRecord> owner = LoadOwner(root);
+  ASSERT_TRUE(owner.ok()) << owner.status().message();
+  ASSERT_TRUE(owner->sweeps);
+  ASSERT_EQ(owner->sweeps->size(), 2u);
+  EXPECT_EQ((*owner->sweeps)[0].list, sweeps[0].list);
+  EXPECT_EQ((*owner->sweeps)[0].RemoveArgv("c1"), (std::vector<std::string>{"docker", "rm", "-f", "c1"}));
+  EXPECT_EQ((*owner->sweeps)[1].RemoveArgv("v"), (std::vector<std::string>{"docker", "volume", "rm", "ws-v-v"}));
+  ASSERT_EQ(::stat((root + "/owner.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+}
+
+// owner.json is believed only when its owner alone could have written it.
+TEST_F(RunRegistryTest, AnOwnerRecordOthersCouldWriteIsNotBelieved) {
+  std::string root = MakeRunDir("0123456789ab");
+  WriteOwner(root, OwnerLike(ReapedPid(), 1));
+  ASSERT_TRUE(LoadOwner(root).ok());
+  ::chmod((root + "/owner.json").c_str(), 0666);
+  EXPECT_NE(LoadOwner(root).status().message().find("others can write it"), std::string::npos)
+      << LoadOwner(root).status().message();
+  ::chmod((root + "/owner.json").c_str(), 0644);
+  ::chmod(root.c_str(), 0777);
+  EXPECT_NE(LoadOwner(root).status().message().find("others can write in it"), std::string::npos)
+      << LoadOwner(root).status().message();
+  ::chmod(root.c_str(), 0755);
+  // A link to a record elsewhere is no record.
+  std::string elsewhere = MakeRunDir("bbbbbbbbbbbb");
+  WriteOwner(elsewhere, OwnerLike(ReapedPid(), 1));
+  fs::remove(root + "/owner.json");
+  fs::create_symlink(elsewhere + "/owner.json", root + "/owner.json");
+  EXPECT_FALSE(LoadOwner(root).ok());
+  std::vector<DeadRun> dead = FindDeadRuns(parent_, std::chrono::seconds(0));
+  ASSERT_EQ(dead.size(), 2u);
+  EXPECT_FALSE(dead[0].owner) << "the linked record was believed";
+}
+
+TEST_F(RunRegistryTest, ASweepWithNothingToRunIsMalformed) {
+  json owner = OwnerLike(1, 1);
+  owner["sweep"] = json::array({{{"list", json::array()}, {"remove", {{"x"}}}}});
+  EXPECT_NE(ParseOwnerRecord(owner.dump(), "o.json").status().message().find("/sweep"), std::string::npos);
+  owner["sweep"] = json::array({{{"list", {"ls"}}, {"remove", {json::array()}}}});
+  EXPECT_FALSE(ParseOwnerRecord(owner.dump(), "o.json").ok());
+  owner["sweep"] = json::array({{{"list", {"ls"}}, {"remove", {"rm"}}}});  // elements must be piece lists
+  EXPECT_FALSE(ParseOwnerRecord(owner.dump(), "o.json").ok());
+  owner.erase("sweep");
+  StatusOr<OwnerRecord> older = ParseOwnerRecord(owner.dump(), "o.json");
+  ASSERT_TRUE(older.ok());
+  EXPECT_FALSE(older->sweeps) << "an older record: no sweep commands at all";
+}
+
+// Another uid's dead run: listed only when asked, with its uid; never one of ours.
+TEST_F(RunRegistryTest, AnotherUidsDeadRunIsListedOnlyWhenAskedAndMarkedForeign) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to make a run dir of another uid";
+  std::string root = MakeRunDir("aaaaaaaaaaaa");
+  WriteOwner(root, OwnerLike(ReapedPid(), 1));
+  ASSERT_EQ(::chown(root.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(::chown((root + "/owner.json").c_str(), 65534, 65534), 0);
+  EXPECT_TRUE(FindDeadRuns(parent_, std::chrono::seconds(0)).empty());
+  std::vector<DeadRun> dead = FindDeadRuns(parent_, std::chrono::seconds(0), /*include_foreign=*/true);
+  ASSERT_EQ(dead.size(), 1u);
+  ASSERT_TRUE(dead[0].foreign_uid);
+  EXPECT_EQ(*dead[0].foreign_uid, 65534u);
+  // Its record in a dir of that uid, but written by a third one: not believed, not listed.
+  ASSERT_EQ(::chown((root + "/owner.json").c_str(), 65533, 65533), 0);
+  EXPECT_TRUE(FindDeadRuns(parent_, std::chrono::seconds(0), true).empty());
 }
 
 TEST(RunRegistry, ProcessTokensAreLongAndPlain) {

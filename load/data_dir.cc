@@ -60,6 +60,12 @@ DataPaths DiscoverDataPaths(const std::string& executable) {
   return {.data_dir = Canonical(bin / kLayouts[0].data), .probe_dir = Canonical(bin / kLayouts[0].probe)};
 }
 
+std::string ProbeDirFor(const std::string& native_probe_dir, ProbeRuntime runtime) {
+  std::string dir = native_probe_dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir + std::string(ProbeRuntimeInfo(runtime).dir_suffix);
+}
+
 std::string SelfExecutable() {
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "contract/probe_runtime.h"
 #include "model/status.h"
 
 namespace sandprobe {
@@ -28,8 +29,14 @@ std::span<const DataLayout> DataLayouts();
 
 struct DataPaths {
   std::string data_dir;   // canonical: messages name /usr/share/sandprobe, not .../bin/../share
-  std::string probe_dir;
+  std::string probe_dir;  // the native probe's; the other runtimes' beside it (ProbeDirFor)
 };
+
+// The directory of `runtime`'s probe in the layout whose native probe directory is
+// `native_probe_dir`: that directory for native, else beside it with the runtime's suffix
+// (contract/probe_runtime.h): build/probe-js, /usr/lib/sandprobe-js. Each holds its probe and
+// nothing else, since sandboxes bind the whole directory.
+std::string ProbeDirFor(const std::string& native_probe_dir, ProbeRuntime runtime);
 // The layout that fits the binary at `executable`; with none, the installed row's paths (a
 // missing file is then reported at the path an install would have).
 DataPaths DiscoverDataPaths(const std::string& executable);

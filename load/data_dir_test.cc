@@ -91,7 +91,7 @@ TEST(DataDirTest, AnUnknownNameListsTheNamesThereAndTheNearestOne) {
   const std::string m = r.status().message();
   EXPECT_NE(m.find("--sandbox docker-hardend"), std::string::npos) << m;
   EXPECT_NE(m.find("did you mean docker-hardened?"), std::string::npos) << m;
-  EXPECT_NE(m.find("bwrap-strict, codex"), std::string::npos) << m;
+  EXPECT_NE(m.find("bwrap-strict, bwrap-user, codex"), std::string::npos) << m;
   StatusOr<std::string> policy = ResolveDataFile(DataKind::kPolicy, "tier-lowest-of-all", kDataDir);
   ASSERT_FALSE(policy.ok());
   EXPECT_EQ(policy.status().message().find("did you mean"), std::string::npos) << policy.status().message();
@@ -156,6 +156,15 @@ TEST(DataDirTest, SuitesRefuseEmptyAndUnknownNames) {
   StatusOr<std::vector<std::string>> none = ResolveSuites({"all"}, "/nonexistent");
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("holds no suite"), std::string::npos);
+}
+
+// Each runtime's probe has a directory of its own beside the native one (sandboxes bind the
+// whole directory, so it must hold that probe only).
+TEST(ProbeDirFor, EachRuntimeBesideTheNativeProbe) {
+  EXPECT_EQ(ProbeDirFor("/usr/lib/sandprobe", ProbeRuntime::kNative), "/usr/lib/sandprobe");
+  EXPECT_EQ(ProbeDirFor("/usr/lib/sandprobe", ProbeRuntime::kJs), "/usr/lib/sandprobe-js");
+  EXPECT_EQ(ProbeDirFor("/src/build/probe/", ProbeRuntime::kPython), "/src/build/probe-python");
+  EXPECT_EQ(ProbeDirFor("/src/build/probe", ProbeRuntime::kWasi), "/src/build/probe-wasi");
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "load/path_text.h"
+
 namespace sandprobe {
 namespace {
 
@@ -38,6 +40,7 @@ bool IsCapabilityName(const std::string& name) {
 // Absolute, or one placeholder at the start followed by nothing or "/...". Any other `{...}`
 // would be silently literal, so it is refused.
 std::optional<std::string> PathProblem(const std::string& path) {
+  if (std::optional<std::string> invisible = InvisibleCharacterProblem(path)) return invisible;
   std::string rest = path;
   for (std::string_view prefix : {"{host_canary}", "{workspace}"}) {
     if (path.rfind(prefix, 0) == 0) {
@@ -135,6 +138,7 @@ void ReadNetwork(ObjectReader& parent, NetworkPolicy& net) {
   ObjectReader r(parent.doc(), parent.PointerTo("network"),
                  {"egress", "allow", "dns", "unix_sockets", "proxy"});
   ReadEnum(r, "egress", net.egress);
+  net.egress_written = r.Has("egress");
   net.allow = ReadAllowList(r);
   ReadEnum(r, "dns", net.dns);
   ReadEnum(r, "unix_sockets", net.unix_sockets);
@@ -223,15 +227,61 @@ void ReadPrivileges(ObjectReader& parent, PrivilegesPolicy& priv) {
 void ReadHost(ObjectReader& parent, HostPolicy& host) {
   if (!parent.Has("host")) return;
   ObjectReader r(parent.doc(), parent.PointerTo("host"),
-                 {"pid_namespace", "network_namespace", "env_secrets", "runtime_sockets"});
+                 {"pid_namespace", "network_namespace", "mount_namespace", "ipc_namespace", "uts_namespace",
+                  "cgroup_namespace", "user_namespace", "env_secrets", "runtime_sockets"});
   ReadEnum(r, "pid_namespace", host.pid_namespace);
   ReadEnum(r, "network_namespace", host.network_namespace);
+  ReadEnum(r, "mount_namespace", host.mount_namespace);
+  ReadEnum(r, "ipc_namespace", host.ipc_namespace);
+  ReadEnum(r, "uts_namespace", host.uts_namespace);
+  ReadEnum(r, "cgroup_namespace", host.cgroup_namespace);
+  ReadEnum(r, "user_namespace", host.user_namespace);
   ReadEnum(r, "env_secrets", host.env_secrets);
   ReadEnum(r, "runtime_sockets", host.runtime_sockets);
   parent.Fail(r.status());
 }
 
+// Fields that say opposite things (issue 26, 11). The host's network namespace "shared" says
+// the host's loopback is reachable; an explicit egress "deny" says no connection leaves. Both
+// judged made a too-restrictive loopback TCP fail and a loopback "allowed" pass at once. The
+// explicit field about connections decides: /network/egress (the canaries on the host's
+// loopback follow it; /network/allow can still name them).
+void FindContradictions(Policy& p) {
+  if (p.host.network_namespace == NamespaceSharing::kShared && p.network.egress_written &&
+      p.network.egress == Permission::kDeny) {
+    p.contradictions.push_back({p.Ref("/host/network_namespace"), p.Ref("/network/egress"),
+                                "the host's network namespace, shared, makes the host's loopback reachable; "
+                                "egress \"deny\" says no connection leaves: judged by /network/egress (list "
+                                "loopback endpoints in /network/allow to allow them)"});
+  }
+}
+
 }  // namespace
+
+std::optional<HostNamespaceField> HostNamespace(const HostPolicy& host, std::string_view ns) {
+  struct Row {
+    std::string_view ns;
+    const char* pointer;
+    NamespaceSharing HostPolicy::*field;
+  };
+  static constexpr Row kRows[] = {
+      {"pid", "/host/pid_namespace", &HostPolicy::pid_namespace},
+      {"net", "/host/network_namespace", &HostPolicy::network_namespace},
+      {"mnt", "/host/mount_namespace", &HostPolicy::mount_namespace},
+      {"ipc", "/host/ipc_namespace", &HostPolicy::ipc_namespace},
+      {"uts", "/host/uts_namespace", &HostPolicy::uts_namespace},
+      {"cgroup", "/host/cgroup_namespace", &HostPolicy::cgroup_namespace},
+      {"user", "/host/user_namespace", &HostPolicy::user_namespace},
+  };
+  for (const Row& row : kRows) {
+    if (row.ns == ns) return HostNamespaceField{row.pointer, host.*row.field};
+  }
+  return std::nullopt;
+}
+
+std::string DescribeContradiction(const PolicyContradiction& c) {
+  return fmt::format("{}: contradicts {}: {}", c.first.Text(), c.second.Text(), c.what);
+}
 
 std::string NormalizedPath(const std::string& path) {
   std::string out = std::filesystem::path(path).lexically_normal().string();
@@ -270,6 +320,7 @@ StatusOr<Policy> ParsePolicy(JsonDocument&& parsed) {
   ReadPrivileges(r, p.privileges);
   ReadHost(r, p.host);
   if (!r.ok()) return r.status();
+  FindContradictions(p);
   return p;
 }
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -44,6 +45,7 @@ struct FilesystemPolicy {
 // (net.allow.untested:, net.proxy.untested) until the egress lab exists.
 struct NetworkPolicy {
   Permission egress = Permission::kDeny;        // outbound connections in general
+  bool egress_written = false;                  // "egress" is in the file (not the default)
   // Destinations reachable even when egress is "deny" (load/network_allow.h): canary
   // endpoints, host names, "*." wildcards, addresses, CIDR networks, each with an optional
   // port. No two entries may be the same destination.
@@ -115,8 +117,34 @@ struct PrivilegesPolicy {
 struct HostPolicy {
   NamespaceSharing pid_namespace = NamespaceSharing::kIsolated;      // host processes seen
   NamespaceSharing network_namespace = NamespaceSharing::kIsolated;  // host interfaces
+  // The host's other namespaces (priv.namespace:<ns>): isolation is hardening, each judged at
+  // its exposure (mount high, ipc medium, uts, cgroup, user low); "shared" is the named
+  // allowance, as `infer` writes it for a sandbox that shares one (docker without --cgroupns
+  // private on cgroup v1, without userns-remap). Not privileges.user_namespaces, which is
+  // about making new user namespaces.
+  NamespaceSharing mount_namespace = NamespaceSharing::kIsolated;
+  NamespaceSharing ipc_namespace = NamespaceSharing::kIsolated;
+  NamespaceSharing uts_namespace = NamespaceSharing::kIsolated;
+  NamespaceSharing cgroup_namespace = NamespaceSharing::kIsolated;
+  NamespaceSharing user_namespace = NamespaceSharing::kIsolated;
   Visibility env_secrets = Visibility::kHidden;      // launcher env leaks
   Visibility runtime_sockets = Visibility::kHidden;  // docker.sock & co.
+};
+
+// The host namespace field of a namespace name ("pid", "net", "mnt", "ipc", "uts", "cgroup",
+// "user"): its pointer ("/host/mount_namespace") and the policy's value; nullopt for another name.
+struct HostNamespaceField {
+  std::string pointer;
+  NamespaceSharing sharing;
+};
+std::optional<HostNamespaceField> HostNamespace(const HostPolicy& host, std::string_view ns);
+
+// Two fields of one policy that say opposite things about the same behaviour. The policy
+// loads (the run judges by the field `what` names); `sandprobe validate` and `run` say so, with where each
+// field is written.
+struct PolicyContradiction {
+  PolicyRef first, second;  // as written: file:line:col and pointer of each
+  std::string what;         // "...: judged by /network/egress"
 };
 
 struct Policy {
@@ -129,6 +157,7 @@ struct Policy {
   PersistencePolicy persistence;
   PrivilegesPolicy privileges;
   HostPolicy host;
+  std::vector<PolicyContradiction> contradictions;  // found at load; see PolicyContradiction
   nlohmann::json raw;  // as loaded
   // The file with its positions (null for a policy built in code): what Ref locates in.
   std::shared_ptr<const JsonDocument> document;
@@ -137,6 +166,10 @@ struct Policy {
   // the value's line:col when the file was loaded.
   PolicyRef Ref(const std::string& pointer) const;
 };
+
+// "FILE:L:C /host/network_namespace: contradicts FILE:L:C /network/egress: ...": one line per
+// contradiction, for validate and run.
+std::string DescribeContradiction(const PolicyContradiction& c);
 
 // "/tmp/" and "/tmp/./" name the same place as "/tmp": the form paths are compared in.
 std::string NormalizedPath(const std::string& path);

@@ -1,6 +1,8 @@
 #include "load/policy.h"
 
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -151,6 +153,14 @@ TEST(PolicyTest, LimitsMustBePositive) {
             "p.json:2:20: /limits/cpus: must be greater than 0 and at most 4096, got 0");
 }
 
+// "/etc/sha\u200bdow" prints as /etc/shadow and names an absent file: its check would pass on
+// ENOENT while checking nothing.
+TEST(PolicyTest, APathWithAnInvisibleCharacterIsRefused) {
+  EXPECT_EQ(PolicyError(R"("filesystem": {"unreadable": ["/etc/sha\u200bdow"]})"),
+            "p.json:2:31: /filesystem/unreadable/0: contains U+200B (an invisible format character) at character "
+            "9: it looks like another path");
+}
+
 TEST(PolicyTest, PathsMustBeAbsoluteOrStartWithAPlaceholder) {
   EXPECT_EQ(PolicyError(R"("filesystem": {"readable": ["/ok", "tmp"]})"),
             "p.json:2:36: /filesystem/readable/1: must be absolute or start with {host_canary} "
@@ -296,6 +306,68 @@ TEST(PolicyNulTest, NulInAPathOrStringIsRefusedAtItsPosition) {
       JsonDocument::Parse(R"({"name": "n\u0000", "description": "d"})", "p.json");
   ASSERT_TRUE(doc.ok()) << doc.status().message();
   EXPECT_EQ(ParsePolicy(*doc).status().message(), "p.json:1:10: /name: " + nul);
+}
+
+}  // namespace
+}  // namespace sandprobe
+
+namespace sandprobe {
+namespace {
+
+StatusOr<Policy> PolicyFromText(const std::string& text) {
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(text, "p.json");
+  if (!doc.ok()) return doc.status();
+  return ParsePolicy(*doc);
+}
+
+// Issue 26, 11: the host's network namespace shared and egress written "deny" say opposite
+// things about the host's loopback. The policy loads; the contradiction names both fields
+// where they are written, and which one the run follows.
+TEST(PolicyTest, SharedNetworkNamespaceAndDeniedEgressIsAContradiction) {
+  StatusOr<Policy> p = PolicyFromText(
+      "{\"name\": \"c\", \"description\": \"d\",\n"
+      " \"network\": {\"egress\": \"deny\"},\n"
+      " \"host\": {\"network_namespace\": \"shared\"}}");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ASSERT_EQ(p->contradictions.size(), 1u);
+  const std::string text = DescribeContradiction(p->contradictions[0]);
+  EXPECT_EQ(text.rfind("p.json:3:32 /host/network_namespace: contradicts p.json:2:24 /network/egress: ", 0), 0u) << text;
+  EXPECT_NE(text.find("judged by /network/egress"), std::string::npos) << text;
+  EXPECT_TRUE(p->network.egress_written);
+  // Egress not written: its default is no statement, and "shared" alone decides.
+  StatusOr<Policy> implicit = PolicyFromText(
+      "{\"name\": \"c\", \"description\": \"d\", \"host\": {\"network_namespace\": \"shared\"}}");
+  ASSERT_TRUE(implicit.ok());
+  EXPECT_TRUE(implicit->contradictions.empty());
+  EXPECT_FALSE(implicit->network.egress_written);
+  // Egress allowed with a shared namespace agrees.
+  StatusOr<Policy> agree = PolicyFromText(
+      "{\"name\": \"c\", \"description\": \"d\", \"network\": {\"egress\": \"allow\"},"
+      " \"host\": {\"network_namespace\": \"shared\"}}");
+  ASSERT_TRUE(agree.ok());
+  EXPECT_TRUE(agree->contradictions.empty());
+}
+
+TEST(PolicyTest, EveryHostNamespaceHasItsField) {
+  StatusOr<Policy> p = PolicyFromText(
+      "{\"name\": \"n\", \"description\": \"d\", \"host\": {\"user_namespace\": \"shared\","
+      " \"cgroup_namespace\": \"shared\"}}");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  for (const auto& [ns, pointer, shared] : std::vector<std::tuple<std::string, std::string, bool>>{
+           {"pid", "/host/pid_namespace", false}, {"net", "/host/network_namespace", false},
+           {"mnt", "/host/mount_namespace", false}, {"ipc", "/host/ipc_namespace", false},
+           {"uts", "/host/uts_namespace", false}, {"cgroup", "/host/cgroup_namespace", true},
+           {"user", "/host/user_namespace", true}}) {
+    std::optional<HostNamespaceField> field = HostNamespace(p->host, ns);
+    ASSERT_TRUE(field.has_value()) << ns;
+    EXPECT_EQ(field->pointer, pointer);
+    EXPECT_EQ(field->sharing == NamespaceSharing::kShared, shared) << ns;
+  }
+  EXPECT_FALSE(HostNamespace(p->host, "time").has_value());
+  StatusOr<Policy> bad = PolicyFromText(
+      "{\"name\": \"n\", \"description\": \"d\", \"host\": {\"user_namespace\": \"shard\"}}");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("/host/user_namespace"), std::string::npos) << bad.status().message();
 }
 
 }  // namespace

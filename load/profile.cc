@@ -5,6 +5,9 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "load/path_text.h"
 
 namespace sandprobe {
 namespace {
@@ -18,8 +21,11 @@ bool IsVariableName(const std::string& name) {
 constexpr std::string_view kProbeArgs = "{probe_args...}";
 
 // Placeholders every argv may use; {probe_args...}, {probe} and {id} have their own rules.
+// {canary_env} is the name of the run's canary env secret, for a sandbox that passes named
+// variables through (`docker run -e NAME`), as a mutation operator does.
 bool IsCommonPlaceholder(std::string_view name) {
-  return name == "run_id" || name == "instance" || name == "probe_dir" || name == "workspace";
+  return name == "run_id" || name == "instance" || name == "probe_dir" || name == "workspace" ||
+         name == "canary_env";
 }
 
 // Which of the restricted placeholders the field being checked may use.
@@ -77,6 +83,22 @@ void CheckLaunchArgv(ObjectReader& r, const std::string& key,
   if (!has_probe) r.FailAt(r.PointerTo(key), "must contain {probe} (the probe's path inside)");
   if (probe_args != 1) {
     r.FailAt(r.PointerTo(key), "must contain the element {probe_args...} exactly once");
+  }
+}
+
+// Where the probe is inside the sandbox: absolute, or under {probe_dir} (a host-path
+// injection), never relative (it would resolve against whatever directory the sandbox starts
+// in), and without invisible characters (a path that looks like the probe's but is not).
+void CheckProbePath(ObjectReader& r, const Profile& p) {
+  if (!r.ok()) return;
+  constexpr std::string_view kProbeDir = "{probe_dir}/";
+  if (!p.probe_path.starts_with('/') && !p.probe_path.starts_with(kProbeDir)) {
+    r.FailAt(r.PointerTo("probe_path"),
+             fmt::format("must be absolute or start with {{probe_dir}}/, got \"{}\"", p.probe_path));
+  }
+  for (auto [key, value] : {std::pair{"probe_path", &p.probe_path}, std::pair{"workspace_path", &p.workspace_path}}) {
+    if (!r.ok()) return;
+    if (std::optional<std::string> problem = InvisibleCharacterProblem(*value)) r.FailAt(r.PointerTo(key), *problem);
   }
 }
 
@@ -192,19 +214,50 @@ void ReadInspect(ObjectReader& parent, Profile& p) {
   parent.Fail(r.status());
 }
 
+// Runtimes whose start reserves a large address range (V8's heap cage: Deno and Node abort
+// under a 2 GiB RLIMIT_AS), where an address-space limit stops the runtime, not a runaway probe.
+constexpr ProbeRuntime kReservesAddressSpace[] = {ProbeRuntime::kJs};
+
 void ReadEnvelope(ObjectReader& parent, Profile& p) {
   if (!parent.Has("envelope")) return;
-  ObjectReader r(parent.doc(), parent.PointerTo("envelope"),
-                 {"memory_mib", "open_files", "file_size_mib", "cpu_seconds", "pids"});
+  const JsonPointer ptr = parent.PointerTo("envelope");
+  const nlohmann::json& value = parent.doc().root().at(ptr);
+  if (value.is_object() && value.contains("memory_mib")) {
+    return parent.FailAtKey(ptr, "memory_mib",
+                            "renamed address_space_mib: it sets RLIMIT_AS, the address space a process "
+                            "may map, not the memory it uses");
+  }
+  ObjectReader r(parent.doc(), ptr,
+                 {"address_space_mib", "open_files", "file_size_mib", "cpu_seconds", "pids"});
   // Ranges as documented in EnvelopeSpec; 2^40 MiB in bytes still fits an rlim_t.
   constexpr std::int64_t kMaxMib = 1LL << 40;
   EnvelopeSpec e;
-  e.memory_mib = r.Int("memory_mib", Presence::kOptional, 1, kMaxMib);
+  e.address_space_mib = r.Int("address_space_mib", Presence::kOptional, 1, kMaxMib);
+  const bool reserves = p.probe.file.empty() &&
+                        std::find(std::begin(kReservesAddressSpace), std::end(kReservesAddressSpace),
+                                  p.probe.runtime) != std::end(kReservesAddressSpace);
+  if (r.ok() && e.address_space_mib && reserves) {
+    r.FailAt(r.PointerTo("address_space_mib"),
+             fmt::format("the {} probe's runtime reserves a large address range at start (V8's heap "
+                         "cage: it aborts under 2 GiB); leave address_space_mib out (pids and the resource "
+                         "probes' own ceilings still bound a runaway probe)",
+                         ProbeRuntimeName(p.probe.runtime)));
+  }
   e.open_files = r.Int("open_files", Presence::kOptional, 16, 2147483584);  // nr_open's max
   e.file_size_mib = r.Int("file_size_mib", Presence::kOptional, 1, kMaxMib);
   e.cpu_seconds = r.Int("cpu_seconds", Presence::kOptional, 1, 365LL * 24 * 3600);  // a year
   e.pids = r.Int("pids", Presence::kOptional, 1, 1LL << 22);  // PID_MAX_LIMIT
   p.envelope = e;
+  parent.Fail(r.status());
+}
+
+void ReadWorkspaceOwner(ObjectReader& parent, Profile& p) {
+  if (!parent.Has("workspace_owner")) return;
+  ObjectReader r(parent.doc(), parent.PointerTo("workspace_owner"), {"uid", "gid"});
+  constexpr std::int64_t kMaxId = 4294967294LL;  // (uid_t)-1 means "unchanged" to chown
+  std::optional<std::int64_t> uid = r.Int("uid", Presence::kRequired, 0, kMaxId);
+  std::optional<std::int64_t> gid = r.Int("gid", Presence::kRequired, 0, kMaxId);
+  if (uid && gid) p.workspace_owner = WorkspaceOwner{static_cast<std::uint32_t>(*uid), static_cast<std::uint32_t>(*gid)};
   parent.Fail(r.status());
 }
 
@@ -252,6 +305,50 @@ void ReadCanariesIn(ObjectReader& parent, Profile& p) {
   }
 }
 
+// "probe": a runtime name or a file path (ProbeChoice); the file is resolved against the
+// profile's directory, as "policy" is.
+void ReadProbe(ObjectReader& r, Profile& p) {
+  std::optional<std::string> probe = r.String("probe", Presence::kOptional);
+  if (!probe) return;
+  if (std::optional<ProbeRuntime> runtime = ParseProbeRuntime(*probe)) {
+    p.probe.runtime = *runtime;
+    return;
+  }
+  if (probe->find('/') == std::string::npos) {
+    std::vector<std::string_view> names;
+    for (const ProbeRuntimeRow& row : ProbeRuntimes()) names.push_back(row.name);
+    return r.FailAt(r.PointerTo("probe"),
+                    fmt::format("unknown probe \"{}\": a runtime ({}) or a probe file's path (with a '/')",
+                                *probe, fmt::join(names, ", ")));
+  }
+  std::filesystem::path dir = std::filesystem::path(r.doc().file_name()).parent_path();
+  p.probe.file = (dir / *probe).lexically_normal().string();
+}
+
+bool Mentions(const std::vector<std::string>& argv, std::string_view placeholder) {
+  return std::any_of(argv.begin(), argv.end(),
+                     [placeholder](const std::string& arg) { return arg.find(placeholder) != std::string::npos; });
+}
+
+// The probe that runs must be the one the run injects: unless the image carries it, the
+// injection must take it from {probe_dir}, or whatever file is at probe_path inside the
+// sandbox (an image's own) would answer in its place.
+void CheckInjection(ObjectReader& r, const Profile& p) {
+  if (!r.ok() || p.injection == "image") return;
+  constexpr std::string_view kProbeDir = "{probe_dir}";
+  const bool host_path = p.injection == "host-path";
+  const bool injected = host_path ? p.probe_path.find(kProbeDir) != std::string::npos
+                                  : Mentions(p.run, kProbeDir) || Mentions(p.start, kProbeDir) ||
+                                        Mentions(p.exec, kProbeDir);
+  if (injected) return;
+  const char* where = host_path ? "probe_path" : (p.lifecycle == Lifecycle::kOneShot ? "run" : "start and exec");
+  r.FailAt(r.PointerTo("injection"),
+           fmt::format("\"{}\", but {} never uses {{probe_dir}}: the sandbox would run whatever file is at "
+                       "probe_path instead of the probe this run injects; {} {{probe_dir}} there, or say "
+                       "\"image\" if the image carries the probe",
+                       p.injection, where, host_path ? "start probe_path with" : "bind or copy"));
+}
+
 Lifecycle ParseLifecycle(std::string_view name) {
   return name == "session" ? Lifecycle::kSession : Lifecycle::kOneShot;
 }
@@ -269,9 +366,9 @@ std::string_view LifecycleName(Lifecycle lifecycle) {
 StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
   ObjectReader r(doc, JsonPointer(),
                  {"name", "description", "backend", "policy", "requires", "preflight", "install_hint",
-                  "lifecycle", "probe_path", "workspace_path", "injection", "run", "start", "exec",
+                  "lifecycle", "probe_path", "workspace_path", "workspace_owner", "injection", "run", "start", "exec",
                   "stop", "cleanup", "teardown", "sweep", "vars", "timeout_seconds", "inspect",
-                  "envelope", "version", "canaries_in", "environment", "probe_exit"});
+                  "envelope", "version", "canaries_in", "environment", "probe_exit", "probe"});
   Profile p;
   p.source_path = doc.file_name();
   p.raw = doc.root();
@@ -307,6 +404,7 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
       r.Enum("lifecycle", Presence::kRequired, {"oneshot", "session"}).value_or(""));
   p.injection = r.Enum("injection", Presence::kRequired, {"ro-bind", "image", "copy", "host-path"})
                     .value_or("");
+  ReadProbe(r, p);
   p.probe_path = r.String("probe_path", Presence::kRequired).value_or("");
   p.workspace_path = r.String("workspace_path", Presence::kOptional).value_or(p.workspace_path);
   p.timeout_seconds =
@@ -319,6 +417,7 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
     CheckPlaceholders(r, r.PointerTo(key), value, {.probe = false}, p.vars);
   }
   CheckWorkspacePath(r, p.workspace_path);
+  CheckProbePath(r, p);
   for (std::size_t i = 0; i < p.requirements.size(); ++i) {
     CheckArgv(r, r.PointerTo("requires") / i, p.requirements[i], {}, p.vars);
   }
@@ -332,6 +431,8 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
   if (r.ok()) ReadInspect(r, p);
   if (r.ok()) ReadEnvelope(r, p);
   if (r.ok()) ReadCanariesIn(r, p);
+  if (r.ok()) ReadWorkspaceOwner(r, p);
+  CheckInjection(r, p);
   if (!r.ok()) return r.status();
   return p;
 }

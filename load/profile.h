@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "contract/probe_runtime.h"
 #include "load/json_source.h"
 #include "model/policy_enums.h"
 #include "model/status.h"
@@ -45,7 +46,11 @@ struct InspectSpec {
 // firejail), applied to probe launches only (see LaunchEnvelope). All optional, > 0; keep
 // them above the resource probes' ceilings so only a runaway probe meets them.
 struct EnvelopeSpec {
-  std::optional<std::int64_t> memory_mib;     // RLIMIT_AS, 1..2^40
+  // RLIMIT_AS: the address space, not memory in use, 1..2^40. Leave it out for a runtime that
+  // reserves large virtual ranges up front: V8 (Deno, Node) aborts at start under 2 GiB
+  // ("Oilpan: CagedHeap reservation"), so the loader refuses it with a "js" probe; the resource
+  // probes' own ceilings and `pids` still bound a runaway probe.
+  std::optional<std::int64_t> address_space_mib;
   std::optional<std::int64_t> open_files;     // RLIMIT_NOFILE, 16..2147483584 (nr_open's max)
   std::optional<std::int64_t> file_size_mib;  // RLIMIT_FSIZE, 1..2^40
   std::optional<std::int64_t> cpu_seconds;    // RLIMIT_CPU, 1..31536000 (a year)
@@ -87,6 +92,30 @@ enum class PreflightWhen { kBefore, kOnFailure };
 //     valid last one is incomplete, whatever the process's exit status (families/batch_result.h).
 enum class ProbeExit { kProcess, kExitLine };
 
+// JSON "probe": which probe the sandbox runs. A runtime name ("native", the default; "wasi",
+// "js", "python") is this build's probe of that runtime, from its own directory (load/data_dir.h:
+// build/probe, build/probe-js, ...; installed lib/sandprobe, lib/sandprobe-js, ...): the run
+// checks the file's SHA-256 and the hello's build id against the build's. Anything with a '/'
+// is a probe file of the user's (relative to the profile's directory): its hash is pinned when
+// the run starts, and every launch's hello must name one runtime and build id; its families are
+// not known before a launch, so the suite must plan only families it implements.
+// {probe_dir} is the directory holding the probe, {probe} (probe_path) its path inside.
+struct ProbeChoice {
+  ProbeRuntime runtime = ProbeRuntime::kNative;  // when `file` is empty
+  std::string file;                              // a user's probe file, absolute or profile-relative resolved
+};
+
+// JSON "workspace_owner": {"uid": 1000, "gid": 1000}: the host uid and gid the sandbox's
+// processes write {workspace} as (docker --user 1000:1000 without user-namespace remapping:
+// 1000; bwrap started by setpriv --reuid 65534: 65534). The run gives the workspace to them and
+// to no one else (run/workspace_owner.h). Absent: the sandbox writes as the harness's own user
+// (host, firejail, codex, a bwrap root starts, root in a container), and the workspace is the
+// harness's alone.
+struct WorkspaceOwner {
+  std::uint32_t uid = 0;  // 0..2^32-2
+  std::uint32_t gid = 0;
+};
+
 struct Profile {
   std::string name;           // [a-z0-9][a-z0-9._-]*, required
   std::string description;    // required, non-empty
@@ -111,14 +140,20 @@ struct Profile {
   Lifecycle lifecycle = Lifecycle::kOneShot;  // JSON "lifecycle": "oneshot" | "session"
   ProbeEnvironment environment = ProbeEnvironment::kInherit;  // JSON "environment"; see above
   ProbeExit probe_exit = ProbeExit::kProcess;                 // JSON "probe_exit"; see above
+  ProbeChoice probe;  // JSON "probe"; see ProbeChoice
   // JSON "probe_path": in-sandbox path of the probe binary; may use {probe_dir}; required.
   std::string probe_path;
   // JSON "workspace_path": where the run's {workspace} appears inside; default "/workspace".
   // Absolute, or "{workspace}" (the host workspace, for sandboxes that see the host's paths)
   // followed by nothing or "/..."; no other placeholder.
   std::string workspace_path = "/workspace";
+  // JSON "workspace_owner": who writes the workspace, when not the harness's user; see above.
+  std::optional<WorkspaceOwner> workspace_owner;
   // JSON "injection": how the probe gets in: "ro-bind" | "image" | "copy" | "host-path";
-  // required, so the profile says it does not weaken the sandbox to get the probe in.
+  // required, so the profile says it does not weaken the sandbox to get the probe in. Every
+  // kind but "image" must take the probe from {probe_dir} (CheckInjection): ro-bind and copy in
+  // run/start/exec, host-path in probe_path; otherwise whatever file is at probe_path inside
+  // (an image's own) would run in its place. An image's probe is checked by its hello only.
   std::string injection;
   // Oneshot only (required there): contains {probe} and the element {probe_args...}.
   std::vector<std::string> run;

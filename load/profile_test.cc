@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace sandprobe {
@@ -51,7 +52,7 @@ TEST(ProfileTest, LoadsSessionProfileWithDefaults) {
   EXPECT_EQ(p->lifecycle, Lifecycle::kSession);
   EXPECT_EQ(LifecycleName(p->lifecycle), "session");
   EXPECT_EQ(p->workspace_path, "/home/agent/work");
-  EXPECT_EQ(p->injection, "copy");
+  EXPECT_EQ(p->injection, "image");
   EXPECT_EQ(p->start.front(), "docker");
   EXPECT_EQ(p->exec, (Strings{"docker", "exec", "-i", "{instance}", "{probe}", "{probe_args...}"}));
   EXPECT_EQ(p->stop, (Strings{"docker", "rm", "-f", "{instance}"}));
@@ -67,7 +68,7 @@ TEST(ProfileTest, LoadsSessionProfileWithDefaults) {
 // A valid one-shot profile with `extra` spliced in as its last members (on line 3).
 std::string ProfileError(const std::string& extra, const std::string& run =
                                                        R"(["{probe}", "{probe_args...}"])") {
-  std::string text = R"({"name": "p", "description": "d", "backend": "host", "injection": "copy",
+  std::string text = R"({"name": "p", "description": "d", "backend": "host", "injection": "image",
 "lifecycle": "oneshot", "probe_path": "{probe_dir}/probe", "run": )" + run + "\n" + extra + "}";
   StatusOr<JsonDocument> doc = JsonDocument::Parse(text, "p.json");
   if (!doc.ok()) return "parse: " + doc.status().message();
@@ -89,19 +90,28 @@ TEST(ProfileTest, SweepMayBeAListAndTeardownIsChecked) {
 
 TEST(ProfileTest, MinimalProfileIsValid) { EXPECT_EQ(ProfileError(""), "ok"); }
 
+TEST(ProfileTest, WorkspaceOwnerIsAUidAndAGid) {
+  EXPECT_EQ(ProfileError(R"(, "workspace_owner": {"uid": 1000, "gid": 1000})"), "ok");
+  EXPECT_EQ(ProfileError(R"(, "workspace_owner": {"uid": 1000})"), "p.json:3:22: /workspace_owner/gid: missing required field");
+  EXPECT_EQ(ProfileError(R"(, "workspace_owner": {"uid": -1, "gid": 0})"),
+            "p.json:3:30: /workspace_owner/uid: must be between 0 and 4294967294, got -1");
+  EXPECT_EQ(ProfileError(R"(, "workspace_owner": {"uid": 1, "gid": 1, "user": "x"})"),
+            "p.json:3:43: /workspace_owner/user: unknown key (known: uid, gid)");
+}
+
 TEST(ProfileTest, EnvironmentIsInheritOrEmpty) {
   EXPECT_EQ(ProfileError(R"(, "environment": "empty")"), "ok");
   EXPECT_EQ(ProfileError(R"(, "environment": "inherit")"), "ok");
   EXPECT_EQ(ProfileError(R"(, "environment": "clear")"),
             R"(p.json:3:18: /environment: expected one of "inherit", "empty", got "clear")");
   StatusOr<JsonDocument> doc = JsonDocument::Parse(
-      R"({"name": "p", "description": "d", "backend": "bwrap", "injection": "copy", "lifecycle": "oneshot",
+      R"({"name": "p", "description": "d", "backend": "bwrap", "injection": "image", "lifecycle": "oneshot",
 "probe_path": "/p", "run": ["{probe}", "{probe_args...}"], "environment": "empty"})", "p.json");
   ASSERT_TRUE(doc.ok());
   StatusOr<Profile> empty = ParseProfile(*doc);
   ASSERT_TRUE(empty.ok()) << empty.status().message();
   EXPECT_EQ(empty->environment, ProbeEnvironment::kEmpty);
-  doc = JsonDocument::Parse(R"({"name": "p", "description": "d", "backend": "bwrap", "injection": "copy",
+  doc = JsonDocument::Parse(R"({"name": "p", "description": "d", "backend": "bwrap", "injection": "image",
 "lifecycle": "oneshot", "probe_path": "/p", "run": ["{probe}", "{probe_args...}"]})", "p.json");
   ASSERT_TRUE(doc.ok());
   EXPECT_EQ(ParseProfile(*doc)->environment, ProbeEnvironment::kInherit);
@@ -112,7 +122,7 @@ TEST(ProfileTest, ProbeExitIsProcessOrExitLine) {
   EXPECT_EQ(ProfileError(R"(, "probe_exit": "process")"), "ok");
   EXPECT_EQ(ProfileError(R"(, "probe_exit": "line")"),
             R"(p.json:3:17: /probe_exit: expected one of "process", "exit_line", got "line")");
-  const char* kBase = R"({"name": "p", "description": "d", "backend": "other", "injection": "copy",
+  const char* kBase = R"({"name": "p", "description": "d", "backend": "other", "injection": "image",
 "lifecycle": "oneshot", "probe_path": "/p", "run": ["{probe}", "{probe_args...}"])";
   StatusOr<JsonDocument> doc = JsonDocument::Parse(std::string(kBase) + R"(, "probe_exit": "exit_line"})", "p.json");
   ASSERT_TRUE(doc.ok());
@@ -157,7 +167,7 @@ TEST(ProfileTest, RunMustStartTheProbe) {
 
 TEST(ProfileTest, ProbePathMayNotUseProbe) {
   StatusOr<JsonDocument> doc = JsonDocument::Parse(
-      R"({"name": "p", "description": "d", "backend": "host", "injection": "copy",
+      R"({"name": "p", "description": "d", "backend": "host", "injection": "image",
 "lifecycle": "oneshot", "probe_path": "{probe}", "run": ["{probe}", "{probe_args...}"]})",
       "p.json");
   ASSERT_TRUE(doc.ok());
@@ -169,7 +179,7 @@ TEST(ProfileTest, LifecycleShape) {
   EXPECT_EQ(ProfileError(R"(, "stop": ["x"])"),
             "p.json:3:3: /stop: not allowed with lifecycle \"oneshot\" (use run)");
   StatusOr<JsonDocument> doc = JsonDocument::Parse(
-      R"({"name": "p", "description": "d", "backend": "host", "injection": "copy",
+      R"({"name": "p", "description": "d", "backend": "host", "injection": "image",
 "lifecycle": "session", "probe_path": "/p", "start": ["s"], "stop": ["t"]})",
       "s.json");
   ASSERT_TRUE(doc.ok());
@@ -183,9 +193,10 @@ TEST(ProfileTest, FieldErrors) {
             "p.json:3:22: /timeout_seconds: expected integer, got string");
   EXPECT_EQ(ProfileError(R"(, "lifecyle": "oneshot")"),
             "p.json:3:3: /lifecyle: unknown key (known: name, description, backend, policy, "
-            "requires, preflight, install_hint, lifecycle, probe_path, workspace_path, injection, run, start, "
+            "requires, preflight, install_hint, lifecycle, probe_path, workspace_path, workspace_owner, injection, "
+            "run, start, "
             "exec, stop, cleanup, teardown, sweep, vars, timeout_seconds, inspect, envelope, version, "
-            "canaries_in, environment, probe_exit)");
+            "canaries_in, environment, probe_exit, probe)");
   EXPECT_EQ(ProfileError(R"(, "vars": {"9lives": "/x"})"),
             "p.json:3:12: /vars/9lives: variable name must match [A-Za-z_][A-Za-z0-9_]*");
   EXPECT_EQ(ProfileError(R"(, "vars": {"_Image2": "x"})"), "ok");
@@ -198,7 +209,7 @@ TEST(ProfileTest, FieldErrors) {
 
 // `version`: an argv run as it is (docker's own "{{...}}" template is no placeholder).
 TEST(ProfileTest, VersionIsALiteralOptionalArgv) {
-  const std::string text = R"({"name": "p", "description": "d", "backend": "docker", "injection": "copy",
+  const std::string text = R"({"name": "p", "description": "d", "backend": "docker", "injection": "image",
 "lifecycle": "oneshot", "probe_path": "/probe", "run": ["{probe}", "{probe_args...}"],
 "version": ["docker", "version", "--format", "{{.Server.Version}}"]})";
   StatusOr<JsonDocument> doc = JsonDocument::Parse(text, "p.json");
@@ -213,7 +224,7 @@ TEST(ProfileTest, VersionIsALiteralOptionalArgv) {
 
 TEST(ProfileTest, CanariesInTakesDirsOrHostInsidePairsWithProfileVarsOnly) {
   StatusOr<JsonDocument> doc = JsonDocument::Parse(
-      R"({"name": "p", "description": "d", "backend": "host", "injection": "copy",
+      R"({"name": "p", "description": "d", "backend": "host", "injection": "image",
 "lifecycle": "oneshot", "probe_path": "/p", "run": ["{probe}", "{probe_args...}"],
 "vars": {"home": "/root"},
 "canaries_in": ["/srv/data", {"host": "{home}", "inside": "/host-root"}, {"host": "/opt"}]})",
@@ -317,6 +328,29 @@ TEST(ProfileInputsTest, WorkspacePathMustBeAbsolute) {
   EXPECT_EQ(ProfileError(R"(, "workspace_path": "{workspace}/sub")"), "ok");
 }
 
+// A relative probe path resolves against whatever directory the sandbox starts in, and one
+// with an invisible character names another file that looks the same: both are refused.
+TEST(ProfileInputsTest, ProbePathIsAbsoluteAndVisible) {
+  auto with_probe_path = [](const std::string& probe_path) {
+    std::string text = R"({"name": "p", "description": "d", "backend": "host", "injection": "copy",
+"lifecycle": "oneshot", "run": ["env", "P={probe_dir}", "{probe}", "{probe_args...}"], "probe_path": )" + probe_path + "}";
+    StatusOr<JsonDocument> doc = JsonDocument::Parse(text, "p.json");
+    if (!doc.ok()) return "parse: " + doc.status().message();
+    StatusOr<Profile> p = ParseProfile(*doc);
+    return p.ok() ? std::string("ok") : p.status().message();
+  };
+  EXPECT_EQ(with_probe_path(R"("opt/sandprobe/sandprobe-probe")"),
+            "p.json:2:102: /probe_path: must be absolute or start with {probe_dir}/, got \"opt/sandprobe/sandprobe-probe\"");
+  EXPECT_EQ(with_probe_path(R"("/opt/sandprobe/sandprobe\u200b-probe")"),
+            "p.json:2:102: /probe_path: contains U+200B (an invisible format character) at character 25: it looks "
+            "like another path");
+  EXPECT_EQ(with_probe_path(R"("/opt/sandprobe/sandprobe-probe")"), "ok");
+  EXPECT_EQ(with_probe_path(R"("{probe_dir}/sandprobe-probe")"), "ok");
+  EXPECT_EQ(ProfileError(R"(, "workspace_path": "/work\u2060space")"),
+            "p.json:3:21: /workspace_path: contains U+2060 (an invisible format character) at character 6: it looks "
+            "like another path");
+}
+
 TEST(ProfileInputsTest, EnvelopeNumbersAreBounded) {
   EXPECT_EQ(ProfileError(R"(, "envelope": {"pids": 4194305})"),
             "p.json:3:24: /envelope/pids: must be between 1 and 4194304, got 4194305");
@@ -325,13 +359,13 @@ TEST(ProfileInputsTest, EnvelopeNumbersAreBounded) {
             "2147483585");
   EXPECT_EQ(ProfileError(R"(, "envelope": {"cpu_seconds": 31536001})"),
             "p.json:3:31: /envelope/cpu_seconds: must be between 1 and 31536000, got 31536001");
-  EXPECT_EQ(ProfileError(R"(, "envelope": {"memory_mib": 1099511627777})"),
-            "p.json:3:30: /envelope/memory_mib: must be between 1 and 1099511627776, got "
+  EXPECT_EQ(ProfileError(R"(, "envelope": {"address_space_mib": 1099511627777})"),
+            "p.json:3:37: /envelope/address_space_mib: must be between 1 and 1099511627776, got "
             "1099511627777");
   EXPECT_EQ(ProfileError(R"(, "envelope": {"file_size_mib": 1e3})"),
             "p.json:3:33: /envelope/file_size_mib: expected integer, got number");
   EXPECT_EQ(ProfileError(R"(, "envelope": {"pids": 4194304, "open_files": 2147483584,
-"cpu_seconds": 31536000, "memory_mib": 1099511627776, "file_size_mib": 1099511627776})"),
+"cpu_seconds": 31536000, "address_space_mib": 1099511627776, "file_size_mib": 1099511627776})"),
             "ok");
   EXPECT_EQ(ProfileError(R"(, "timeout_seconds": 3601)"),
             "p.json:3:22: /timeout_seconds: must be between 1 and 3600, got 3601");
@@ -347,6 +381,103 @@ TEST(ProfileInputsTest, FifoProfileIsRefused) {
   StatusOr<Profile> p = LoadProfile(path);
   ::unlink(path.c_str());
   EXPECT_EQ(p.status().message(), path + ": is a FIFO, not a regular file");
+}
+
+}  // namespace
+}  // namespace sandprobe
+
+namespace sandprobe {
+namespace {
+
+// A profile of one injection kind, probe_path and run as given.
+std::string InjectionError(const std::string& injection, const std::string& probe_path,
+                           const std::string& run, const std::string& extra = "") {
+  std::string text = R"({"name": "p", "description": "d", "backend": "other", "injection": ")" + injection +
+                     R"(",
+"lifecycle": "oneshot", "probe_path": ")" + probe_path + R"(", "run": )" + run + extra + "}";
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(text, "p.json");
+  if (!doc.ok()) return "parse: " + doc.status().message();
+  StatusOr<Profile> p = ParseProfile(*doc);
+  return p.ok() ? "ok" : p.status().message();
+}
+
+// issue 25: an ro-bind profile that never mounts {probe_dir} runs the image's own file at the
+// probe path, and that file's passes would be a sandbox's word, not the probe's.
+TEST(ProfileInjection, EveryKindButImageMustTakeTheProbeFromProbeDir) {
+  EXPECT_EQ(InjectionError("ro-bind", "/opt/sandprobe/sandprobe-probe",
+                           R"(["docker", "run", "img", "{probe}", "{probe_args...}"])"),
+            "p.json:1:68: /injection: \"ro-bind\", but run never uses {probe_dir}: the sandbox would run "
+            "whatever file is at probe_path instead of the probe this run injects; bind or copy {probe_dir} "
+            "there, or say \"image\" if the image carries the probe");
+  EXPECT_EQ(InjectionError("ro-bind", "/opt/sandprobe/sandprobe-probe",
+                           R"(["docker", "run", "-v", "{probe_dir}:/opt/sandprobe:ro", "img", "{probe}", "{probe_args...}"])"),
+            "ok");
+  EXPECT_EQ(InjectionError("copy", "/tmp/p", R"(["sh", "-c", "x", "{probe}", "{probe_args...}"])"),
+            "p.json:1:68: /injection: \"copy\", but run never uses {probe_dir}: the sandbox would run "
+            "whatever file is at probe_path instead of the probe this run injects; bind or copy {probe_dir} "
+            "there, or say \"image\" if the image carries the probe");
+  EXPECT_EQ(InjectionError("copy", "/tmp/p", R"(["sh", "-c", "cp $0/sandprobe-probe /tmp/p", "{probe_dir}", "{probe}", "{probe_args...}"])"),
+            "ok");
+  EXPECT_EQ(InjectionError("host-path", "/usr/local/bin/sandprobe-probe", R"(["{probe}", "{probe_args...}"])"),
+            "p.json:1:68: /injection: \"host-path\", but probe_path never uses {probe_dir}: the sandbox would "
+            "run whatever file is at probe_path instead of the probe this run injects; start probe_path with "
+            "{probe_dir} there, or say \"image\" if the image carries the probe");
+  EXPECT_EQ(InjectionError("host-path", "{probe_dir}/sandprobe-probe", R"(["{probe}", "{probe_args...}"])"), "ok");
+  EXPECT_EQ(InjectionError("image", "/opt/sandprobe/sandprobe-probe", R"(["img-run", "{probe}", "{probe_args...}"])"),
+            "ok");
+}
+
+TEST(ProfileInjection, ASessionMayBindInStart) {
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(
+      R"({"name": "p", "description": "d", "backend": "docker", "injection": "ro-bind", "lifecycle": "session",
+"probe_path": "/opt/p", "start": ["docker", "run", "-d", "-v", "{probe_dir}:/opt:ro", "img"],
+"exec": ["docker", "exec", "{instance}", "{probe}", "{probe_args...}"], "stop": ["docker", "rm", "-f", "{instance}"]})",
+      "p.json");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_TRUE(ParseProfile(*doc).ok());
+}
+
+TEST(ProfileProbe, ARuntimeNameOrAFileRelativeToTheProfile) {
+  auto load = [](const std::string& probe, const std::string& file = "dir/p.json") {
+    return JsonDocument::Parse(R"({"name": "p", "description": "d", "backend": "other", "injection": "host-path",
+"lifecycle": "oneshot", "probe_path": "{probe_dir}/x", "run": ["{probe}", "{probe_args...}"], "probe": )" + probe + "}",
+                               file);
+  };
+  StatusOr<Profile> p = ParseProfile(*load(R"("js")"));
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->probe.runtime, ProbeRuntime::kJs);
+  EXPECT_EQ(p->probe.file, "");
+  p = ParseProfile(*load(R"("../probes/my-probe.py")"));
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->probe.file, "probes/my-probe.py");
+  p = ParseProfile(*load(R"("/opt/probe")"));
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->probe.file, "/opt/probe");
+  EXPECT_EQ(ParseProfile(*load(R"("deno")")).status().message(),
+            "dir/p.json:2:104: /probe: unknown probe \"deno\": a runtime (native, wasi, js, python) or a probe "
+            "file's path (with a '/')");
+  StatusOr<JsonDocument> none = JsonDocument::Parse(
+      R"({"name": "p", "description": "d", "backend": "other", "injection": "image", "lifecycle": "oneshot",
+"probe_path": "/p", "run": ["{probe}", "{probe_args...}"]})", "p.json");
+  EXPECT_EQ(ParseProfile(*none)->probe.runtime, ProbeRuntime::kNative) << "native by default";
+}
+
+// issue 27: V8 reserves its heap cage at start; an address-space limit aborts Deno and Node.
+TEST(ProfileEnvelope, AddressSpaceIsNamedSoAndRefusedForTheJsProbe) {
+  const std::string js = R"(, "probe": "js")";
+  EXPECT_EQ(InjectionError("image", "/p", R"(["{probe}", "{probe_args...}"])",
+                           R"(, "envelope": {"address_space_mib": 2048, "pids": 64})"),
+            "ok");
+  EXPECT_EQ(InjectionError("image", "/p", R"(["{probe}", "{probe_args...}"])",
+                           R"(, "envelope": {"memory_mib": 2048})"),
+            "p.json:2:97: /envelope/memory_mib: renamed address_space_mib: it sets RLIMIT_AS, the address "
+            "space a process may map, not the memory it uses");
+  EXPECT_THAT(InjectionError("image", "/p", R"(["{probe}", "{probe_args...}"])",
+                             js + R"(, "envelope": {"address_space_mib": 2048})"),
+              ::testing::HasSubstr("/envelope/address_space_mib: the js probe's runtime reserves a large address "
+                                   "range at start"));
+  EXPECT_EQ(InjectionError("image", "/p", R"(["{probe}", "{probe_args...}"])", js + R"(, "envelope": {"pids": 64})"),
+            "ok");
 }
 
 }  // namespace

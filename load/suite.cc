@@ -176,7 +176,12 @@ StatusOr<Suite> LoadSuite(const std::string& path, const FamilyCatalog& known_fa
   return ParseSuite(*doc, known_families);
 }
 
-StatusOr<std::string> ValidateFile(const std::string& path, const FamilyCatalog& known_families) {
+StatusOr<std::string> ValidateFile(const std::string& path, const FamilyCatalog& known_families,
+                                   std::vector<std::string>* contradictions) {
+  auto note = [contradictions](const Policy& policy) {
+    if (contradictions == nullptr) return;
+    for (const PolicyContradiction& c : policy.contradictions) contradictions->push_back(DescribeContradiction(c));
+  };
   StatusOr<JsonDocument> doc = JsonDocument::Load(path);
   if (!doc.ok()) return doc.status();
   const nlohmann::json& root = doc->root();
@@ -189,6 +194,7 @@ StatusOr<std::string> ValidateFile(const std::string& path, const FamilyCatalog&
       return policy.status().WithContext(
           fmt::format("{}: /policy", doc->Where(JsonPointer("/policy"))));
     }
+    note(*policy);
     return fmt::format("profile {} (policy {})", profile->name, policy->name);
   }
   if (root.is_object() && root.contains("families")) {
@@ -198,6 +204,7 @@ StatusOr<std::string> ValidateFile(const std::string& path, const FamilyCatalog&
   }
   StatusOr<Policy> policy = ParsePolicy(*doc);
   if (!policy.ok()) return policy.status();
+  note(*policy);
   return "policy " + policy->name;
 }
 

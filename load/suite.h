@@ -67,6 +67,9 @@ StatusOr<Suite> MergeSuites(std::vector<Suite> suites, const FamilyCatalog& know
 // profile, "families" -> suite, otherwise policy). A profile's policy file is validated too.
 // Returns what was found: "profile docker-hardened (policy tier-low)", "policy tier-low",
 // "suite default".
-StatusOr<std::string> ValidateFile(const std::string& path, const FamilyCatalog& known_families);
+// `contradictions`, when given, receives the policy's contradictions (DescribeContradiction):
+// the file is valid, and says two opposite things the run resolves by one of them.
+StatusOr<std::string> ValidateFile(const std::string& path, const FamilyCatalog& known_families,
+                                   std::vector<std::string>* contradictions = nullptr);
 
 }  // namespace sandprobe

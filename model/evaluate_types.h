@@ -3,6 +3,7 @@
 // (family.h), with no functions, so a family can name them without reaching Evaluate.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -47,6 +48,10 @@ struct BatchResult {
     std::string error;             // a harness-level failure ("interrupted", ...), else empty
   };
   End end;
+  // The launch's length by the harness's own clock (LaunchRecord::wall_ms: the sandbox's spawn
+  // to its exit); 0 when unknown. The probe runs inside that span, so no time it reports can
+  // be longer.
+  std::int64_t wall_ms = 0;
   // Set when the backend's preflight failed right after this (incomplete) launch: the backend
   // went missing. What the launch proved stays (a fail is a fail); a check with no evidence at
   // all is skip with this reason, or error when the backend is required (--require-backend).

@@ -66,6 +66,9 @@ struct RunReport {
   // cleanup and sweep failed or were cut): `sandprobe sweep` removes it. "" when none.
   std::string left_for_sweep;
   std::optional<WaiverSummary> waivers;  // set only with --waivers
+  // Set only when --allow-missing-backend turned a failed preflight into skips: the
+  // preflight's failure. The gate names it; without the flag such a run has errors instead.
+  std::string backend_skipped;
   // The plan record (recorded/rejudge_record.h): what a later re-judge needs. Null when the run
   // planned nothing (a harness failure).
   nlohmann::json plan = nullptr;

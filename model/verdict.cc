@@ -22,4 +22,21 @@ std::string_view DirectionName(Direction direction) {
   return "?";
 }
 
+std::string_view EvidenceTierName(EvidenceTier tier) {
+  switch (tier) {
+    case EvidenceTier::kWitnessed: return "witnessed";
+    case EvidenceTier::kMeasured: return "measured";
+    case EvidenceTier::kReported: return "reported";
+    case EvidenceTier::kNone: return "none";
+  }
+  return "?";
+}
+
+std::optional<EvidenceTier> ParseEvidenceTier(std::string_view name) {
+  for (EvidenceTier tier : kEvidenceTiers) {
+    if (EvidenceTierName(tier) == name) return tier;
+  }
+  return std::nullopt;
+}
+
 }  // namespace sandprobe

@@ -22,6 +22,23 @@ std::string_view OutcomeName(Outcome outcome);  // "pass", "fail", ...
 enum class Direction { kNone, kTooPermissive, kTooRestrictive };
 std::string_view DirectionName(Direction direction);  // "", "too-permissive", "too-restrictive"
 
+// What a verdict rests on, strongest first. A pass is only as good as its evidence: the console
+// and every report say how many passes rest on each tier, so a green run whose passes are all
+// `reported` is seen for what it is.
+enum class EvidenceTier {
+  kWitnessed,  // seen by the host itself: a canary watch, a listener's receipt, a host-side
+               // file or process the harness looked at
+  kMeasured,   // measured by the harness: its own clock (LaunchRecord::wall_ms), host cgroup
+               // files, the daemon's inspect
+  kReported,   // the probe's word alone (its facts, checked for consistency, not witnessed)
+  kNone,       // nothing was observed: a skip, a launch that never ran, a harness error
+};
+std::string_view EvidenceTierName(EvidenceTier tier);  // "witnessed", "measured", "reported", "none"
+std::optional<EvidenceTier> ParseEvidenceTier(std::string_view name);
+// Every tier, strongest first (the order reports list them in).
+inline constexpr EvidenceTier kEvidenceTiers[] = {EvidenceTier::kWitnessed, EvidenceTier::kMeasured,
+                                                  EvidenceTier::kReported, EvidenceTier::kNone};
+
 // Where the facts behind a verdict are in the report.
 struct Evidence {
   std::string launch_id;            // LaunchRecord::id, empty when no launch was involved
@@ -37,6 +54,11 @@ struct Evidence {
   // a declared 50). `sandprobe infer` writes it into the policy it infers; a number the judge
   // measured, so no reader has to take it back out of `observed`'s words.
   std::optional<double> enforced_instead;
+  // What decided the verdict. Judges start from their family's default (FamilyRow::evidence,
+  // through StartVerdict) and raise or lower it where a witness or a harness measurement
+  // decided; Evaluate sets it for verdicts no judge made (kNone) and for judges that left it
+  // unset (std::nullopt until then: a verdict out of Evaluate always has one).
+  std::optional<EvidenceTier> tier;
 };
 
 // A waiver (--waivers FILE) that matched this check's fail. An active one keeps the fail out of
@@ -62,6 +84,8 @@ struct Verdict {
   std::optional<AppliedWaiver> waiver;  // only on a fail a waiver matched
   // The fail is waived (a waiver matched and has not expired): it does not fail the gate.
   bool waived() const { return waiver.has_value() && !waiver->expired; }
+  // The evidence tier (kNone when unset: only a verdict that never went through Evaluate).
+  EvidenceTier tier() const { return evidence.tier.value_or(EvidenceTier::kNone); }
 };
 
 }  // namespace sandprobe

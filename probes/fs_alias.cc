@@ -82,12 +82,14 @@ std::vector<MountEntry> OtherMounts(std::size_t* total) {
 }
 
 // The names `path` may have under mount `m`: M + P, and M + (P - R) when P lies under the
-// mount's root R.
+// mount's root R, or M itself when P is R (the host's /root bound at /data is /data).
 std::vector<std::string> NamesUnder(const MountEntry& m, const std::string& path) {
   std::vector<std::string> names = {m.mount_point + path};
   const std::string& root = m.root;
-  if (root != "/" && path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
-      path[root.size()] == '/') {
+  if (root != "/" && path == root) {
+    names.push_back(m.mount_point);
+  } else if (root != "/" && path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+             path[root.size()] == '/') {
     names.push_back(m.mount_point + path.substr(root.size()));
   }
   return names;

@@ -63,12 +63,13 @@ json Ask(const ProbeContext& ctx, const NetEndpoint& ep) {
     ::close(fd);
     return fail("connect", err);
   }
-  if (::send(fd, query.data(), query.size(), 0) != static_cast<ssize_t>(query.size())) {
-    int err = errno;
+  const ssize_t sent = ::send(fd, query.data(), query.size(), 0);
+  if (sent != static_cast<ssize_t>(query.size())) {
+    int err = sent < 0 ? errno : EMSGSIZE;
     ::close(fd);
     return fail("send", err);
   }
-  fact["sent"] = true;
+  fact["sent"] = sent;  // bytes, as net.tcp and net.udp report it
   pollfd p{fd, POLLIN, 0};
   int ready = -1;
   for (int tries = 0; tries < 8 && ready < 0; ++tries) {

@@ -81,8 +81,10 @@ void RunNetTcp(const ProbeContext& ctx, const FamilyArgs& args);
 void RunNetUdp(const ProbeContext& ctx, const FamilyArgs& args);
 // net.dns NAME=ADDR:PORT...: an A query for <nonce>.sandprobe.test to each given responder.
 void RunNetDns(const ProbeContext& ctx, const FamilyArgs& args);
-// net.unix [PATH...]: the default runtime sockets plus PATHs: stat, connect, at most one
-// read-only `GET /_ping HTTP/1.0`, and the reply's status line.
+// net.unix [--walk-devs MAJOR:MINOR,...] [PATH...]: the default runtime sockets plus PATHs,
+// then every other socket the sandbox can see (unix_sockets.h): stat, connect, at most one
+// read-only `GET /_ping HTTP/1.0` (and an HTTP/2 preface when no HTTP/1 answer came); one fact
+// per socket, then a summary.
 void RunNetUnix(const ProbeContext& ctx, const FamilyArgs& args);
 // net.ifaces: interfaces from a netlink RTM_GETLINK dump (with MACs), /proc/net/dev (names)
 // and /sys/class/net (names, MACs), each reported as its own source with its errno.

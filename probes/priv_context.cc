@@ -2,10 +2,14 @@
 // (access(W_OK) answers for that namespace, not for the host's root) and which kernel answers
 // its syscalls (a user-space kernel such as gVisor's sentry is not Linux). Facts only: the host
 // decides what they mean (families/family_priv_context.cc).
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -52,6 +56,25 @@ nlohmann::json KernelContext() {
     SetBytesField(kernel, "proc_version", text->substr(0, text->find('\n')));
   } else {
     kernel["proc_version_errno"] = ErrnoName(errno);
+  }
+  // Identity signals, each of which the host compares with its own (families/kernel_identity.h):
+  // no single one decides, since a runtime may mount its own boot_id or give the sandbox a time
+  // namespace, and a VM may run the host's kernel build.
+  if (std::optional<std::string> id = ReadSmallFile("/proc/sys/kernel/random/boot_id", 64)) {
+    SetBytesField(kernel, "boot_id", id->substr(0, id->find('\n')));
+  } else {
+    kernel["boot_id_errno"] = ErrnoName(errno);
+  }
+  timespec real {}, boot {};
+  if (::clock_gettime(CLOCK_REALTIME, &real) == 0 && ::clock_gettime(CLOCK_BOOTTIME, &boot) == 0) {
+    kernel["boot_time_ms"] = (static_cast<long long>(real.tv_sec) - boot.tv_sec) * 1000 +
+                             (static_cast<long long>(real.tv_nsec) - boot.tv_nsec) / 1000000;
+  }
+  struct stat ns {};
+  if (::stat("/proc/self/ns/user", &ns) == 0) {
+    kernel["nsfs_dev"] = std::to_string(major(ns.st_dev)) + ":" + std::to_string(minor(ns.st_dev));
+  } else {
+    kernel["nsfs_errno"] = ErrnoName(errno);
   }
   return kernel;
 }

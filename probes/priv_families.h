@@ -28,7 +28,11 @@ std::optional<std::string> StatusField(std::string_view status, std::string_view
 // "000001ffffffffff" -> mask; nullopt unless 1-16 hex digits.
 std::optional<std::uint64_t> ParseCapMask(std::string_view hex);
 
-// One line of /proc/self/mountinfo, the fields the families use (octal escapes decoded).
+// One line of /proc/self/mountinfo, the fields the families use (octal escapes decoded). In a
+// namespace of its own: contract/mountinfo.h has a sandprobe::MountEntry too, and two types of
+// one name in one binary share their template code (std::vector<MountEntry>'s destructor) at
+// link time, whichever layout the linker happens to keep.
+namespace priv_mountinfo {
 struct MountEntry {
   std::string mount_point;
   std::string mount_options;  // per-mount: "ro,nosuid,..."
@@ -36,6 +40,8 @@ struct MountEntry {
   std::string super_options;  // per-superblock
   bool read_only() const;     // "ro" among mount_options
 };
+}  // namespace priv_mountinfo
+using priv_mountinfo::MountEntry;
 std::vector<MountEntry> ParseMountInfo(std::string_view text);
 // The entry whose mount point covers `path` most closely (the last such line wins, as the
 // kernel stacks later mounts on top), or nullopt.
@@ -47,9 +53,10 @@ std::optional<std::string> ReadSmallFile(const std::string& path, std::size_t ca
 
 // The context a privilege fact depends on (priv_context.cc), attached to those facts:
 // UsernsContext: {"euid", "egid", "link": "user:[...]", "uid_map", "cap_sys_admin"}: writability
-//   seen by access(W_OK) is the probe's own user namespace's answer, not the host root's.
-// KernelContext: {"sysname", "release", "version", "machine", "proc_version"}: a user-space
-//   kernel (gVisor) answers syscalls itself and says so only through these strings.
+//   seen by an open for write is the probe's own user namespace's answer, not the host root's.
+// KernelContext: {"sysname", "release", "version", "machine", "proc_version", "boot_id",
+//   "boot_time_ms", "nsfs_dev"}: which kernel answered. A user-space kernel (gVisor) or a VM's
+//   guest answers syscalls itself; the host tells it from its own by several of these signals.
 nlohmann::json UsernsContext();
 nlohmann::json KernelContext();
 
@@ -92,6 +99,7 @@ std::string CheckNoArgs(const FamilyArgs& args);
 std::string CheckSyscallArgs(const FamilyArgs& args);
 std::string CheckHostPidArgs(const FamilyArgs& args);
 std::string CheckPrivPathArgs(const FamilyArgs& args);
+std::string CheckRuntimeSocketsArgs(const FamilyArgs& args);
 
 void RunPrivIdentity(const ProbeContext& ctx, const FamilyArgs& args);
 void RunPrivCaps(const ProbeContext& ctx, const FamilyArgs& args);

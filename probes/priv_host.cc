@@ -10,14 +10,18 @@
 
 #include <cerrno>
 #include <climits>
+#include <algorithm>
 #include <cstring>
 #include <set>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "contract/errno_name.h"
-#include "probes/priv_families.h"
 #include "contract/sha256.h"
+#include "probes/priv_families.h"
+#include "probes/read_path.h"
+#include "probes/unix_sockets.h"
 
 namespace sandprobe {
 namespace {
@@ -35,47 +39,6 @@ bool IsNumber(const char* name) {
   return true;
 }
 
-std::string KindOf(mode_t mode) {
-  if (S_ISDIR(mode)) return "dir";
-  if (S_ISREG(mode)) return "file";
-  if (S_ISSOCK(mode)) return "socket";
-  if (S_ISFIFO(mode)) return "pipe";
-  if (S_ISCHR(mode)) return "char";
-  if (S_ISBLK(mode)) return "block";
-  if (S_ISLNK(mode)) return "symlink";
-  return "other";
-}
-
-// stat + a connect that is closed at once: no byte is ever sent to the runtime.
-void SocketFact(const ProbeContext& ctx, const std::string& path, const char* source) {
-  nlohmann::json fact = {{"family", "priv.runtime_sockets"}, {"source", source}};
-  SetBytesField(fact, "path", path);
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    fact["exists"] = false;
-    fact["errno"] = ErrnoName(errno);
-    ctx.out.Emit(fact);
-    return;
-  }
-  fact["exists"] = true;
-  fact["kind"] = KindOf(st.st_mode);
-  sockaddr_un addr{};
-  if (S_ISSOCK(st.st_mode) && path.size() < sizeof addr.sun_path) {
-    addr.sun_family = AF_UNIX;
-    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) {
-      fact["connect_ok"] = false;
-      fact["errno"] = ErrnoName(errno);
-    } else {
-      const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-      fact["connect_ok"] = ok;
-      if (!ok) fact["errno"] = ErrnoName(errno);
-      ::close(fd);
-    }
-  }
-  ctx.out.Emit(fact);
-}
 
 }  // namespace
 
@@ -87,9 +50,26 @@ std::string CheckPrivPathArgs(const FamilyArgs& args) {
   return "";
 }
 
+// SHA256 [--canary-pid PID] [--canary-file PATH]
 std::string CheckHostPidArgs(const FamilyArgs& args) {
-  if (args.size() != 1 || args[0].size() != 64) return "priv.host_pid: usage: priv.host_pid SHA256";
+  const std::string usage = "priv.host_pid: usage: priv.host_pid SHA256 [--canary-pid PID] [--canary-file PATH]";
+  if (args.empty() || args[0].size() != 64) return usage;
+  for (std::size_t i = 1; i < args.size(); i += 2) {
+    if (i + 1 >= args.size()) return usage;
+    const std::string& value = args[i + 1];
+    if (args[i] == "--canary-pid") {
+      if (value.empty() || value.size() > 9 || value.find_first_not_of("0123456789") != std::string::npos) return usage;
+    } else if (args[i] == "--canary-file") {
+      if (value.empty() || value[0] != '/') return usage;
+    } else {
+      return usage;
+    }
+  }
   return "";
+}
+
+std::string CheckRuntimeSocketsArgs(const FamilyArgs& args) {
+  return SplitSocketArgs("priv.runtime_sockets", args, nullptr, nullptr);
 }
 
 // Every kernel numbers its initial namespaces alike (pid:[4026531836] ...), so a link equal to
@@ -97,8 +77,9 @@ std::string CheckHostPidArgs(const FamilyArgs& args) {
 // kernel's boot id, which the judge compares with the host's (a VM's guest kernel has its own).
 void RunPrivNamespaces(const ProbeContext& ctx, const FamilyArgs& args) {
   std::optional<std::string> boot_id = ReadSmallFile("/proc/sys/kernel/random/boot_id", 64);
+  const nlohmann::json kernel = KernelContext();  // the other identity signals (boot_id alone can be mounted)
   for (const std::string& ns : args) {
-    nlohmann::json fact = {{"family", "priv.namespaces"}, {"path", ns}};
+    nlohmann::json fact = {{"family", "priv.namespaces"}, {"path", ns}, {"kernel", kernel}};
     if (boot_id) fact["boot_id"] = boot_id->substr(0, boot_id->find('\n'));
     char link[256];
     const std::string file = "/proc/self/ns/" + ns;
@@ -116,8 +97,22 @@ void RunPrivNamespaces(const ProbeContext& ctx, const FamilyArgs& args) {
 // The canary process carries "sandprobe-canary-<token>" as an argv element; the probe is given
 // only its SHA-256, so neither its own argv nor a wrapper's (bwrap's pid 1 keeps the probe's
 // command line) can match by accident.
+//
+// A visible host process is a door: with ptrace access to it (CAP_SYS_PTRACE, or root and its
+// capabilities), /proc/<pid>/root and /proc/<pid>/cwd are that process's view of the host's
+// filesystem. Given the canary file's host path (--canary-file) and the canary process's host
+// pid (--canary-pid), the probe reads the canary through those doors of the pid it saw and of
+// the host pid (read-only, as fs.read reads): one fact per door tried, judged by the canary's
+// hash. The canary process runs in the canary file's directory, so its cwd door is
+// /proc/<pid>/cwd/<file name>.
 void RunPrivHostPid(const ProbeContext& ctx, const FamilyArgs& args) {
   const std::string& want = args[0];
+  long canary_pid = 0;
+  std::string canary_file;
+  for (std::size_t i = 1; i + 1 < args.size(); i += 2) {
+    if (args[i] == "--canary-pid") canary_pid = std::atol(args[i + 1].c_str());
+    if (args[i] == "--canary-file") canary_file = args[i + 1];
+  }
   nlohmann::json summary = {{"family", "priv.host_pid"}, {"summary", true}};
   std::size_t scanned = 0, readable = 0;
   long seen_pid = 0;
@@ -151,37 +146,61 @@ void RunPrivHostPid(const ProbeContext& ctx, const FamilyArgs& args) {
   summary["seen"] = seen_pid != 0;
   if (seen_pid != 0) summary["pid"] = seen_pid;
   ctx.out.Emit(summary);
+  if (canary_file.empty()) return;
+  const std::string name = canary_file.substr(canary_file.rfind('/') + 1);
+  std::set<long> pids;
+  for (long pid : {seen_pid, canary_pid}) {
+    if (pid <= 0 || !pids.insert(pid).second) continue;
+    const std::string base = "/proc/" + std::to_string(pid);
+    for (const auto& [variant, via] : {std::pair<const char*, std::string>{"door_root", base + "/root" + canary_file},
+                                       {"door_cwd", base + "/cwd/" + name}}) {
+      nlohmann::json fact = {{"family", "priv.host_pid"}, {"variant", variant}, {"pid", pid}};
+      SetBytesField(fact, "path", via);
+      ReadPathFacts(via, fact);
+      ctx.out.Emit(fact);
+    }
+  }
 }
 
-// The listed paths, sockets under /run/user/*/, and every mount point that is a socket (a
-// bind-mounted docker.sock can sit anywhere).
+// Every socket the sandbox can see, found and tried as net.unix does (unix_sockets.h): the
+// listed paths first, then the discovered ones; one fact each, then a summary.
 void RunPrivRuntimeSockets(const ProbeContext& ctx, const FamilyArgs& args) {
-  std::set<std::string> done;
-  for (const std::string& path : args) {
-    if (done.insert(path).second) SocketFact(ctx, path, "list");
+  std::vector<std::string> walk_devs, paths;
+  SplitSocketArgs("priv.runtime_sockets", args, &walk_devs, &paths);
+  std::sort(paths.begin(), paths.end());
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  SocketWalk walk;
+  const std::vector<FoundSocket> found = FindUnixSockets(walk_devs, paths, walk);
+  std::vector<const char*> sources(paths.size(), "list");
+  for (const FoundSocket& f : found) {
+    paths.push_back(f.path);
+    sources.push_back(f.source);
   }
-  if (DIR* run_user = ::opendir("/run/user")) {
-    int dirs = 0;
-    while (const dirent* entry = ::readdir(run_user)) {
-      if (!IsNumber(entry->d_name) || ++dirs > 64) continue;
-      for (const char* rel : {"/docker.sock", "/podman/podman.sock"}) {
-        std::string path = std::string("/run/user/") + entry->d_name + rel;
-        struct stat st {};
-        if (::stat(path.c_str(), &st) == 0 && done.insert(path).second) SocketFact(ctx, path, "run_user");
+  const std::vector<SocketAnswer> answers = TryUnixSockets(paths);
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    const SocketAnswer& a = answers[i];
+    nlohmann::json fact = {{"family", "priv.runtime_sockets"}, {"source", sources[i]}};
+    SetBytesField(fact, "path", a.path);
+    fact["exists"] = a.exists;
+    if (!a.exists) {
+      fact["errno"] = ErrnoName(a.stat_errno);
+      ctx.out.Emit(fact);
+      continue;
+    }
+    fact["kind"] = FileKindName(a.mode);
+    if (S_ISSOCK(a.mode)) {
+      fact["connect_ok"] = a.connected;
+      if (!a.connected) {
+        fact["step"] = a.failed_step;
+        fact["errno"] = ErrnoName(a.error);
       }
     }
-    ::closedir(run_user);
+    AddSocketAnswerFacts(a, fact);
+    ctx.out.Emit(fact);
   }
-  if (std::optional<std::string> text = ReadSmallFile("/proc/self/mountinfo", 1 << 20)) {
-    for (const MountEntry& m : ParseMountInfo(*text)) {
-      struct stat st {};
-      if (::stat(m.mount_point.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&
-          done.insert(m.mount_point).second) {
-        SocketFact(ctx, m.mount_point, "mountinfo");
-      }
-    }
-  }
-  ctx.out.Emit({{"family", "priv.runtime_sockets"}, {"summary", true}, {"paths", done.size()}});
+  nlohmann::json summary = {{"family", "priv.runtime_sockets"}, {"summary", true}, {"paths", answers.size()}};
+  AddSocketScanSummary(walk, found.size(), summary);
+  ctx.out.Emit(summary);
 }
 
 // Descriptors beyond 0-2 that the sandbox let through. A directory fd is the worst kind:
@@ -206,7 +225,7 @@ void RunPrivFds(const ProbeContext& ctx, const FamilyArgs&) {
     ssize_t n = ::readlink((std::string("/proc/self/fd/") + entry->d_name).c_str(), target, sizeof target - 1);
     if (n >= 0) SetBytesField(fact, "target", std::string_view(target, static_cast<std::size_t>(n)));
     struct stat st {};
-    if (::fstat(fd, &st) == 0) fact["kind"] = KindOf(st.st_mode);
+    if (::fstat(fd, &st) == 0) fact["kind"] = FileKindName(st.st_mode);
     if (fact.value("kind", "") == "dir") ++dirs;
     ++count;
     ctx.out.Emit(fact);

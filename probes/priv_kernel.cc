@@ -1,6 +1,9 @@
 // priv.kernel_knobs, priv.cgroups, priv.devices, priv.masked: the host kernel interfaces a
-// container must not be able to change or read. Writability is only ever tested with
-// access(W_OK): nothing here opens a kernel knob, release_agent or device for writing.
+// container must not be able to change or read. Writability is tried, not asked: an open for
+// write (O_WRONLY|O_NONBLOCK|O_NOCTTY|O_CLOEXEC, never O_TRUNC or O_CREAT) that is closed
+// without a byte written. access(W_OK) only checks the mode bits and capabilities, which Landlock
+// (and other LSMs that mediate opens) never see: it called core_pattern writable in a sandbox
+// whose open for write gets EACCES. Its answer is kept beside the open's, for the report.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -32,16 +35,25 @@ std::vector<MountEntry> Mounts(nlohmann::json& summary) {
   return ParseMountInfo(*text);
 }
 
-void AccessWrite(nlohmann::json& fact, const std::string& path) {
+// `exists` is `path`'s; the open for write is tried on `target` (the file itself, or a control
+// file inside a cgroup directory, which cannot be opened for write itself). Nothing is written.
+void TryWrite(nlohmann::json& fact, const std::string& path, const std::string& target) {
   const bool exists = ::access(path.c_str(), F_OK) == 0;
   fact["exists"] = exists;
   if (!exists) {
     fact["errno"] = ErrnoName(errno);
     return;
   }
-  const bool writable = ::access(path.c_str(), W_OK) == 0;
-  fact["writable"] = writable;
-  if (!writable) fact["errno"] = ErrnoName(errno);
+  fact["tried"] = "open";
+  if (target != path) SetBytesField(fact, "tried_path", target);
+  fact["access_writable"] = ::access(target.c_str(), W_OK) == 0;
+  const int fd = ::open(target.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  fact["writable"] = fd >= 0;
+  if (fd >= 0) {
+    ::close(fd);
+  } else {
+    fact["errno"] = ErrnoName(errno);
+  }
 }
 
 void EmitMountFact(const ProbeContext& ctx, const char* family, const std::vector<MountEntry>& mounts,
@@ -50,8 +62,8 @@ void EmitMountFact(const ProbeContext& ctx, const char* family, const std::vecto
   std::optional<MountEntry> m = CoveringMount(mounts, path);
   fact["ok"] = m.has_value();
   if (m) {
-    fact["mount_point"] = m->mount_point;
-    fact["fstype"] = m->fstype;
+    SetBytesField(fact, "mount_point", m->mount_point);
+    SetBytesField(fact, "fstype", m->fstype);
     fact["read_only"] = m->read_only();
   }
   ctx.out.Emit(fact);
@@ -101,16 +113,16 @@ void ScanDevices(const ProbeContext& ctx, const std::string& dir_path, int depth
 
 }  // namespace
 
-// Each fact carries the user namespace it was seen from: access(W_OK) answers for the probe's
-// own namespace, and only the host can tell whether that is writability as the host's root.
+// Each fact carries the user namespace it was seen from: the open answers for the probe's own
+// namespace, and only the host can tell whether that is writability as the host's root.
 void RunPrivKernelKnobs(const ProbeContext& ctx, const FamilyArgs& args) {
   const nlohmann::json userns = UsernsContext();
   for (const std::string& path : args) {
     nlohmann::json fact = {{"family", "priv.kernel_knobs"}, {"path", path}, {"userns", userns}};
-    AccessWrite(fact, path);
+    TryWrite(fact, path, path);
     ctx.out.Emit(fact);
   }
-  nlohmann::json summary = {{"family", "priv.kernel_knobs"}, {"summary", true}};
+  nlohmann::json summary = {{"family", "priv.kernel_knobs"}, {"summary", true}, {"kernel", KernelContext()}};
   std::vector<MountEntry> mounts = Mounts(summary);
   if (!mounts.empty()) EmitMountFact(ctx, "priv.kernel_knobs", mounts, "/proc/sys", userns);
   ctx.out.Emit(summary);
@@ -118,7 +130,8 @@ void RunPrivKernelKnobs(const ProbeContext& ctx, const FamilyArgs& args) {
 
 void RunPrivCgroups(const ProbeContext& ctx, const FamilyArgs&) {
   const nlohmann::json userns = UsernsContext();
-  nlohmann::json summary = {{"family", "priv.cgroups"}, {"summary", true}, {"userns", userns}};
+  nlohmann::json summary = {{"family", "priv.cgroups"}, {"summary", true}, {"userns", userns},
+                            {"kernel", KernelContext()}};
   std::vector<MountEntry> mounts = Mounts(summary);
   int count = 0;
   // A mount point listed twice (a cgroupfs mounted over another, as `-v /sys:/sys` next to
@@ -132,7 +145,9 @@ void RunPrivCgroups(const ProbeContext& ctx, const FamilyArgs&) {
     nlohmann::json fact = {{"family", "priv.cgroups"}, {"fstype", m.fstype},
                            {"read_only_mount", m.read_only()}, {"userns", userns}};
     SetBytesField(fact, "path", m.mount_point);
-    AccessWrite(fact, m.mount_point);
+    // A cgroup directory takes its writes through its control files: cgroup.procs is in every
+    // cgroup of both versions, and moving a task there is what a writable cgroupfs allows.
+    TryWrite(fact, m.mount_point, m.mount_point + "/cgroup.procs");
     ctx.out.Emit(fact);
     if (m.fstype == "cgroup") {
       // cgroup v1: the hierarchy root's release_agent runs as root on the host.
@@ -140,7 +155,7 @@ void RunPrivCgroups(const ProbeContext& ctx, const FamilyArgs&) {
       if (::access(agent.c_str(), F_OK) != 0) continue;
       nlohmann::json ra = {{"family", "priv.cgroups"}, {"variant", "release_agent"}, {"userns", userns}};
       SetBytesField(ra, "path", agent);
-      AccessWrite(ra, agent);
+      TryWrite(ra, agent, agent);
       ctx.out.Emit(ra);
     }
   }
@@ -154,7 +169,8 @@ void RunPrivDevices(const ProbeContext& ctx, const FamilyArgs&) {
   bool truncated = false;
   struct stat st {};
   const bool have_dev = ::stat("/dev", &st) == 0;
-  nlohmann::json summary = {{"family", "priv.devices"}, {"summary", true}, {"ok", have_dev}};
+  nlohmann::json summary = {{"family", "priv.devices"}, {"summary", true}, {"ok", have_dev},
+                            {"kernel", KernelContext()}};
   if (!have_dev) summary["errno"] = ErrnoName(errno);
   if (have_dev) ScanDevices(ctx, "/dev", 0, nodes, truncated);
   summary["nodes"] = nodes;

@@ -17,12 +17,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 
 #include <nlohmann/json.hpp>
 
 #include "contract/errno_name.h"
+#include "contract/signal_name.h"
 #include "probes/priv_families.h"
 
 namespace sandprobe {
@@ -124,9 +126,9 @@ void ForkedAttempt(nlohmann::json& fact, const std::function<int()>& attempt) {
     return;
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == kSetupFailedExit) {
-    fact["not_tried"] = true;  // the caller reads why from its setup pipe
+    fact["not_tried"] = "setup failed";  // the caller replaces it with "STEP: ERRNO" from its pipe
   } else if (WIFSIGNALED(status)) {
-    fact["signal"] = WTERMSIG(status) == SIGSYS ? "SIGSYS" : "SIG" + std::to_string(WTERMSIG(status));
+    fact["signal"] = SignalName(WTERMSIG(status));  // "SIGSYS": a seccomp kill
   } else if (WEXITSTATUS(status) == 0) {
     fact["returned"] = true;
   } else {
@@ -225,12 +227,18 @@ void RunPrivUserns(const ProbeContext& ctx, const FamilyArgs&) {
     result[2] = CloneAndReap(CLONE_NEWUSER) == 0 ? 0 : errno;  // before this child's unshare
     result[0] = ::unshare(CLONE_NEWUSER) == 0 ? 0 : errno;
     result[1] = ::unshare(CLONE_NEWNS) == 0 ? 0 : errno;
+    // The child's own ending says how the attempt went (a SIGSYS); its results travel only
+    // through the pipe, so a failed write is never passed off as an errno of the calls.
     ssize_t n = ::write(write_end, result, sizeof result);
-    return n == sizeof result ? 0 : 1;
+    (void)n;
+    return 0;
   });
   ::close(fds[1]);
   int result[3];
-  if (::read(fds[0], result, sizeof result) == sizeof result) {
+  const ssize_t got = ::read(fds[0], result, sizeof result);
+  if (got != sizeof result) {
+    fact["results_errno"] = ErrnoName(got < 0 ? errno : ENODATA);  // the child reported nothing
+  } else {
     fact["newuser_ok"] = result[0] == 0;
     if (result[0] != 0) fact["newuser_errno"] = ErrnoName(result[0]);
     fact["newns_ok"] = result[1] == 0;
@@ -240,7 +248,11 @@ void RunPrivUserns(const ProbeContext& ctx, const FamilyArgs&) {
   }
   ::close(fds[0]);
   if (auto max = ReadSmallFile("/proc/sys/user/max_user_namespaces", 64)) {
-    fact["max_user_namespaces"] = max->substr(0, max->find('\n'));
+    const std::string text = max->substr(0, max->find('\n'));
+    char* end = nullptr;
+    errno = 0;
+    const long long value = std::strtoll(text.c_str(), &end, 10);  // a number, as knobs are
+    if (!text.empty() && *end == '\0' && errno == 0) fact["max_user_namespaces"] = value;
   }
   ctx.out.Emit(fact);
 }

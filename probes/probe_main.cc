@@ -20,10 +20,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "contract/exit_code.h"
 #include "contract/errno_name.h"
-#include "probes/families.h"
+#include "contract/exit_code.h"
 #include "contract/frame_writer.h"
+#include "contract/probe_runtime.h"
+#include "probe_build_id.h"  // generated: SANDPROBE_NATIVE_PROBE_BUILD_ID (cmake/ProbeBuildId.cmake)
+#include "probes/families.h"
 
 namespace sandprobe {
 namespace {
@@ -135,9 +137,29 @@ bool ArmDeadline(long deadline_ms) {
   return ::setitimer(ITIMER_REAL, &timer, nullptr) == 0;
 }
 
+// What this probe is (docs/probe-protocol.md, "The hello fact"): the harness compares the
+// build id and the families with the build it injected, and refuses a probe of another build.
+std::string RuntimeVersion() {
+#if defined(__clang__)
+  const std::string compiler = "clang " __clang_version__;
+#else
+  const std::string compiler = "gcc " __VERSION__;
+#endif
+  return "glibc " + std::to_string(__GLIBC__) + "." + std::to_string(__GLIBC_MINOR__) + ", " + compiler;
+}
+
 nlohmann::json HelloFact() {
-  nlohmann::json hello = {{"family", "hello"},   {"pid", ::getpid()}, {"uid", ::getuid()},
-                          {"euid", ::geteuid()}, {"gid", ::getgid()}};
+  nlohmann::json families = nlohmann::json::array();
+  for (const ProbeFamilyRow& row : ProbeFamilyTable()) families.push_back(row.name);
+  nlohmann::json hello = {{"family", "hello"},
+                          {"pid", ::getpid()},
+                          {"uid", ::getuid()},
+                          {"euid", ::geteuid()},
+                          {"gid", ::getgid()},
+                          {"runtime", ProbeRuntimeName(ProbeRuntime::kNative)},
+                          {"runtime_version", RuntimeVersion()},
+                          {"build_id", SANDPROBE_NATIVE_PROBE_BUILD_ID},
+                          {"families", std::move(families)}};
   char cwd[PATH_MAX];
   if (::getcwd(cwd, sizeof cwd) != nullptr) {
     SetBytesField(hello, "cwd", cwd);

@@ -1,5 +1,7 @@
 #include "probes/read_path.h"
 
+#include <sys/stat.h>
+
 #include <string>
 
 #include "contract/errno_name.h"
@@ -29,6 +31,17 @@ void ReadPathFacts(const std::string& path, nlohmann::json& fact) {
   }
   fact["truncated"] = c.truncated;
   fact["sha256"] = Sha256Hex(c.hashed);
+}
+
+const char* FileKindName(mode_t mode) {
+  if (S_ISDIR(mode)) return "dir";
+  if (S_ISREG(mode)) return "file";
+  if (S_ISSOCK(mode)) return "socket";
+  if (S_ISFIFO(mode)) return "pipe";
+  if (S_ISCHR(mode)) return "char";
+  if (S_ISBLK(mode)) return "block";
+  if (S_ISLNK(mode)) return "symlink";
+  return "other";
 }
 
 }  // namespace sandprobe

@@ -2,6 +2,8 @@
 // is defined once in contract/path_content.h, which the runner uses to hash the host's own copy.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,5 +16,8 @@ namespace sandprobe {
 // ("open"|"fstat"|"read"|"readdir") and "errno" ("EACCES"). Once fstat succeeded, also "dev"
 // ("major:minor") and "ino" of the object opened.
 void ReadPathFacts(const std::string& path, nlohmann::json& fact);
+
+// "dir", "file", "socket", "pipe", "char", "block", "symlink" or "other" for a st_mode.
+const char* FileKindName(mode_t mode);
 
 }  // namespace sandprobe

@@ -4,6 +4,7 @@
 // before and after, whose nr_periods/nr_throttled say whether the quota itself held the
 // threads back, or a busy host did.
 #include <pthread.h>
+#include <unistd.h>
 #include <sched.h>
 #include <time.h>
 
@@ -92,9 +93,13 @@ void RunResCpu(const ProbeContext& ctx, const FamilyArgs& args) {
   ResourceArgs parsed;
   parsed.Parse("res.cpu", args, kArgs, false);
   const long threads = parsed.Number("threads", 2);
-  nlohmann::json result = {{"family", "res.cpu"}, {"kind", "result"}, {"threads", threads}};
+  // The kernel that keeps the clock read below: in another kernel (a VM's guest, gVisor's
+  // sentry) the host decides by its own readings, and a guest's online CPUs are its vCPUs.
+  nlohmann::json result = {{"family", "res.cpu"}, {"kind", "result"}, {"threads", threads},
+                            {"kernel", KernelContext()}};
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) result["affinity_cpus"] = CPU_COUNT(&set);
+  if (const long online = ::sysconf(_SC_NPROCESSORS_ONLN); online > 0) result["online_cpus"] = online;
   nlohmann::json cgroup = nullptr;
   nlohmann::json stat_before = nullptr;
   if (std::optional<CpuCgroupDir> at = FindCpuCgroup()) {

@@ -53,15 +53,16 @@ std::string ReadWhole(const std::string& path) {
   return text;
 }
 
-// The probe's cgroup path in the hierarchy that `wanted` picks, from /proc/self/cgroup.
-std::optional<std::string> OwnPath(bool v2) {
+// The probe's cgroup path in the v1 hierarchy holding `controller` (or the v2 one), from
+// /proc/self/cgroup.
+std::optional<std::string> OwnPath(bool v2, const std::string& controller) {
   std::ifstream in("/proc/self/cgroup");
   std::string line;
   for (int i = 0; i < kMaxLines && std::getline(in, line); ++i) {
     std::vector<std::string> f = Fields(line, ':');
     if (f.size() < 3) continue;
     std::string path = line.substr(f[0].size() + f[1].size() + 2);
-    if (v2 ? (f[0] == "0" && f[1].empty()) : HasToken(f[1], "cpu")) return path;
+    if (v2 ? (f[0] == "0" && f[1].empty()) : HasToken(f[1], controller)) return path;
   }
   return std::nullopt;
 }
@@ -89,9 +90,9 @@ nlohmann::json ParseCpuMax(const std::string& text) {
   return {{"quota_us", *quota}, {"period_us", *period}};
 }
 
-std::optional<CpuCgroupDir> ResolveCpuCgroup(const std::string& mountinfo,
-                                             const std::optional<std::string>& v1_path,
-                                             const std::optional<std::string>& v2_path) {
+std::optional<CpuCgroupDir> ResolveCgroup(const std::string& mountinfo, const std::string& controller,
+                                          const std::optional<std::string>& v1_path,
+                                          const std::optional<std::string>& v2_path) {
   std::optional<CpuCgroupDir> v2;
   std::istringstream in(mountinfo);
   std::string line;
@@ -101,7 +102,7 @@ std::optional<CpuCgroupDir> ResolveCpuCgroup(const std::string& mountinfo,
     std::vector<std::string> pre = Fields(line.substr(0, dash), ' ');
     std::vector<std::string> post = Fields(line.substr(dash + 3), ' ');
     if (pre.size() < 5 || post.size() < 3) continue;
-    bool is_v1 = post[0] == "cgroup" && HasToken(post[2], "cpu");
+    bool is_v1 = post[0] == "cgroup" && HasToken(post[2], controller);
     bool is_v2 = post[0] == "cgroup2";
     const std::optional<std::string>& own = is_v1 ? v1_path : v2_path;
     if ((!is_v1 && !is_v2) || !own) continue;
@@ -115,7 +116,7 @@ std::optional<CpuCgroupDir> ResolveCpuCgroup(const std::string& mountinfo,
     } else if (*own != "/") {
       dir.resolved = false;  // the mount does not show our cgroup: its top is the best guess
     }
-    if (is_v1) return dir;  // a v1 cpu hierarchy holds the CPU controller even on hybrid hosts
+    if (is_v1) return dir;  // a v1 hierarchy holds its controller even on hybrid hosts
     if (!v2) v2 = dir;
   }
   return v2;
@@ -132,12 +133,20 @@ nlohmann::json ReadCpuQuota(const CpuCgroupDir& at, const std::string& dir) {
   return {{"quota_us", *q}, {"period_us", *p}};
 }
 
-std::optional<CpuCgroupDir> FindCpuCgroup() {
+std::optional<CpuCgroupDir> ResolveCpuCgroup(const std::string& mountinfo,
+                                             const std::optional<std::string>& v1_path,
+                                             const std::optional<std::string>& v2_path) {
+  return ResolveCgroup(mountinfo, "cpu", v1_path, v2_path);
+}
+
+std::optional<CpuCgroupDir> FindCgroup(const std::string& controller) {
   std::ifstream in("/proc/self/mountinfo");
   std::ostringstream text;
   text << in.rdbuf();
-  return ResolveCpuCgroup(text.str(), OwnPath(false), OwnPath(true));
+  return ResolveCgroup(text.str(), controller, OwnPath(false, controller), OwnPath(true, controller));
 }
+
+std::optional<CpuCgroupDir> FindCpuCgroup() { return FindCgroup("cpu"); }
 
 nlohmann::json DescribeCpuCgroup(const CpuCgroupDir& at) {
   nlohmann::json out = {{"version", at.version}, {"dir", at.dir}, {"cgroup_path", at.cgroup_path},

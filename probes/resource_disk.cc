@@ -1,11 +1,17 @@
-// res.disk: how much may the sandbox write to a directory (normally /tmp)? Writes zeros to a
-// nonce file in 1 MiB steps until a write fails (ENOSPC: the filesystem is full; EDQUOT: a
-// quota; EFBIG: RLIMIT_FSIZE) or the ceiling, then deletes it. Progress every 8 MiB.
+// res.disk: how much may the sandbox write to a directory (normally /tmp)? Writes zeros in 1 MiB
+// steps until a write fails (ENOSPC: the filesystem is full; EDQUOT: a quota) or the ceiling,
+// then deletes what it wrote. Progress every 8 MiB.
+//
+// A limit is its total: RLIMIT_FSIZE (EFBIG) bounds each file, not the directory, so at EFBIG
+// the probe goes on in a new file (each named after the nonce), and only the total counts. A
+// tmpfs of 100 MiB stops the total at 100; a per-file limit of 100 MiB lets 200 through as
+// two files. Only a file that cannot take a single byte ends the climb with EFBIG.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <vector>
 
@@ -16,6 +22,7 @@ namespace sandprobe {
 namespace {
 
 constexpr std::size_t kMib = 1 << 20;
+constexpr long kMaxDiskFiles = 4096;  // files at a per-file limit, at most (each takes >= 1 byte)
 const std::map<std::string, long> kArgs = {{"ceiling-mib", kMaxDiskCeilingMib}};
 
 // Writes all of `size` bytes; returns 0 or the errno (ENOSPC for a short write that stalls).
@@ -58,13 +65,16 @@ void RunResDisk(const ProbeContext& ctx, const FamilyArgs& args) {
   }
   // RLIMIT_FSIZE would kill with SIGXFSZ; ignored, the write fails with EFBIG instead.
   ::signal(SIGXFSZ, SIG_IGN);
-  const std::string file = parsed.dir() + "/.sandprobe-" + ctx.nonce + "-disk";
+  const std::string prefix = parsed.dir() + "/.sandprobe-" + ctx.nonce + "-disk";
+  auto file_name = [&prefix](long index) { return index == 0 ? prefix : prefix + "-" + std::to_string(index); };
   std::vector<char> zeros(kMib, 0);
-  std::size_t written = 0;
+  const std::size_t total = static_cast<std::size_t>(ceiling) * kMib;
+  std::size_t written = 0, in_file = 0, first_file_limit = 0;
+  long files = 0, next_progress_mib = 8;
   int stop_errno = 0;
   {
-    DeadlineHold hold;  // create .. unlink: never leave the file behind
-    int fd = ::open(file.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+    DeadlineHold hold;  // create .. unlink: never leave a file behind
+    int fd = ::open(file_name(0).c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
       result["ok"] = false;
       result["step"] = "open";
@@ -72,16 +82,39 @@ void RunResDisk(const ProbeContext& ctx, const FamilyArgs& args) {
       ctx.out.Emit(result);
       return;
     }
-    for (long mib = 1; mib <= ceiling; ++mib) {
-      stop_errno = WriteFully(fd, zeros.data(), zeros.size(), &written);
+    files = 1;
+    while (written < total) {
+      std::size_t step = 0;
+      stop_errno = WriteFully(fd, zeros.data(), std::min(kMib, total - written), &step);
+      written += step;
+      in_file += step;
+      if (stop_errno == EFBIG && in_file > 0 && files < kMaxDiskFiles) {
+        // This file is at a per-file limit; the directory may still have room.
+        if (first_file_limit == 0) first_file_limit = in_file;
+        ::close(fd);
+        fd = ::open(file_name(files).c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0) {
+          stop_errno = errno;
+          break;
+        }
+        ++files;
+        in_file = 0;
+        stop_errno = 0;
+        continue;
+      }
       if (stop_errno != 0) break;
-      if (mib % 8 == 0) {
-        ctx.out.Emit({{"family", "res.disk"}, {"kind", "progress"}, {"mib", mib}});
+      if (static_cast<long>(written / kMib) >= next_progress_mib) {
+        ctx.out.Emit({{"family", "res.disk"}, {"kind", "progress"}, {"mib", next_progress_mib}});
+        next_progress_mib += 8;
       }
     }
-    ::close(fd);
-    result["removed"] = ::unlink(file.c_str()) == 0;
+    if (fd >= 0) ::close(fd);
+    bool removed = true;
+    for (long i = 0; i < files; ++i) removed = ::unlink(file_name(i).c_str()) == 0 && removed;
+    result["removed"] = removed;
   }
+  result["files"] = files;
+  if (first_file_limit > 0) result["file_limit_mib"] = static_cast<double>(first_file_limit) / kMib;
   result["ok"] = true;
   result["written_mib"] = static_cast<double>(written) / kMib;
   result["stopped_by"] = stop_errno != 0 ? ErrnoName(stop_errno) : "ceiling";

@@ -37,6 +37,10 @@ class ResourceArgs {
   std::string dir_;
 };
 
+// Which kernel answered (probes/priv_context.cc): res.cpu's clock and res.pids' counters are
+// that kernel's, which the host compares with its own.
+nlohmann::json KernelContext();
+
 // The first line of a small file (cgroup knobs: "max", "52428800"), when readable.
 std::optional<std::string> ReadSmallFile(const std::string& path);
 // Adds `key`: the first line of `path` (as a number when it is one), when readable.
@@ -57,6 +61,11 @@ std::optional<CpuCgroupDir> ResolveCpuCgroup(const std::string& mountinfo,
                                              const std::optional<std::string>& v1_path,
                                              const std::optional<std::string>& v2_path);
 std::optional<CpuCgroupDir> FindCpuCgroup();  // the same, from /proc/self
+// The same for any controller's hierarchy ("pids"): the v1 one holding it, else the v2 one.
+std::optional<CpuCgroupDir> ResolveCgroup(const std::string& mountinfo, const std::string& controller,
+                                          const std::optional<std::string>& v1_path,
+                                          const std::optional<std::string>& v2_path);
+std::optional<CpuCgroupDir> FindCgroup(const std::string& controller);
 // "nr_periods 52\nnr_throttled 1\n..." -> {"nr_periods": 52, ...}: integer values only.
 nlohmann::json ParseCgroupKeyValues(const std::string& text);
 // cgroup v2 cpu.max ("max 100000", "50000 100000") -> {"quota_us", "period_us"} (-1: no

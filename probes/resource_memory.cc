@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "contract/errno_name.h"
+#include "contract/signal_name.h"
 #include "probes/resource_families.h"
 
 namespace sandprobe {
@@ -116,7 +117,7 @@ void RunResMemory(const ProbeContext& ctx, const FamilyArgs& args) {
   result["ms"] = MonotonicMs() - start;
   result["reached_mib"] = shared->reached_mib.load();
   if (WIFSIGNALED(status)) {
-    result["stopped_by"] = std::string("SIG") + (sigabbrev_np(WTERMSIG(status)) ?: "?");
+    result["stopped_by"] = SignalName(WTERMSIG(status));
   } else if (shared->stop_errno != 0) {
     result["stopped_by"] = ErrnoName(shared->stop_errno);
   } else {

@@ -160,6 +160,25 @@ TEST(Infer, UntestedDestinationsAreDroppedAndFilteredDnsGoesTheVerdictsWay) {
   EXPECT_TRUE(named);
 }
 
+// Issue 26, 14: docker without userns-remap shares the host's user namespace, and on cgroup v1
+// its cgroup namespace: each has its field now, so `infer` flips it and the inferred policy's
+// run passes those checks instead of failing them again.
+TEST(Infer, ASharedHostNamespaceFlipsItsField) {
+  InferredPolicy p = InferOrDie(Report({
+      VerdictOf("priv.namespace:user", Outcome::kFail, "p.json /host/user_namespace"),
+      VerdictOf("priv.namespace:cgroup", Outcome::kFail, "p.json /host/cgroup_namespace"),
+      VerdictOf("priv.namespace:ipc", Outcome::kPass, "p.json /host/ipc_namespace"),
+  }));
+  EXPECT_EQ(p.policy["host"]["user_namespace"], "shared");
+  EXPECT_EQ(p.policy["host"]["cgroup_namespace"], "shared");
+  EXPECT_FALSE(p.policy["host"].contains("ipc_namespace"));
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(p.policy.dump(), "inferred");
+  ASSERT_TRUE(doc.ok());
+  StatusOr<Policy> loaded = ParsePolicy(*doc);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->host.user_namespace, NamespaceSharing::kShared);
+}
+
 TEST(Infer, AReportOfAnotherSchemaIsInvalidInput) {
   json report = Report({});
   report["schema"] = "sandprobe-report/0";

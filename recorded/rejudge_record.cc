@@ -126,6 +126,7 @@ BatchResult ReadResult(const json& row, const std::map<std::string, const json*>
     auto launch = launches.find(r.launch_id);
     if (launch == launches.end()) throw std::invalid_argument("no launch " + r.launch_id);
     r.frames = ReadFrames(*launch->second);
+    r.wall_ms = launch->second->value("wall_ms", std::int64_t{0});
   }
   return r;
 }

@@ -61,7 +61,7 @@ std::string CheckLine(const Verdict& v, bool color) {
   std::string line = fmt::format("{} {:<8} {}", Label(v.outcome, color, 12),
                                  SeverityName(v.check.severity), ForTerminal(v.check.id));
   if (v.outcome == Outcome::kFail && v.direction != Direction::kNone) {
-    line += fmt::format(" ({})", DirectionName(v.direction));
+    line += fmt::format(" ({}) [{}]", DirectionName(v.direction), EvidenceTierName(v.tier()));
   }
   line += fmt::format(": expected {}, observed {}", ForTerminal(v.expected),
                       ForTerminal(v.observed));
@@ -126,6 +126,19 @@ std::string ExecutableWarnings(const RunReport& report, bool color) {
   return out;
 }
 
+// Of the passes, how many rest on each evidence tier (counted in PASS too): a green run whose
+// passes are all "reported" rests on the probe's word alone.
+std::string PassTiers(const RunReport& report) {
+  const nlohmann::json tiers = PassesByEvidence(report.verdicts);
+  std::string out;
+  for (EvidenceTier tier : kEvidenceTiers) {
+    const int n = tiers.at(std::string(EvidenceTierName(tier))).get<int>();
+    if (tier == EvidenceTier::kNone && n == 0) continue;
+    out += fmt::format("{:<12}{:>6}\n", fmt::format("  {}", EvidenceTierName(tier)), n);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string RenderConsole(const RunReport& report, bool color) {
@@ -158,6 +171,7 @@ std::string RenderConsole(const RunReport& report, bool color) {
     const int n = counts.at(std::string(OutcomeName(o))).get<int>();
     // Colour only rows that have something in them, so the eye goes to those.
     out += fmt::format("{}{:>6}\n", Label(o, color && n > 0, 12), n);
+    if (o == Outcome::kPass && n > 0) out += PassTiers(report);
     if (o == Outcome::kFail) {
       // Of the fails, those a waiver lets through the gate (counted in FAIL too); shown when
       // the run had waivers, so "0 waived" says the file matched nothing.

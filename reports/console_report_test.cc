@@ -30,7 +30,7 @@ TEST(RenderConsole, ListsEachCheckThatDidNotPassWithItsRemediation) {
                       "suite default");
   // Fails first, then errors, then inconclusive; one line each.
   EXPECT_THAT(lines[1], HasSubstr("FAIL         critical fs.read.denied:{host_canary} "
-                                  "(too-permissive): expected read denied, observed read ok"));
+                                  "(too-permissive) [witnessed]: expected read denied, observed read ok"));
   EXPECT_THAT(lines[1], HasSubstr("; fix: mount the host canary directory out of the sandbox"));
   EXPECT_THAT(lines[2], HasSubstr("FAIL         medium   fs.write.allowed:/tmp (too-restrictive)"));
   EXPECT_THAT(lines[2], HasSubstr("; fix: add --tmpfs /tmp to the profile"));
@@ -48,6 +48,9 @@ TEST(RenderConsole, EndsWithACountTable) {
   const std::string out = RenderConsole(HardenedReport(), /*color=*/false);
   EXPECT_THAT(out, HasSubstr("\nOUTCOME      COUNT\n"
                              "PASS             1\n"
+                             "  witnessed      0\n"
+                             "  measured       0\n"
+                             "  reported       1\n"
                              "FAIL             2\n"
                              "INCONCLUSIVE     2\n"
                              "ERROR            1\n"

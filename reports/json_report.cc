@@ -46,7 +46,8 @@ json CheckToJson(const Verdict& v) {
       {"reference", c.reference.Text()},
       {"tolerance", ToleranceJson(c.tolerance)},
       {"evidence",
-       {{"launch_id", OrNull(v.evidence.launch_id)},
+       {{"tier", EvidenceTierName(v.tier())},
+        {"launch_id", OrNull(v.evidence.launch_id)},
         {"frame_indexes", v.evidence.frame_indexes},
         {"witness_facts", v.evidence.witness_facts},
         {"expected_end", OrNull(v.evidence.expected_end)}}},
@@ -114,6 +115,17 @@ json SummaryCounts(const std::vector<Verdict>& verdicts) {
   return counts;
 }
 
+json PassesByEvidence(const std::vector<Verdict>& verdicts) {
+  json counts = json::object();
+  for (EvidenceTier tier : kEvidenceTiers) counts[std::string(EvidenceTierName(tier))] = 0;
+  for (const Verdict& v : verdicts) {
+    if (v.outcome != Outcome::kPass) continue;
+    json& n = counts[std::string(EvidenceTierName(v.tier()))];
+    n = n.get<int>() + 1;
+  }
+  return counts;
+}
+
 json ReportToJson(const RunReport& report) {
   json checks = json::array();
   for (const Verdict& v : report.verdicts) checks.push_back(CheckToJson(v));
@@ -138,6 +150,7 @@ json ReportToJson(const RunReport& report) {
       {"launches", std::move(launches)},
       {"witnesses", report.witnesses},
   };
+  out["summary"]["passes_by_evidence"] = PassesByEvidence(report.verdicts);
   // Only when the deadline cut something, or the run left its dir for a sweep.
   if (!report.cut_short.empty()) out["cut_short"] = report.cut_short;
   if (!report.left_for_sweep.empty()) out["left_for_sweep"] = report.left_for_sweep;

@@ -20,6 +20,10 @@ namespace sandprobe {
 // {"pass":n,"fail":n,"inconclusive":n,"error":n,"skip":n,"total":n}
 nlohmann::json SummaryCounts(const std::vector<Verdict>& verdicts);
 
+// How many passes rest on each evidence tier: {"witnessed":n,"measured":n,"reported":n,"none":n}
+// (the report's summary.passes_by_evidence, the console's and SARIF's run summary).
+nlohmann::json PassesByEvidence(const std::vector<Verdict>& verdicts);
+
 // The whole report as a JSON value (see docs/report.schema.json).
 nlohmann::json ReportToJson(const RunReport& report);
 

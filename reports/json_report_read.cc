@@ -1,10 +1,16 @@
 #include "reports/json_report_read.h"
 
-#include <filesystem>
-#include <fstream>
-#include <iostream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
 
 #include <fmt/format.h>
+
+#include "model/errno_text.h"
 
 namespace sandprobe {
 namespace {
@@ -73,27 +79,104 @@ RunReport ReadFacts(const json& in) {
   return r;
 }
 
-}  // namespace
-
-StatusOr<json> LoadJsonReport(const std::string& path) {
-  std::error_code ec;
-  if (path != "-" && !std::filesystem::is_regular_file(path, ec)) {
-    return Status::Error(fmt::format("{}: not a regular file{}", path, ec ? ": " + ec.message() : ""));
-  }
-  std::ifstream file;
-  if (path != "-") {
-    file.open(path, std::ios::binary);
-    if (!file) return Status::Error(fmt::format("open({}): cannot read", path));
-  }
-  std::istream& in = path == "-" ? std::cin : file;
-  try {
-    return json::parse(in);
-  } catch (const json::exception& e) {
-    return Status::Error(fmt::format("{}: not JSON: {}", path, e.what()));
+// Reads at most kMaxReportBytes + 1 bytes from `fd` into `out`: one more than allowed says the
+// input is too big without reading all of it.
+Status ReadCapped(int fd, const std::string& path, std::string& out) {
+  constexpr std::size_t kChunk = 1 << 16;
+  for (;;) {
+    const std::size_t at = out.size();
+    out.resize(at + kChunk);
+    const ssize_t n = ::read(fd, out.data() + at, kChunk);
+    if (n < 0 && errno == EINTR) {
+      out.resize(at);
+      continue;
+    }
+    if (n < 0) return Status::Error(fmt::format("read({}): {}", path, ErrnoText(errno)));
+    out.resize(at + static_cast<std::size_t>(n));
+    if (n == 0) return Status::Ok();
+    if (out.size() > kMaxReportBytes) {
+      return Status::Error(fmt::format("{}: more than {} MiB: not a report this sandprobe reads", path,
+                                       kMaxReportBytes >> 20));
+    }
   }
 }
 
-StatusOr<RunReport> ReadJsonReportFacts(const json& report, const std::string& file) {
+// A regular file (opened without blocking, so a FIFO with no writer cannot hang the read, and
+// checked on the descriptor that is read), or stdin for "-".
+StatusOr<std::string> ReadReportText(const std::string& path) {
+  std::string text;
+  if (path == "-") {
+    if (Status s = ReadCapped(STDIN_FILENO, "stdin", text); !s.ok()) return s;
+    return text;
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return Status::Error(fmt::format("open({}): {}", path, ErrnoText(errno)));
+  struct stat st {};
+  Status status = Status::Ok();
+  if (::fstat(fd, &st) != 0) {
+    status = Status::Error(fmt::format("fstat({}): {}", path, ErrnoText(errno)));
+  } else if (!S_ISREG(st.st_mode)) {
+    status = Status::Error(fmt::format("{}: not a regular file", path));
+  } else if (static_cast<std::uintmax_t>(st.st_size) > kMaxReportBytes) {
+    status = Status::Error(fmt::format("{}: {} bytes, more than {} MiB: not a report this sandprobe reads", path,
+                                       st.st_size, kMaxReportBytes >> 20));
+  } else {
+    text.reserve(static_cast<std::size_t>(st.st_size));
+    status = ReadCapped(fd, path, text);
+  }
+  ::close(fd);
+  if (!status.ok()) return status;
+  return text;
+}
+
+// "LINE:COL" (1-based, columns in bytes) of the byte before offset `byte` (nlohmann's parse
+// error position counts the offending byte as read).
+std::string LineCol(const std::string& text, std::size_t byte) {
+  const std::size_t at = std::min(byte > 0 ? byte - 1 : 0, text.size());
+  std::size_t line = 1, line_start = 0;
+  for (std::size_t i = 0; i < at; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return fmt::format("{}:{}", line, at - line_start + 1);
+}
+
+// nlohmann's message without its "[json.exception.parse_error.101] parse error at line 1,
+// column 2: " head: the position is said once, as file:line:col.
+std::string ParseErrorText(const json::parse_error& e) {
+  std::string what = e.what();
+  const std::size_t colon = what.find(": ", what.find("parse error"));
+  return colon == std::string::npos ? what : what.substr(colon + 2);
+}
+
+}  // namespace
+
+StatusOr<json> LoadJsonReport(const std::string& path) {
+  StatusOr<std::string> text = ReadReportText(path);
+  if (!text.ok()) return text.status();
+  return ParseJsonReport(*text, path);
+}
+
+StatusOr<json> ParseJsonReport(const std::string& text, const std::string& file) {
+  if (text.size() > kMaxReportBytes) {
+    return Status::Error(fmt::format("{}: more than {} MiB: not a report this sandprobe reads", file,
+                                     kMaxReportBytes >> 20));
+  }
+  json report;
+  try {
+    report = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return Status::Error(fmt::format("{}:{}: not JSON: {}", file, LineCol(text, e.byte), ParseErrorText(e)));
+  } catch (const json::exception& e) {
+    return Status::Error(fmt::format("{}: not JSON: {}", file, e.what()));
+  }
+  if (Status s = CheckReportSchema(report, file); !s.ok()) return s;
+  return report;
+}
+
+Status CheckReportSchema(const json& report, const std::string& file) {
   if (!report.is_object() || !report.contains("schema") || !report["schema"].is_string()) {
     return Status::Error(fmt::format("{}: not a sandprobe JSON report (no \"schema\")", file));
   }
@@ -101,6 +184,11 @@ StatusOr<RunReport> ReadJsonReportFacts(const json& report, const std::string& f
     return Status::Error(fmt::format("{}: report schema {} is not {}, the one this sandprobe reads",
                                      file, report["schema"].get<std::string>(), kReportSchema));
   }
+  return Status::Ok();
+}
+
+StatusOr<RunReport> ReadJsonReportFacts(const json& report, const std::string& file) {
+  if (Status s = CheckReportSchema(report, file); !s.ok()) return s;
   try {
     return ReadFacts(report);
   } catch (const json::exception& e) {

@@ -184,7 +184,7 @@ TEST(JsonReport, ChecksCarryVerdictDirectionAndEvidence) {
   EXPECT_EQ(leak.at("expect"), "denied");
   EXPECT_EQ(leak.at("resolved_target"), "/host/sp-canary-1f2e");
   EXPECT_EQ(leak.at("evidence"),
-            json({{"launch_id", "L1"}, {"frame_indexes", {1, 2}},
+            json({{"tier", "witnessed"}, {"launch_id", "L1"}, {"frame_indexes", {1, 2}},
                   {"witness_facts", {"canary sha256 matched"}}, {"expected_end", nullptr}}));
   EXPECT_TRUE(leak.at("tolerance").is_null()) << "only measured limits have a band";
   EXPECT_EQ(checks[2].at("direction"), "too-restrictive");
@@ -192,6 +192,18 @@ TEST(JsonReport, ChecksCarryVerdictDirectionAndEvidence) {
   EXPECT_TRUE(checks[6].at("evidence").at("launch_id").is_null());
   EXPECT_EQ(checks[6].at("verdict"), "skip");
   EXPECT_EQ(checks[6].at("observed"), "not applicable: udp listener disabled");
+  EXPECT_EQ(checks[6].at("evidence").at("tier"), "none");  // a skip rests on nothing
+  EXPECT_EQ(checks[0].at("evidence").at("tier"), "reported");
+}
+
+TEST(JsonReport, TheSummarySaysWhatThePassesRestOn) {
+  const json summary = ReportToJson(HardenedReport()).at("summary");
+  EXPECT_EQ(summary.at("passes_by_evidence"),
+            json({{"witnessed", 0}, {"measured", 0}, {"reported", 1}, {"none", 0}}));
+  RunReport witnessed = HardenedReport();
+  witnessed.verdicts[0].evidence.tier = EvidenceTier::kWitnessed;
+  EXPECT_EQ(PassesByEvidence(witnessed.verdicts).at("witnessed"), 1);
+  EXPECT_EQ(PassesByEvidence(witnessed.verdicts).at("reported"), 0);
 }
 
 TEST(JsonReport, LaunchesKeepRawFactsAndExitOrSignal) {

@@ -12,6 +12,7 @@
 #include <pugixml.hpp>
 
 #include "io/atomic_file.h"
+#include "reports/json_report.h"
 #include "reports/sanitize.h"
 
 namespace sandprobe {
@@ -67,6 +68,7 @@ std::string FailureBody(const Verdict& v) {
     body += "\n";
   }
   if (!c.reference.empty()) body += fmt::format("reference: {}\n", field(c.reference.Text()));
+  body += fmt::format("evidence tier: {}\n", EvidenceTierName(v.tier()));
   if (!v.evidence.launch_id.empty()) {
     body += fmt::format("evidence: launch {}, frames [{}]\n", field(v.evidence.launch_id),
                         fmt::join(v.evidence.frame_indexes, ", "));
@@ -101,8 +103,10 @@ std::string OutcomeType(Severity severity, std::string_view kind) {
 
 // Adds the outcome child (none for pass) and counts it.
 void AddOutcome(pugi::xml_node testcase, const Verdict& v, Counts& counts) {
-  const std::string message = fmt::format("[{}] expected {}; observed {}",
-                                          SeverityName(v.check.severity), v.expected, v.observed);
+  // The evidence tier beside the severity: a long `observed` is cut at the cap, these never.
+  const std::string message = fmt::format("[{}; evidence {}] expected {}; observed {}",
+                                          SeverityName(v.check.severity), EvidenceTierName(v.tier()),
+                                          v.expected, v.observed);
   pugi::xml_node child;
   switch (v.outcome) {
     case Outcome::kPass: return;
@@ -170,20 +174,34 @@ void AddLaunchOutput(pugi::xml_node testcase, const LaunchRecord* launch,
   }
 }
 
-void AddProperties(pugi::xml_node suite, const RunReport& r) {
-  pugi::xml_node props = suite.append_child("properties");
-  const std::pair<const char*, std::string> rows[] = {
+// The run's properties, on its first suite: who ran what, and how many passes rest on each
+// evidence tier.
+void AddRunProperties(pugi::xml_node props, const RunReport& r) {
+  const nlohmann::json tiers = PassesByEvidence(r.verdicts);
+  std::vector<std::pair<std::string, std::string>> rows = {
       {"schema", kReportSchema},          {"tool_version", r.tool_version},
       {"run_id", r.run_id},               {"profile", r.profile_name},
       {"profile_path", r.profile_path},   {"policy", r.policy_name},
       {"policy_path", r.policy_path},     {"suite", r.suite_name},
       {"interrupted", r.interrupted ? "true" : "false"},
   };
+  for (EvidenceTier tier : kEvidenceTiers) {
+    const std::string name(EvidenceTierName(tier));
+    rows.emplace_back("passes_" + name, std::to_string(tiers.at(name).get<int>()));
+  }
   for (const auto& [name, value] : rows) {
     pugi::xml_node p = props.append_child("property");
-    p.append_attribute("name").set_value(name);
+    p.append_attribute("name").set_value(name.c_str());
     SetAttr(p, "value", value, kJunitMessageCap);  // present even when empty: the xsd needs it
   }
+}
+
+// "evidence:<check id>" = its tier, for every case of the suite: a testcase has no properties
+// of its own in the schema, and a pass has no message to carry it.
+void AddEvidenceProperty(pugi::xml_node props, const Verdict& v) {
+  pugi::xml_node p = props.append_child("property");
+  SetAttr(p, "name", "evidence:" + v.check.id, kJunitMessageCap);
+  p.append_attribute("value").set_value(std::string(EvidenceTierName(v.tier())).c_str());
 }
 
 // A name part of the run: the name, else its file's stem (a harness failure has no loaded
@@ -236,7 +254,8 @@ Counts AddSuite(pugi::xml_node root, const RunReport& r, const std::string& fami
   pugi::xml_node suite = root.append_child("testsuite");
   const std::string run_name = RunName(r);
   SetAttr(suite, "name", run_name + "/" + family, kJunitMessageCap);
-  if (with_properties) AddProperties(suite, r);
+  pugi::xml_node props = suite.append_child("properties");
+  if (with_properties) AddRunProperties(props, r);
   std::string classname = run_name + "/" + family;
   std::replace(classname.begin(), classname.end(), '/', '.');
   classname = SanitizeForXml(classname, kJunitMessageCap);
@@ -245,6 +264,7 @@ Counts AddSuite(pugi::xml_node root, const RunReport& r, const std::string& fami
   std::set<std::string> attached;  // launch ids whose output this suite already carries
   for (const Verdict& v : r.verdicts) {
     if (v.check.family != family) continue;
+    AddEvidenceProperty(props, v);
     const std::string base = SanitizeForXml(CaseName(v.check.id), kJunitMessageCap);
     std::string name = base;
     for (int n = 2; !names.insert(name).second; ++n) name = fmt::format("{} #{}", base, n);

@@ -126,7 +126,7 @@ TEST_F(JunitReportTest, FailuresCarryDirectionExpectedObservedAndRemediation) {
   const pugi::xml_node failure = leak.node().child("failure");
   EXPECT_STREQ(failure.attribute("type").value(), "critical:too-permissive");
   EXPECT_THAT(failure.attribute("message").value(),
-              HasSubstr("[critical] expected read denied; observed read ok"));
+              HasSubstr("[critical; evidence witnessed] expected read denied; observed read ok"));
   const std::string body = failure.text().get();
   EXPECT_THAT(body, ::testing::StartsWith("check: fs.read.denied:{host_canary} (severity critical)\n"));
   EXPECT_THAT(body, HasSubstr("expected: read denied\n"));
@@ -181,7 +181,7 @@ TEST_F(JunitReportTest, AWaivedFailIsASkipThatNamesItsWaiverAndStillValidates) {
   ASSERT_TRUE(skipped);
   EXPECT_STREQ(skipped.attribute("type").value(), "critical:waived");
   EXPECT_THAT(skipped.attribute("message").value(),
-              HasSubstr("waived until 2027-01-31: tracked in SEC-12 ([critical] expected read denied"));
+              HasSubstr("waived until 2027-01-31: tracked in SEC-12 ([critical; evidence witnessed] expected read denied"));
   EXPECT_THAT(skipped.text().get(), HasSubstr("check: fs.read.denied:{host_canary}"));
   EXPECT_THAT(skipped.text().get(), HasSubstr("waiver: fs.read.* (w.json:3:5), until 2027-01-31: tracked in SEC-12"));
   const auto suite = doc.select_node("//testsuite[@name='docker-hardened/tier-low/default/fs.read']");
@@ -216,7 +216,7 @@ TEST_F(JunitReportTest, DuplicateCheckIdsStayDistinct) {
 }
 
 TEST_F(JunitReportTest, RunPropertiesOnceOnTheRunsFirstSuite) {
-  EXPECT_EQ(doc_.select_nodes("//properties").size(), 2u);  // two runs
+  EXPECT_EQ(doc_.select_nodes("//property[@name='run_id']").size(), 2u);  // two runs
   for (const char* first : {"docker-hardened/tier-low/default/fs.read", "bwrap-basic/tier-medium/quick/pids"}) {
     const pugi::xpath_node suite = One((std::string("/testsuites/testsuite[@name='") + first + "']").c_str());
     ASSERT_TRUE(suite) << first;
@@ -228,7 +228,7 @@ TEST_F(JunitReportTest, RunPropertiesOnceOnTheRunsFirstSuite) {
       EXPECT_TRUE(p.attribute("value")) << p.attribute("name").value();
     }
   }
-  EXPECT_FALSE(One("//testsuite[@name='docker-hardened/tier-low/default/fs.write']/properties"));
+  EXPECT_FALSE(One("//testsuite[@name='docker-hardened/tier-low/default/fs.write']/properties/property[@name='run_id']"));
   EXPECT_TRUE(One("//testsuite[@name='docker-hardened/tier-low/default/fs.read']/properties/"
                   "property[@name='run_id' and @value='r-20261120-0001']"));
   EXPECT_TRUE(One("//testsuite[@name='docker-hardened/tier-low/default/fs.read']/properties/"
@@ -237,6 +237,25 @@ TEST_F(JunitReportTest, RunPropertiesOnceOnTheRunsFirstSuite) {
                   "property[@name='schema' and @value='sandprobe-report/1']"));
   EXPECT_TRUE(One("//testsuite[@name='bwrap-basic/tier-medium/quick/pids']/properties/"
                   "property[@name='interrupted' and @value='true']"));
+}
+
+// A testcase has no properties in the schema and a pass no message: each suite names the
+// evidence tier of each of its cases, and the run's first suite counts the passes per tier.
+TEST_F(JunitReportTest, EveryCaseNamesItsEvidenceTier) {
+  EXPECT_TRUE(One("//testsuite[@name='docker-hardened/tier-low/default/fs.read']/properties/"
+                  "property[@name='evidence:fs.read.allowed:/workspace/a' and @value='reported']"));
+  EXPECT_TRUE(One("//testsuite[@name='docker-hardened/tier-low/default/fs.read']/properties/"
+                  "property[@name='evidence:fs.read.denied:{host_canary}' and @value='witnessed']"));
+  EXPECT_TRUE(One("//testsuite[@name='docker-hardened/tier-low/default/fs.write']/properties/"
+                  "property[@name='evidence:fs.write.allowed:/tmp' and @value='reported']"));
+  EXPECT_TRUE(One("//testsuite[@name='docker-hardened/tier-low/default/fs.read']/properties/"
+                  "property[@name='passes_reported' and @value='1']"));
+  EXPECT_TRUE(One("//testsuite[@name='docker-hardened/tier-low/default/fs.read']/properties/"
+                  "property[@name='passes_witnessed' and @value='0']"));
+  const auto leak = One("//testcase[@name='fs.read.denied:(host canary)']");
+  ASSERT_TRUE(leak);
+  EXPECT_THAT(leak.node().child("failure").attribute("message").value(), HasSubstr("[critical; evidence witnessed] "));
+  EXPECT_THAT(leak.node().child("failure").text().get(), HasSubstr("evidence tier: witnessed\n"));
 }
 
 // A matrix job: the same profile judged against two policies. Every suite name and every

@@ -26,6 +26,7 @@ std::string Code(const std::string& id) {
 
 struct Counts {
   std::map<Outcome, int> by_outcome;
+  std::map<EvidenceTier, int> passes_by_tier;
   int total = 0;
   int waived = 0;             // of the fails
   bool with_waivers = false;  // the run had --waivers: the table shows a waived column
@@ -35,6 +36,7 @@ Counts Count(const RunReport& r) {
   Counts c;
   for (const Verdict& v : r.verdicts) {
     ++c.by_outcome[v.outcome];
+    if (v.outcome == Outcome::kPass) ++c.passes_by_tier[v.tier()];
     ++c.total;
     if (v.waived()) ++c.waived;
   }
@@ -66,6 +68,26 @@ std::string Headline(const RunReport& r, const Counts& c) {
                      name(r.suite_name, ""));
 }
 
+// "Passes by evidence: 3 witnessed by the host · 1 measured by the harness · 20 reported by
+// the probe alone": what the green rests on. Nothing when nothing passed.
+std::string PassTiers(const Counts& c) {
+  static constexpr std::pair<EvidenceTier, const char*> kWords[] = {
+      {EvidenceTier::kWitnessed, "witnessed by the host"},
+      {EvidenceTier::kMeasured, "measured by the harness"},
+      {EvidenceTier::kReported, "reported by the probe alone"},
+      {EvidenceTier::kNone, "with no evidence"}};
+  auto n = [&c](EvidenceTier t) { return c.passes_by_tier.contains(t) ? c.passes_by_tier.at(t) : 0; };
+  std::string parts;
+  for (const auto& [tier, words] : kWords) {
+    if (tier == EvidenceTier::kNone && n(tier) == 0) continue;
+    parts += fmt::format("{}**{}** {}", parts.empty() ? "" : " · ", n(tier), words);
+  }
+  if (c.by_outcome.contains(Outcome::kPass) && c.by_outcome.at(Outcome::kPass) > 0) {
+    return "Passes by evidence: " + parts + "\n\n";
+  }
+  return "";
+}
+
 std::string CountTable(const Counts& c) {
   std::string head = "|", rule = "|", row = "|";
   for (Outcome o : {Outcome::kPass, Outcome::kFail, Outcome::kError, Outcome::kInconclusive,
@@ -79,7 +101,7 @@ std::string CountTable(const Counts& c) {
       row += fmt::format(" {} |", c.waived);
     }
   }
-  return fmt::format("{} total |\n{} ---: |\n{} {} |\n\n", head, rule, row, c.total);
+  return fmt::format("{} total |\n{} ---: |\n{} {} |\n\n", head, rule, row, c.total) + PassTiers(c);
 }
 
 // " (also `fs.alias.denied:X[symlink]`, ...)" for a group of fails about one file.
@@ -106,12 +128,12 @@ std::string Failures(const RunReport& r) {
           v.waived() ? fmt::format(" (waived until {}: {})", MarkdownCell(v.waiver->expires, 40),
                                    MarkdownCell(v.waiver->reason, 200))
                      : "";
-      rows += fmt::format("| {}{}{} | {} | {} | {} |\n", Code(v.check.id), waived, AlsoFailed(group),
-                          MarkdownCell(v.expected), MarkdownCell(v.observed),
+      rows += fmt::format("| {}{}{} | {} | {} | {} | {} |\n", Code(v.check.id), waived, AlsoFailed(group),
+                          EvidenceTierName(v.tier()), MarkdownCell(v.expected), MarkdownCell(v.observed),
                           v.remediation.empty() ? "(none recorded)" : MarkdownCell(v.remediation));
     }
     if (count == 0) continue;
-    out += fmt::format("#### {} ({})\n\n| check | expected | observed | fix |\n| --- | --- | --- | --- |\n{}\n",
+    out += fmt::format("#### {} ({})\n\n| check | evidence | expected | observed | fix |\n| --- | --- | --- | --- | --- |\n{}\n",
                        SeverityName(severity), count, rows);
   }
   return out.empty() ? "" : "### Failures\n\n" + out;

@@ -26,7 +26,9 @@ TEST_F(MarkdownSummaryTest, HeadlineAndCountsPerRun) {
   EXPECT_THAT(md_, HasSubstr("sandbox **docker-hardened** · policy **tier-low** · suite **default**"));
   EXPECT_THAT(md_, HasSubstr("| pass | fail | error | inconclusive | skip | total |\n"
                              "| ---: | ---: | ---: | ---: | ---: | ---: |\n"
-                             "| 1 | 2 | 1 | 2 | 1 | 7 |\n"));
+                             "| 1 | 2 | 1 | 2 | 1 | 7 |\n\n"
+                             "Passes by evidence: **0** witnessed by the host · **0** measured by the harness · "
+                             "**1** reported by the probe alone\n"));
   EXPECT_THAT(md_, HasSubstr("## sandprobe bwrap-basic: INTERRUPTED\n"));
 }
 
@@ -36,9 +38,9 @@ TEST_F(MarkdownSummaryTest, FailuresBySeverityMostSevereFirstWithTheirFix) {
   ASSERT_NE(critical, std::string::npos);
   ASSERT_NE(medium, std::string::npos);
   EXPECT_LT(critical, medium);
-  EXPECT_THAT(md_, HasSubstr("| `fs.write.allowed:/tmp` | write ok | write denied: EROFS | "
+  EXPECT_THAT(md_, HasSubstr("| `fs.write.allowed:/tmp` | reported | write ok | write denied: EROFS | "
                              "add --tmpfs /tmp to the profile |\n"));
-  EXPECT_THAT(md_, HasSubstr("| `fs.read.denied:{host_canary}` | read denied | read ok: 33 bytes"));
+  EXPECT_THAT(md_, HasSubstr("| `fs.read.denied:{host_canary}` | witnessed | read denied | read ok: 33 bytes"));
 }
 
 TEST_F(MarkdownSummaryTest, UnprovenChecksAndSkipsWithReasons) {
@@ -54,12 +56,12 @@ TEST_F(MarkdownSummaryTest, HostileTextCannotBreakTheTableOrInjectHtml) {
   EXPECT_EQ(md_.find('\0'), std::string::npos);
   EXPECT_THAT(md_, Not(HasSubstr("END-OF-200K")));
   EXPECT_THAT(md_, HasSubstr("lt:&lt; quote"));
-  // Every table row of the leak stays one line with its four cells.
+  // Every table row of the leak stays one line with its five cells.
   const std::size_t row = md_.find("| `fs.read.denied:{host_canary}`");
   const std::string line = md_.substr(row, md_.find('\n', row) - row);
   int pipes = 0;
   for (std::size_t i = 0; i < line.size(); ++i) pipes += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
-  EXPECT_EQ(pipes, 5) << line;
+  EXPECT_EQ(pipes, 6) << line;
 }
 
 TEST(MarkdownSummaryHousekeepingTest, NamesWhatTheDeadlineCutAndALeftoverRunDir) {

@@ -71,6 +71,7 @@ RunReport HardenedReport() {
   pass.check.target = "{workspace}/a";
   pass.check.resolved_target = "/workspace/a";
   pass.evidence = {"L1", {0}, {}};
+  pass.evidence.tier = EvidenceTier::kReported;
 
   Verdict leak = MakeVerdict("fs.read.denied:{host_canary}", "fs.read", Severity::kCritical,
                              Outcome::kFail, Direction::kTooPermissive, "read denied",
@@ -80,6 +81,7 @@ RunReport HardenedReport() {
   leak.check.reference = {.file = "tier-low.json", .pointer = "/filesystem/unreadable/2"};
   leak.remediation = "mount the host canary directory out of the sandbox";
   leak.evidence = {"L1", {1, 2}, {"canary sha256 matched"}};
+  leak.evidence.tier = EvidenceTier::kWitnessed;
 
   Verdict blocked = MakeVerdict("fs.write.allowed:/tmp", "fs.write", Severity::kMedium,
                                 Outcome::kFail, Direction::kTooRestrictive, "write ok",
@@ -90,22 +92,26 @@ RunReport HardenedReport() {
   blocked.check.variant = "create";
   blocked.remediation = "add --tmpfs /tmp to the profile";
   blocked.evidence = {"L1", {3}, {}};
+  blocked.evidence.tier = EvidenceTier::kReported;
 
   Verdict error = MakeVerdict("env.secret.hidden", "env.secret", Severity::kHigh, Outcome::kError,
                               Direction::kNone, "secret hidden", "launch failed: exit 125");
   error.remediation = "check that the image exists: docker image ls";
   error.evidence = {"L2", {}, {}};
+  error.evidence.tier = EvidenceTier::kNone;
 
   Verdict unsure = MakeVerdict("net.egress.denied:tcp", "net.egress", Severity::kHigh,
                                Outcome::kInconclusive, Direction::kNone, "connect denied",
                                "no frame for the connect attempt");
   unsure.remediation = "rerun with --verbose; the probe died before reporting";
   unsure.evidence = {"L1", {}, {"listener saw no nonce"}};
+  unsure.evidence.tier = EvidenceTier::kWitnessed;
 
   Verdict unsure_dns = MakeVerdict("net.egress.denied:dns", "net.egress", Severity::kHigh,
                                    Outcome::kInconclusive, Direction::kNone, "lookup denied",
                                    "no frame for the lookup");
   unsure_dns.evidence = {"L1", {}, {}};
+  unsure_dns.evidence.tier = EvidenceTier::kReported;
 
   Verdict skip = MakeVerdict("net.egress.denied:udp", "net.egress", Severity::kMedium,
                              Outcome::kSkip, Direction::kNone, "send denied",
@@ -181,8 +187,10 @@ RunReport BwrapReport() {
                             Direction::kTooPermissive, "at most 50 processes", Big200K());
   big.remediation = "pass --pids-limit 50 (or a pids cgroup) to the sandbox";
   big.evidence = {"L1", {0, 1, 2}, {}};
+  big.evidence.tier = EvidenceTier::kMeasured;
   Verdict dup = MakeVerdict("pids.limit", "pids", Severity::kHigh, Outcome::kPass,
                             Direction::kNone, "at most 50 processes", "stopped at 50");
+  dup.evidence.tier = EvidenceTier::kMeasured;
   Verdict interrupted = MakeVerdict("memory.limit", "memory", Severity::kMedium, Outcome::kError,
                                     Direction::kNone, "oom at 512 MiB", "interrupted");
   interrupted.evidence = {"L1", {}, {}};

@@ -160,6 +160,7 @@ json Result(const RunReport& r, const Verdict& v, std::size_t rule_index,
        {{"sandprobeCheck/v1", Clean(r.profile_name + "/" + r.policy_name + "/" + c.id)}}},
       {"properties",
        {{"check", Clean(c.id)},
+        {"evidence", EvidenceTierName(v.tier())},
         {"severity", SeverityName(c.severity)},
         {"direction", DirectionName(v.direction)},
         {"security-severity", style.security_severity},
@@ -240,7 +241,8 @@ json Run(const RunReport& r, const SourceLocator& locate) {
         {"policy_path", Clean(r.policy_path)},
         {"suite", Clean(r.suite_name)},
         {"interrupted", r.interrupted},
-        {"summary", SummaryCounts(r.verdicts)}}},
+        {"summary", SummaryCounts(r.verdicts)},
+        {"passes_by_evidence", PassesByEvidence(r.verdicts)}}},
   };
 }
 

@@ -1,7 +1,12 @@
 #include "run/preflight_gate.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace sandprobe {
 
@@ -9,49 +14,67 @@ DockerSocketAccess ProbeDockerSocketAccess(std::string_view docker_host) {
   constexpr std::string_view kUnix = "unix://";
   std::string socket = "/var/run/docker.sock";
   if (docker_host.starts_with(kUnix)) socket = std::string(docker_host.substr(kUnix.size()));
+  // What the docker CLI would meet: a connect(2), which needs write permission on the socket
+  // and search permission on its directories, and fails ECONNREFUSED when the file is there
+  // but no daemon listens (a dockerd killed with SIGKILL leaves its socket behind). It is
+  // closed unused: nothing is sent to the daemon.
   struct stat st {};
-  if (::stat(socket.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return DockerSocketAccess::kNoSocket;
-  // connect(2) on a unix socket needs write permission on it; access() asks with the real
-  // uid and groups, which are the harness's own.
-  return ::access(socket.c_str(), R_OK | W_OK) == 0 ? DockerSocketAccess::kAllowed
-                                                    : DockerSocketAccess::kDenied;
-}
-
-std::string PreflightHint(std::string_view failed_program, DockerSocketAccess access,
-                          std::string_view install_hint) {
-  const std::string_view program = failed_program.substr(failed_program.rfind('/') + 1);
-  if (program == "docker") {
-    switch (access) {
-      case DockerSocketAccess::kDenied:
-        return "; docker is installed but this user may not use its socket: add the user to the "
-               "docker group (sudo usermod -aG docker $USER, then log in again) or run as root";
-      case DockerSocketAccess::kAllowed:
-      case DockerSocketAccess::kNoSocket: break;
-    }
+  if (::stat(socket.c_str(), &st) != 0) {
+    return errno == EACCES ? DockerSocketAccess::kDenied : DockerSocketAccess::kNoSocket;
   }
-  return install_hint.empty() ? "" : "; install: " + std::string(install_hint);
+  if (!S_ISSOCK(st.st_mode)) return DockerSocketAccess::kNoSocket;
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (socket.size() >= sizeof address.sun_path) return DockerSocketAccess::kNoSocket;
+  std::memcpy(address.sun_path, socket.c_str(), socket.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return DockerSocketAccess::kNoSocket;
+  int result = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
+  const int error = result == 0 ? 0 : errno;
+  ::close(fd);
+  switch (error) {
+    case 0: return DockerSocketAccess::kAllowed;
+    case EACCES:
+    case EPERM: return DockerSocketAccess::kDenied;
+    case ECONNREFUSED: return DockerSocketAccess::kNotListening;
+    default: return DockerSocketAccess::kNoSocket;  // ENOENT: gone since the stat
+  }
 }
 
 PreflightGate::PreflightGate(PreflightWhen when, std::function<Status()> run_preflight)
     : when_(when), run_preflight_(std::move(run_preflight)) {}
 
 const Status& PreflightGate::RunOnce() {
-  if (!result_) result_ = run_preflight_();
+  if (!result_) {
+    result_ = run_preflight_();
+    went_away_ = !result_->ok() && answered_;
+  }
   return *result_;
 }
 
-std::optional<std::string> PreflightGate::BeforeLaunch() {
-  std::lock_guard lock(mu_);
-  if (when_ == PreflightWhen::kBefore) RunOnce();
-  if (result_ && !result_->ok()) return result_->message();
-  return std::nullopt;
+std::optional<BackendUnavailable> PreflightGate::Failure() const {
+  if (!result_ || result_->ok()) return std::nullopt;
+  if (!went_away_) return BackendUnavailable{result_->message(), false};
+  return BackendUnavailable{"the backend went away during the run (a probe had answered through it): " +
+                                result_->message(),
+                            true};
 }
 
-std::optional<std::string> PreflightGate::AfterIncompleteLaunch() {
+std::optional<BackendUnavailable> PreflightGate::BeforeLaunch() {
   std::lock_guard lock(mu_);
-  const Status& result = RunOnce();
-  if (!result.ok()) return result.message();
-  return std::nullopt;
+  if (when_ == PreflightWhen::kBefore) RunOnce();
+  return Failure();
+}
+
+std::optional<BackendUnavailable> PreflightGate::AfterIncompleteLaunch() {
+  std::lock_guard lock(mu_);
+  RunOnce();
+  return Failure();
+}
+
+void PreflightGate::BackendAnswered() {
+  std::lock_guard lock(mu_);
+  answered_ = true;
 }
 
 std::string PreflightGate::Summary() {
@@ -61,7 +84,8 @@ std::string PreflightGate::Summary() {
                ? "not run: no probe launch"
                : "not run: every probe launch completed (profile preflight: on_failure)";
   }
-  return result_->ok() ? "ok" : result_->message();
+  if (std::optional<BackendUnavailable> failed = Failure()) return failed->why;
+  return "ok";
 }
 
 }  // namespace sandprobe

@@ -32,12 +32,16 @@ struct CountingPreflight {
   }
 };
 
+std::optional<BackendUnavailable> Unavailable(const std::string& why, bool went_away = false) {
+  return BackendUnavailable{why, went_away};
+}
+
 TEST(PreflightGateTest, BeforeRunsOnceAheadOfTheFirstLaunchAndBlocksOnFailure) {
   CountingPreflight preflight;
   preflight.answer = Status::Error("backend docker unavailable; install: x");
   PreflightGate gate(PreflightWhen::kBefore, preflight.Fn());
-  EXPECT_EQ(gate.BeforeLaunch(), "backend docker unavailable; install: x");
-  EXPECT_EQ(gate.BeforeLaunch(), "backend docker unavailable; install: x");
+  EXPECT_EQ(gate.BeforeLaunch(), Unavailable("backend docker unavailable; install: x"));
+  EXPECT_EQ(gate.BeforeLaunch(), Unavailable("backend docker unavailable; install: x"));
   EXPECT_EQ(preflight.runs, 1);
   EXPECT_EQ(gate.Summary(), "backend docker unavailable; install: x");
 }
@@ -76,10 +80,10 @@ TEST(PreflightGateTest, OnFailureExplainsAnIncompleteLaunchAndBlocksTheRest) {
   PreflightGate gate(PreflightWhen::kOnFailure, preflight.Fn());
   EXPECT_EQ(gate.BeforeLaunch(), std::nullopt);
   EXPECT_EQ(gate.AfterIncompleteLaunch(),
-            "backend bwrap unavailable; install: apt-get install bubblewrap");
-  EXPECT_EQ(gate.BeforeLaunch(), "backend bwrap unavailable; install: apt-get install bubblewrap");
+            Unavailable("backend bwrap unavailable; install: apt-get install bubblewrap"));
+  EXPECT_EQ(gate.BeforeLaunch(), Unavailable("backend bwrap unavailable; install: apt-get install bubblewrap"));
   EXPECT_EQ(gate.AfterIncompleteLaunch(),
-            "backend bwrap unavailable; install: apt-get install bubblewrap");
+            Unavailable("backend bwrap unavailable; install: apt-get install bubblewrap"));
   EXPECT_EQ(preflight.runs, 1);
 }
 
@@ -92,6 +96,30 @@ TEST(PreflightGateTest, OnFailureWithAPresentBackendLeavesTheLaunchItsOwnFailure
   EXPECT_EQ(gate.Summary(), "ok");
 }
 
+// A backend a probe spoke through that then fails its preflight went away mid-run: said so,
+// and marked so the run never turns it into skips.
+TEST(PreflightGateTest, ABackendThatAnsweredAndThenFailsWentAway) {
+  CountingPreflight preflight;
+  preflight.answer = Status::Error("backend docker unavailable: no daemon");
+  PreflightGate gate(PreflightWhen::kOnFailure, preflight.Fn());
+  EXPECT_EQ(gate.BeforeLaunch(), std::nullopt);
+  gate.BackendAnswered();
+  const std::string why =
+      "the backend went away during the run (a probe had answered through it): backend docker unavailable: no daemon";
+  EXPECT_EQ(gate.AfterIncompleteLaunch(), Unavailable(why, true));
+  EXPECT_EQ(gate.BeforeLaunch(), Unavailable(why, true));
+  EXPECT_EQ(gate.Summary(), why);
+}
+
+TEST(PreflightGateTest, ABackendThatNeverAnsweredIsMissingNotGone) {
+  CountingPreflight preflight;
+  preflight.answer = Status::Error("no daemon");
+  PreflightGate gate(PreflightWhen::kOnFailure, preflight.Fn());
+  EXPECT_EQ(gate.AfterIncompleteLaunch(), Unavailable("no daemon", false));
+  gate.BackendAnswered();  // too late: the failure was found first
+  EXPECT_EQ(gate.BeforeLaunch(), Unavailable("no daemon", false));
+}
+
 TEST(PreflightGateTest, ConcurrentFailuresRunThePreflightOnce) {
   CountingPreflight preflight;
   preflight.answer = Status::Error("gone");
@@ -100,7 +128,7 @@ TEST(PreflightGateTest, ConcurrentFailuresRunThePreflightOnce) {
   std::atomic<int> told{0};
   for (int i = 0; i < 8; ++i) {
     threads.emplace_back([&] {
-      if (gate.AfterIncompleteLaunch() == std::optional<std::string>("gone")) ++told;
+      if (gate.AfterIncompleteLaunch() == Unavailable("gone")) ++told;
     });
   }
   for (std::thread& t : threads) t.join();
@@ -113,23 +141,6 @@ TEST(PreflightGateTest, ConcurrentFailuresRunThePreflightOnce) {
 
 namespace sandprobe {
 namespace {
-
-TEST(PreflightHintTest, ADeniedDockerSocketAsksForTheGroupNotAnInstall) {
-  const std::string hint = PreflightHint("/usr/bin/docker", DockerSocketAccess::kDenied,
-                                         "apt-get install docker.io");
-  EXPECT_NE(hint.find("add the user to the docker group"), std::string::npos) << hint;
-  EXPECT_EQ(hint.find("apt-get"), std::string::npos) << hint;
-}
-
-TEST(PreflightHintTest, OtherwiseTheProfilesInstallHint) {
-  EXPECT_EQ(PreflightHint("docker", DockerSocketAccess::kNoSocket, "apt-get install docker.io"),
-            "; install: apt-get install docker.io");
-  EXPECT_EQ(PreflightHint("docker", DockerSocketAccess::kAllowed, "x"), "; install: x");
-  // A socket denied says nothing about another backend's command.
-  EXPECT_EQ(PreflightHint("bwrap", DockerSocketAccess::kDenied, "apt-get install bubblewrap"),
-            "; install: apt-get install bubblewrap");
-  EXPECT_EQ(PreflightHint("bwrap", DockerSocketAccess::kNoSocket, ""), "");
-}
 
 class DockerSocketTest : public ::testing::Test {
  protected:
@@ -144,6 +155,7 @@ class DockerSocketTest : public ::testing::Test {
     addr.sun_family = AF_UNIX;
     std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", socket_.c_str());
     ASSERT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ASSERT_EQ(::listen(fd_, 4), 0);
     ::chmod(socket_.c_str(), 0660);  // as dockerd leaves it: root and the docker group
   }
   void TearDown() override {
@@ -157,6 +169,13 @@ class DockerSocketTest : public ::testing::Test {
 TEST_F(DockerSocketTest, NoSocketThereOrAFileIsNoSocket) {
   EXPECT_EQ(ProbeDockerSocketAccess("unix://" + dir_ + "/missing.sock"), DockerSocketAccess::kNoSocket);
   EXPECT_EQ(ProbeDockerSocketAccess("unix://" + dir_), DockerSocketAccess::kNoSocket);
+}
+
+// A daemon killed with SIGKILL leaves its socket file: connect says nobody listens.
+TEST_F(DockerSocketTest, ASocketNobodyListensOnIsADeadDaemon) {
+  ::close(fd_);
+  fd_ = -1;
+  EXPECT_EQ(ProbeDockerSocketAccess("unix://" + socket_), DockerSocketAccess::kNotListening);
 }
 
 TEST_F(DockerSocketTest, TheOwnerMayAndAnotherUserMayNot) {

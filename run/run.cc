@@ -24,6 +24,7 @@
 #include "run/sandbox.h"
 #include "load/suite.h"
 #include "witnesses/witness.h"
+#include "witnesses/witness_canary_watch.h"
 #include "witnesses/witness_host_paths.h"
 #include "witnesses/witnesses.h"
 
@@ -81,13 +82,15 @@ class Run {
     Launch();
     Housekeeping();
     WitnessesDown();
+    // Facts from a program that is not the injected probe are nobody's: no verdict at all.
+    if (Status s = VerifyProbesThatRan(); !s.ok()) return s;
     Judge();
     return std::move(report_);
   }
 
  private:
   // The profile, its policy (or --policy) and the suite, unless the caller loaded them; the
-  // probe binary must exist.
+  // probe the profile names must exist, in this build (run/probe_dir.h).
   Status Load() {
     if (options_.inputs) {
       profile_ = options_.inputs->profile;
@@ -101,22 +104,27 @@ class Run {
       policy_ = std::move(inputs->policy);
       suite_ = std::move(inputs->suite);
     }
-    if (::access((options_.probe_dir + "/sandprobe-probe").c_str(), X_OK) != 0) {
-      return Status::HarnessError(fmt::format(
-          "probe binary {}/sandprobe-probe is missing (build it, or pass --probe-dir)", options_.probe_dir));
-    }
+    StatusOr<InjectedProbe> probe =
+        FindInjectedProbe(profile_->probe, options_.probe_dir, options_.layout_probe_dir, options_.probe_builds);
+    if (!probe.ok()) return probe.status();
+    probe_ = std::move(*probe);
     return Status::Ok();
   }
 
   // The run dir (claimed in the registry), the probe dir the sandboxes can reach, the canaries.
   Status Prepare() {
     StartReport();
-    StatusOr<RunDir> run_dir = RunDir::Create(env_.run_dir_parent, report_.run_id, profile_->source_path);
+    StatusOr<RunDir> run_dir = RunDir::Create(env_.run_dir_parent, report_.run_id, *profile_);
     if (!run_dir.ok()) return run_dir.status();
     run_dir_.emplace(std::move(*run_dir));
-    StatusOr<std::string> probe_dir = ProbeDirForSandboxes(options_.probe_dir, run_dir_->root());
-    if (!probe_dir.ok()) return probe_dir.status().AsHarnessError();
+    StatusOr<std::string> probe_dir = PlaceProbe(*probe_, run_dir_->root());
+    if (!probe_dir.ok()) return probe_dir.status();
     probe_dir_ = *probe_dir;
+    // What the harness hands a sandbox resolved: a runtime's allowlist (deno --allow-read=DIR)
+    // compares resolved paths, and a run root under a symlinked /tmp would not match.
+    workspace_ = ResolvedPath(run_dir_->workspace());
+    // What a sweep runs if this run dies, fixed now, before any launch.
+    if (Status recorded = run_dir_->RecordSweeps(*profile_, probe_dir_); !recorded.ok()) return recorded;
     StatusOr<CanaryFile> canary = CanaryFile::Plant(run_dir_->root());
     if (!canary.ok()) return canary.status().AsHarnessError();
     canary_.emplace(std::move(*canary));
@@ -144,7 +152,7 @@ class Run {
   // Starts the witnesses the suite's families need (a row of the witness table each).
   Status WitnessesUp() {
     WitnessSetup setup{report_.run_id, run_dir_->root(), *profile_, env_.launcher, env_.random_hex(16), &deadline_,
-                       env_.docker_engine};
+                       env_.docker_engine, probe_dir_, run_dir_->workspace()};
     for (const WitnessRow& row : env_.witness_table) {
       bool needed = false;
       for (const SuiteEntry& entry : suite_->entries) needed = needed || row.families.count(entry.family);
@@ -158,7 +166,7 @@ class Run {
 
   Status PlanChecks() {
     StatusOr<std::string> workspace_inside =
-        ExpandString(profile_->workspace_path, {{"workspace", run_dir_->workspace()}});
+        ExpandString(profile_->workspace_path, {{"workspace", workspace_}});
     if (!workspace_inside.ok()) return workspace_inside.status().WithContext(profile_->source_path);
     PlanContext& context = context_;
     context = PlanContext{canary_->path(), *workspace_inside, {}, profile_->lifecycle == Lifecycle::kSession};
@@ -169,6 +177,9 @@ class Run {
     StatusOr<Plan> plan = ExpandChecks(*policy_, *suite_, context);
     if (!plan.ok()) return plan.status();
     if (Status s = SelectChecks(*plan, options_.selection); !s.ok()) return s;
+    // A family the probe lacks is skipped "not expressible in RUNTIME" and never sent to it. A
+    // probe file's families are not known before it runs: all are planned.
+    if (probe_->identity) SetAsideInexpressible(*plan, {probe_->runtime, probe_->identity->families});
     plan_ = std::move(*plan);
     // The host's own copy of every denied path, before any launch (decoys vs the host's data).
     facts_.observed["host_paths"] = HostPathWitness(plan_);
@@ -186,16 +197,22 @@ class Run {
         .on_stalled = options_.on_stalled});
     sandbox_ = std::make_unique<Sandbox>(
         *profile_, env_.launcher,
-        SandboxContext{report_.run_id, probe_dir_, run_dir_->workspace(),
+        SandboxContext{report_.run_id, probe_dir_, workspace_,
                        {{env_secret_.name, env_secret_.token}}, watchdog_->stop_flag(), deadline_});
     preflight_ = std::make_unique<PreflightGate>(profile_->preflight, [this] { return sandbox_->Preflight(); });
+    // The host watches its canary for the launches' whole span (and only that: the host-path
+    // witness read it before, the run dir's removal deletes it after).
+    std::unique_ptr<CanaryWatch> canary_watch = CanaryWatch::Start(canary_->path(), canary_->sha256());
+    CanaryWatch& watch = *canary_watch;
+    witnesses_.push_back(std::move(canary_watch));
     launched_ = RunLaunches({.plan = plan_, .sandbox = *sandbox_, .preflight = *preflight_,
                              .watchdog = *watchdog_, .witnesses = witnesses_,
-                             .workspace = run_dir_->workspace(),
-                             .require_backend = options_.require_backend, .jobs = options_.jobs,
+                             .workspace = workspace_,
+                             .allow_missing_backend = options_.allow_missing_backend, .jobs = options_.jobs,
                              .random_hex = env_.random_hex,
                              .deadline_why = fmt::format("run timeout after {} s", options_.run_timeout.count()),
                              .on_progress = options_.on_progress});
+    watch.Stop();
   }
 
   // Close, teardown, sweep: each bounded by the deadline. When they may have left something,
@@ -212,14 +229,44 @@ class Run {
     }
   }
 
+  // Every launch's hello against the probe this run injected (contract/probe_identity.h): a
+  // built probe's runtime, build id and families; a probe file's hellos must agree with each
+  // other. The first launch that differs names the key, and the run ends as invalid input.
+  Status VerifyProbesThatRan() {
+    std::optional<ProbeIdentity> expected = probe_->identity;
+    for (std::size_t b = 0; b < launched_.results.size(); ++b) {
+      const BatchResult& result = launched_.results[b];
+      if (result.frames.facts.empty()) continue;  // nothing ran that could be judged
+      std::optional<std::string> why;
+      if (!expected) {  // a probe file: its first hello says what every other must say
+        expected = HelloIdentity(result.frames.facts.front());
+        if (!expected) why = "its first fact is no hello naming a runtime, a build id and families";
+      }
+      if (!why) why = HelloMismatch(result.frames, *expected);
+      if (why) {
+        return Status::Error(fmt::format(
+            "the probe that ran is not ours: launch {} ({}, {}): {}; its facts are not judged",
+            result.launch_id.empty() ? plan_.batches[b].id : result.launch_id, probe_->path(),
+            probe_->where, *why));
+      }
+    }
+    return Status::Ok();
+  }
+
   void WitnessesDown() {
     report_.witnesses = {{"canary_file", {{"path", canary_->path()}, {"sha256", canary_->sha256()}}},
                          {"canary_env", {{"name", env_secret_.name}, {"sha256", env_secret_.sha256}}},
-                         {"workspace", run_dir_->workspace()},
+                         {"workspace", workspace_},
+                         {"probe", ProbeWitness()},
                          {"probe_leftovers_on_host", launched_.probe_leftovers_on_host},
                          {"preflight", preflight_->Summary()},
                          {"sweep", sandbox_->sweep_summary()},
                          {"host_paths", facts_.observed["host_paths"]}};
+    // The run root's space after the launches: a workspace write that failed for space while
+    // it is full is the harness's disk, not the sandbox's policy (families/family_fs.cc).
+    facts_.observed["run_root"] = run_dir_->DiskFacts();
+    facts_.observed["run_root"]["workspace_inside"] = context_.workspace;
+    report_.witnesses["run_root"] = facts_.observed["run_root"];
     for (const auto& witness : witnesses_) {
       nlohmann::json seen = witness->Collect();
       report_.witnesses[witness->name()] = seen;
@@ -245,6 +292,7 @@ class Run {
       }
     }
     report_.interrupted = Interrupted();
+    report_.backend_skipped = launched_.backend_skipped;
     report_.finished_at = env_.utc_now();
     report_.duration_seconds = std::chrono::duration<double>(env_.clock() - started_).count();
   }
@@ -267,6 +315,16 @@ class Run {
     }
   }
 
+  // The probe the sandboxes got: where it came from, what it hashed to, what it must say.
+  nlohmann::json ProbeWitness() const {
+    nlohmann::json probe = {{"runtime", probe_->runtime.empty() ? nlohmann::json(nullptr) : nlohmann::json(probe_->runtime)},
+                            {"file", probe_->path()},
+                            {"injected_dir", probe_dir_},
+                            {"sha256", probe_->sha256}};
+    if (probe_->identity) probe["build_id"] = probe_->identity->build_id;
+    return probe;
+  }
+
   const RunOptions& options_;
   const RunEnvironment& env_;
   const std::chrono::steady_clock::time_point started_;
@@ -278,7 +336,9 @@ class Run {
   std::optional<Suite> suite_;
   RunReport report_;
   std::optional<RunDir> run_dir_;
-  std::string probe_dir_;
+  std::optional<InjectedProbe> probe_;
+  std::string probe_dir_;  // the directory the sandboxes get as {probe_dir}
+  std::string workspace_;  // the run's host workspace, symlinks resolved
   std::optional<CanaryFile> canary_;
   CanaryEnvSecret env_secret_ = CanaryEnvSecret::Make();
   WitnessFacts facts_;

@@ -9,11 +9,13 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "gate/check_selection.h"
 #include "launch/launcher.h"
 #include "load/run_inputs.h"
+#include "run/probe_builds.h"
 #include "run/run_environment.h"
 #include "model/run_report.h"
 #include "model/status.h"
@@ -29,10 +31,20 @@ struct RunOptions {
   // The profile, policy and suites already loaded from the paths above (`sandprobe run` loads
   // every sandbox's before the first run: PreloadRunInputs); unset: the run loads them itself.
   std::optional<RunInputs> inputs;
-  std::string probe_dir;    // host directory holding only sandprobe-probe
-  // When the backend's preflight fails: false -> every check is skip (with the reason);
-  // true -> every check is error (CI runs with backends required).
-  bool require_backend = false;
+  // --probe-dir: the host directory holding the profile's probe (whatever its runtime); empty:
+  // the data layout's directory for that runtime (load/data_dir.h ProbeDirFor, from
+  // `layout_probe_dir`, the native probe's: DataPaths::probe_dir).
+  std::string probe_dir;
+  std::string layout_probe_dir;
+  // What this build made (BuiltProbes(), linked into the sandprobe binary): the run injects
+  // only a probe that hashes to its row, and refuses a launch whose hello is not that probe's
+  // (run/probe_dir.h). Empty: no runtime's probe can be verified, and a run of one is refused.
+  std::span<const ProbeBuild> probe_builds;
+  // When the backend's preflight fails: false (the default) -> every check it keeps from being
+  // judged is error, exit 3; true (--allow-missing-backend) -> skip, with the reason, and the
+  // report's backend_skipped says so. A backend that answered in the run and then went away is
+  // error either way.
+  bool allow_missing_backend = false;
   bool keep_run_dir = false;  // keep /var/tmp/sandprobe-<run_id> for debugging
   std::string tool_version;
   const std::atomic<bool>* cancel = nullptr;  // set on SIGINT/SIGTERM
@@ -57,9 +69,10 @@ struct RunOptions {
 };
 
 // A non-ok Status is either invalid input (StatusCode::kInvalidInput: a profile, policy or
-// suite that does not load; exit 2) or a harness failure before any verdict (kHarness: no run
-// dir, no probe binary, a witness that cannot start; exit 3). Everything that goes wrong later
-// is in the report.
+// suite that does not load, a probe that is not the one this build made, before a launch by its
+// hash or after by its hello; exit 2) or a harness failure before any verdict (kHarness: no run
+// dir, no probe binary, a witness that cannot start; exit 3). Everything else that goes wrong
+// later is in the report.
 StatusOr<RunReport> RunProfile(const RunOptions& options, const RunEnvironment& env);
 // The same in the real environment (RealRunEnvironment(launcher)).
 StatusOr<RunReport> RunProfile(const RunOptions& options, Launcher& launcher);

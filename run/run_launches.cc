@@ -30,17 +30,32 @@ class Launches {
   }
 
  private:
-  // The backend is missing: the batch is skipped, or an error when backends are required.
-  void MarkUnavailable(BatchResult& result, const std::string& why) const {
+  // The backend is unavailable: the batch is an error (the default: nothing was checked), or
+  // skipped under --allow-missing-backend, unless the backend went away mid-run.
+  void MarkUnavailable(BatchResult& result, const BackendUnavailable& why) {
     result = BatchResult{};
-    result.state = phase_.require_backend ? BatchResult::State::kLaunchFailed
-                                          : BatchResult::State::kSkipped;
-    result.reason = why;
+    result.state = Skippable(why) ? BatchResult::State::kSkipped : BatchResult::State::kLaunchFailed;
+    result.reason = why.why;
+  }
+
+  bool Skippable(const BackendUnavailable& why) {
+    if (!phase_.allow_missing_backend || why.went_away) return false;
+    std::lock_guard lock(between_);
+    out_.backend_skipped = why.why;
+    return true;
   }
 
   void RunBatch(std::size_t b) {
     const LaunchBatch& batch = phase_.plan.batches[b];
     BatchResult& result = out_.results[b];
+    if (!batch.not_expressible.empty()) {  // families the run's probe lacks: never sent to it
+      result.state = BatchResult::State::kSkipped;
+      result.reason = batch.not_expressible;
+      std::lock_guard lock(between_);
+      checks_done_ += batch.check_indexes.size();
+      Progress();
+      return;
+    }
     if (batch.invocations.empty()) {  // decided at plan time (PlanContext::launchless_checks)
       result.state = BatchResult::State::kRan;
       result.complete = true;
@@ -49,7 +64,7 @@ class Launches {
       Progress();
       return;
     }
-    if (std::optional<std::string> why = phase_.preflight.BeforeLaunch()) {
+    if (std::optional<BackendUnavailable> why = phase_.preflight.BeforeLaunch()) {
       return MarkUnavailable(result, *why);
     }
     std::string nonce = phase_.random_hex(8);
@@ -66,6 +81,8 @@ class Launches {
          .fresh_instance = batch.fresh_instance,
          .host_readings = batch.host_readings});
     result = ToBatchResult(record, nonce, phase_.sandbox.profile().probe_exit);
+    // A frame with this launch's nonce came through the backend: it was up.
+    if (!record.frames.facts.empty() || record.frames.done) phase_.preflight.BackendAnswered();
     if (record.error == "interrupted" && !phase_.watchdog.why().empty()) {
       result.reason = phase_.watchdog.why();
     }
@@ -81,15 +98,15 @@ class Launches {
 
   // An incomplete launch may mean the backend went away: the preflight says. What the launch
   // proved before that stays evidence (Evaluate skips only checks that cite no fact).
-  void AskPreflightIfIncomplete(BatchResult& result) const {
+  void AskPreflightIfIncomplete(BatchResult& result) {
     bool incomplete = result.state == BatchResult::State::kLaunchFailed ||
                       (result.state == BatchResult::State::kRan && !result.complete);
     if (!incomplete) return;
-    std::optional<std::string> why = phase_.preflight.AfterIncompleteLaunch();
+    std::optional<BackendUnavailable> why = phase_.preflight.AfterIncompleteLaunch();
     if (!why) return;
     if (result.state != BatchResult::State::kRan) return MarkUnavailable(result, *why);
-    result.backend_unavailable = *why;
-    result.backend_required = phase_.require_backend;
+    result.backend_unavailable = why->why;
+    result.backend_required = !Skippable(*why);
   }
 
   void Started(const LaunchBatch& batch) {

@@ -28,7 +28,7 @@ struct LaunchPhase {
   RunWatchdog& watchdog;
   const std::vector<std::unique_ptr<RunWitness>>& witnesses;
   std::string workspace;  // host side of the workspace, scanned for probe leftovers
-  bool require_backend = false;
+  bool allow_missing_backend = false;  // RunOptions::allow_missing_backend
   int jobs = 1;
   std::function<std::string(std::size_t bytes)> random_hex;  // launch nonces
   // Why a launch the run's deadline cut short did not finish, in the watchdog's words for the
@@ -41,6 +41,8 @@ struct LaunchPhase {
 
 struct LaunchPhaseResult {
   std::vector<BatchResult> results;  // one per plan batch
+  // The preflight's failure when --allow-missing-backend made checks skips; "" otherwise.
+  std::string backend_skipped;
   nlohmann::json probe_leftovers_on_host = nlohmann::json::array();
 };
 

@@ -19,8 +19,9 @@
 #include "model/leftover_process.h"
 #include "launch/pinned_process.h"
 #include "launch/proc_info.h"
-#include "load/profile.h"
-#include "run/sandbox.h"
+#include "io/remove_tree.h"
+#include "io/write_temp.h"
+#include "run/sweep_ids.h"
 
 namespace sandprobe {
 namespace {
@@ -30,79 +31,60 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kDeathWait{3000};
 
-// Dry run: the profile's `list` command (the first launch of Sandbox::Sweep) runs for real,
-// since it only reads; every later launch (a removal) is answered "exit 0" without running.
-class ListOnlyLauncher final : public Launcher {
- public:
-  explicit ListOnlyLauncher(Launcher& real) : real_(real) {}
-  StatusOr<LaunchResult> Launch(const LaunchSpec& spec) override {
-    if (launches_++ == 0) return real_.Launch(spec);
-    LaunchResult pretend;
-    pretend.exit_code = 0;
-    return pretend;
-  }
-
- private:
-  Launcher& real_;
-  int launches_ = 0;
-};
+constexpr milliseconds kSweepCommandTimeout{60000};
 
 std::string FirstLine(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
   return line.size() > 300 ? line.substr(0, 300) + "..." : line;
 }
 
-// "exit 1: Cannot connect to the Docker daemon", or the harness error.
-std::string WhyFailed(const LaunchRecord& r) {
-  if (!r.error.empty()) return r.error;
-  std::string how = r.timed_out ? "timed out"
-                    : r.exit_code ? fmt::format("exit {}", *r.exit_code)
-                    : r.signal    ? fmt::format("signal {}", *r.signal)
-                                  : "no exit status";
-  std::string output = FirstLine(r.stderr_tail.empty() ? r.stdout_tail : r.stderr_tail);
-  return output.empty() ? how : how + ": " + output;
+// "exit 1: Cannot connect to the Docker daemon"; "" when it exited 0.
+std::string WhyFailed(const StatusOr<LaunchResult>& r) {
+  if (!r.ok()) return r.status().message();
+  if (!r->timed_out && r->exit_code == 0) return "";
+  std::string output = FirstLine(r->err.empty() ? r->out : r->err);
+  return output.empty() ? DescribeExit(*r) : DescribeExit(*r) + ": " + output;
 }
 
-bool Succeeded(const LaunchRecord& r) { return r.error.empty() && r.exit_code == 0; }
+StatusOr<LaunchResult> RunSweepCommand(Launcher& launcher, const std::vector<std::string>& argv) {
+  LaunchSpec spec;
+  spec.argv = argv;
+  spec.timeout = kSweepCommandTimeout;
+  return launcher.Launch(spec);
+}
 
-// Step 1: the profile's sweep spec for the dead run's run_id.
-void SweepOneSpec(const Profile& profile, const DeadRun& run, Launcher& launcher, bool dry_run,
-                  SweepSummary& out) {
-  ListOnlyLauncher list_only(launcher);
-  Sandbox sandbox(profile, dry_run ? static_cast<Launcher&>(list_only) : launcher,
-                  SandboxContext{.run_id = run.run_id, .workspace = run.root + "/workspace"});
-  for (const Sandbox::SweepListing& listing : sandbox.Sweep()) {
-    if (!Succeeded(listing.list)) {
-      out.errors.push_back(fmt::format("sweep list `{}`: {}", FormatArgv(listing.list.argv), WhyFailed(listing.list)));
+// Step 1: the sweep commands the run recorded when it started: each list, then its remove for
+// every whole id listed (run/sweep_ids.h). Dry run: the lists only (they only read).
+void SweepRecorded(const DeadRun& run, Launcher& launcher, bool dry_run, SweepSummary& out) {
+  if (!run.owner->sweeps) {
+    out.errors.push_back(fmt::format(
+        "owner.json records no sweep commands (written by an older sandprobe): its sandboxes were "
+        "not swept. The profile it names ({}) is not read: whoever can write that file could make "
+        "this sweep run anything. Remove what carries the run's label (sandprobe.run={}) by hand, "
+        "then the run dir", run.owner->profile_path, run.run_id));
+    return;
+  }
+  for (const RecordedSweep& sweep : *run.owner->sweeps) {
+    StatusOr<LaunchResult> listed = RunSweepCommand(launcher, sweep.list);
+    if (std::string why = WhyFailed(listed); !why.empty()) {
+      out.errors.push_back(fmt::format("sweep list `{}`: {}", FormatArgv(sweep.list), why));
       continue;
     }
-    for (const auto& [id, removal] : listing.removals) {
-      if (Succeeded(removal)) {
-        out.removed.push_back({SweptItem::Kind::kSandboxObject, id, FormatArgv(removal.argv)});
+    SweepIds ids = ParseSweepIds(listed->out, listed->out_dropped);
+    for (const std::string& id : ids.ids) {
+      std::vector<std::string> remove = sweep.RemoveArgv(id);
+      StatusOr<LaunchResult> removed = dry_run ? StatusOr<LaunchResult>(LaunchResult{.exit_code = 0})
+                                               : RunSweepCommand(launcher, remove);
+      if (std::string why = WhyFailed(removed); why.empty()) {
+        out.removed.push_back({SweptItem::Kind::kSandboxObject, id, FormatArgv(remove)});
       } else {
-        out.errors.push_back(fmt::format("could not remove {}: `{}`: {}", id,
-                                         FormatArgv(removal.argv), WhyFailed(removal)));
+        out.errors.push_back(fmt::format("could not remove {}: `{}`: {}", id, FormatArgv(remove), why));
       }
     }
     // The run dir stays, so the next sweep lists again (and finds what this one could not).
-    for (const std::string& problem : listing.incomplete) {
-      out.errors.push_back(fmt::format("sweep list `{}`: incomplete: {}", FormatArgv(listing.list.argv), problem));
+    for (const std::string& problem : ids.problems) {
+      out.errors.push_back(fmt::format("sweep list `{}`: incomplete: {}", FormatArgv(sweep.list), problem));
     }
-  }
-}
-
-void SweepSandboxes(const DeadRun& run, Launcher& launcher, bool dry_run, SweepSummary& out) {
-  StatusOr<Profile> profile = LoadProfile(run.owner->profile_path);
-  if (!profile.ok()) {
-    out.errors.push_back(fmt::format("cannot sweep the sandboxes: load profile: {}",
-                                     profile.status().message()));
-    return;
-  }
-  // One spec at a time (containers, then volumes, ...): each list's ids pair with its removals.
-  for (const SweepSpec& spec : profile->sweeps) {
-    Profile one = *profile;
-    one.sweeps = {spec};
-    SweepOneSpec(one, run, launcher, dry_run, out);
   }
 }
 
@@ -205,12 +187,19 @@ std::string_view SweptKindName(SweptItem::Kind kind) {
     case SweptItem::Kind::kFile: return "file";
     case SweptItem::Kind::kPlantedCanary: return "planted_canary";
     case SweptItem::Kind::kRunDir: return "run_dir";
+    case SweptItem::Kind::kPartialReport: return "partial_report";
   }
   return "?";
 }
 
 SweepSummary SweepDeadRun(const DeadRun& run, Launcher& launcher, bool dry_run) {
   SweepSummary out{.run = run};
+  if (run.foreign_uid) {
+    out.skipped = fmt::format(
+        "owned by uid {}: not swept by uid {} (it would run, kill and remove what another user "
+        "recorded); that user's `sandprobe sweep` removes it", *run.foreign_uid, ::geteuid());
+    return out;
+  }
   int dir = ::open(run.root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dir < 0) {
     out.skipped = fmt::format("open({}): {}", run.root, ErrnoText(errno));
@@ -226,7 +215,7 @@ SweepSummary SweepDeadRun(const DeadRun& run, Launcher& launcher, bool dry_run) 
     ::close(dir);
     return out;
   }
-  if (run.owner) SweepSandboxes(run, launcher, dry_run, out);
+  if (run.owner) SweepRecorded(run, launcher, dry_run, out);
   // Without owner.json the run dir's name is still a token: it is in the argv of everything
   // that names the workspace.
   std::vector<std::string> tokens = run.owner ? run.owner->process_tokens : std::vector<std::string>{};
@@ -245,9 +234,9 @@ SweepSummary SweepDeadRun(const DeadRun& run, Launcher& launcher, bool dry_run) 
     RemovePlantedFiles(run.owner->planted_files, dry_run, out);
   }
   if (out.errors.empty()) {
-    std::error_code ec;
-    if (!dry_run) fs::remove_all(run.root, ec);
-    if (ec) out.errors.push_back(fmt::format("remove_all({}): {}", run.root, ec.message()));
+    // Never through a link the sandbox's uid made in its workspace (io/remove_tree.h).
+    Status removed = dry_run ? Status::Ok() : RemoveTree(run.root);
+    if (!removed.ok()) out.errors.push_back(removed.message());
     else out.removed.push_back({SweptItem::Kind::kRunDir, run.root, ""});
   }
   ::close(dir);  // releases the lock
@@ -256,9 +245,16 @@ SweepSummary SweepDeadRun(const DeadRun& run, Launcher& launcher, bool dry_run) 
 
 std::vector<SweepSummary> SweepDeadRuns(Launcher& launcher, const SweepOptions& options) {
   std::vector<SweepSummary> summaries;
-  for (const DeadRun& run : FindDeadRuns(options.parent, options.unowned_age)) {
+  for (const DeadRun& run : FindDeadRuns(options.parent, options.unowned_age, options.include_foreign)) {
     if (!options.only_run_id.empty() && run.run_id != options.only_run_id) continue;
     summaries.push_back(SweepDeadRun(run, launcher, options.dry_run));
+  }
+  if (!options.only_run_id.empty()) return summaries;
+  for (const DeadWrite& write : SweepDeadWrites(options.parent, options.dry_run)) {
+    SweepSummary summary{.run = {.root = write.temp, .why = write.why}, .partial_report = true};
+    if (write.error.empty()) summary.removed.push_back({SweptItem::Kind::kPartialReport, write.temp, ""});
+    else summary.errors.push_back(write.error);
+    summaries.push_back(std::move(summary));
   }
   return summaries;
 }
@@ -268,12 +264,18 @@ nlohmann::json SweepSummaryToJson(const SweepSummary& s) {
   for (const SweptItem& item : s.removed) {
     removed.push_back({{"kind", SweptKindName(item.kind)}, {"id", item.id}, {"detail", item.detail}});
   }
-  return {{"run_id", s.run.run_id}, {"run_dir", s.run.root}, {"why", s.run.why},
-          {"removed", std::move(removed)}, {"errors", s.errors}, {"skipped", s.skipped}};
+  if (s.partial_report) {
+    return {{"partial_report", s.run.root}, {"why", s.run.why}, {"removed", std::move(removed)}, {"errors", s.errors}};
+  }
+  nlohmann::json run = {{"run_id", s.run.run_id}, {"run_dir", s.run.root}, {"why", s.run.why},
+                        {"removed", std::move(removed)}, {"errors", s.errors}, {"skipped", s.skipped}};
+  if (s.run.foreign_uid) run["owner_uid"] = *s.run.foreign_uid;
+  return run;
 }
 
 std::string DescribeSweep(const SweepSummary& s, bool dry_run) {
-  std::string text = fmt::format("dead run {} ({}): {}\n", s.run.run_id, s.run.root, s.run.why);
+  std::string text = s.partial_report ? fmt::format("partial report {}: {}\n", s.run.root, s.run.why)
+                                      : fmt::format("dead run {} ({}): {}\n", s.run.run_id, s.run.root, s.run.why);
   if (!s.skipped.empty()) return text + "  skipped: " + s.skipped + "\n";
   for (const SweptItem& item : s.removed) {
     switch (item.kind) {
@@ -294,6 +296,9 @@ std::string DescribeSweep(const SweepSummary& s, bool dry_run) {
         break;
       case SweptItem::Kind::kRunDir:
         text += fmt::format("  {} run dir {}\n", dry_run ? "would remove" : "removed", item.id);
+        break;
+      case SweptItem::Kind::kPartialReport:
+        text += fmt::format("  {} partial report {}\n", dry_run ? "would remove" : "removed", item.id);
         break;
     }
   }

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "launch/fake_launcher.h"
 #include "launch/launch_pids_cgroup.h"
 #include "launch/proc_info.h"
+#include "io/write_temp.h"
 #include "witnesses/witnesses.h"
 
 namespace sandprobe {
@@ -85,16 +87,20 @@ class RunSweepTest : public ::testing::Test {
     parent_ = mkdtemp(tmpl.data());
     root_ = parent_ + "/sandprobe-" + run_id_;
     fs::create_directories(root_ + "/workspace");
+    // What the profile says now is never read: a sweep runs what the run recorded.
     profile_ = parent_ + "/profile.json";
     std::ofstream(profile_) << R"({
       "name": "fake", "description": "d", "backend": "docker", "lifecycle": "oneshot",
-      "probe_path": "/opt/p", "injection": "ro-bind", "run": ["rt", "run", "{probe}", "{probe_args...}"],
-      "sweep": {"list": ["rt", "ps", "--filter", "run={run_id}"], "remove": ["rt", "rm", "{id}"]}})";
+      "probe_path": "/opt/p", "injection": "image", "run": ["rt", "run", "{probe}", "{probe_args...}"],
+      "sweep": {"list": ["sh", "-c", "id > /tmp/rewritten"], "remove": ["sh", "{id}"]}})";
   }
   void TearDown() override { fs::remove_all(parent_); }
 
   DeadRun Dead(std::vector<std::string> tokens = {}) {
-    OwnerRecord owner{.pid = 1, .profile_path = profile_, .process_tokens = std::move(tokens)};
+    OwnerRecord owner{.pid = 1,
+                      .profile_path = profile_,
+                      .sweeps = std::vector<RecordedSweep>{{{"rt", "ps", "--filter", "run=" + run_id_}, {{"rt"}, {"rm"}, {"", ""}}}},
+                      .process_tokens = std::move(tokens)};
     return DeadRun{.run_id = run_id_, .root = root_, .why = "owner pid 1 is gone", .owner = owner};
   }
   std::vector<std::string> Removed(const SweepSummary& s) {
@@ -150,14 +156,48 @@ TEST_F(RunSweepTest, AFailedListIsAnError) {
   EXPECT_TRUE(fs::exists(root_));
 }
 
-TEST_F(RunSweepTest, AnUnloadableProfileIsAnError) {
-  fs::remove(profile_);
+// An owner.json of an older sandprobe names only its profile: nothing is run from that file
+// (anyone who can write it could make the sweep run anything), and the run dir stays.
+TEST_F(RunSweepTest, AnOwnerRecordWithoutSweepCommandsRunsNothingAndIsAnError) {
+  DeadRun run = Dead();
+  run.owner->sweeps.reset();
   FakeLauncher launcher;
-  SweepSummary s = SweepDeadRun(Dead(), launcher, false);
+  SweepSummary s = SweepDeadRun(run, launcher, false);
   ASSERT_EQ(s.errors.size(), 1u);
-  EXPECT_THAT(s.errors[0], HasSubstr("load profile"));
+  EXPECT_THAT(s.errors[0], HasSubstr("records no sweep commands"));
+  EXPECT_THAT(s.errors[0], HasSubstr("sandprobe.run=" + run_id_));
   EXPECT_TRUE(launcher.Argvs().empty());
   EXPECT_TRUE(fs::exists(root_));
+}
+
+// The profile file is gone: the sweep runs what was recorded, and the run dir goes.
+TEST_F(RunSweepTest, ARunWhoseProfileIsGoneIsSweptFromTheRecord) {
+  fs::remove(profile_);
+  FakeLauncher launcher;
+  launcher.replies = {Exit(0, "c1\n")};
+  SweepSummary s = SweepDeadRun(Dead(), launcher, false);
+  EXPECT_TRUE(s.errors.empty()) << s.errors[0];
+  EXPECT_EQ(launcher.Argvs(), (std::vector<std::vector<std::string>>{{"rt", "ps", "--filter", "run=" + run_id_},
+                                                                    {"rt", "rm", "c1"}}));
+  EXPECT_FALSE(fs::exists(root_));
+}
+
+// Another uid's dead run is listed and left: no command, no kill, no removal.
+TEST_F(RunSweepTest, AnotherUidsDeadRunIsListedNeverSwept) {
+  std::string token = "sandprobe-sweep-test-" + RandomHex(8);
+  TokenCarrier carrier(token);
+  ASSERT_GT(carrier.pid(), 0);
+  DeadRun run = Dead({token});
+  run.foreign_uid = 4242;
+  FakeLauncher launcher;
+  SweepSummary s = SweepDeadRun(run, launcher, false);
+  EXPECT_THAT(s.skipped, HasSubstr("owned by uid 4242"));
+  EXPECT_TRUE(s.errors.empty());
+  EXPECT_TRUE(s.removed.empty());
+  EXPECT_TRUE(launcher.Argvs().empty());
+  EXPECT_TRUE(Alive(carrier.pid()));
+  EXPECT_TRUE(fs::exists(root_));
+  EXPECT_EQ(SweepSummaryToJson(s)["owner_uid"], 4242);
 }
 
 TEST_F(RunSweepTest, DryRunOnlyListsAndTouchesNothing) {
@@ -349,12 +389,33 @@ TEST_F(RunSweepTest, SummaryReadsForPeopleAndMachines) {
 TEST_F(RunSweepTest, SweepDeadRunsFiltersByRunId) {
   FakeLauncher launcher;
   SweepOptions options{.only_run_id = "ffffffffffff", .parent = parent_, .unowned_age = std::chrono::seconds(0)};
+  // A partial report of a dead writer is swept only without --run-id.
+  std::string out = parent_ + "/out";
+  fs::create_directories(out);
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  std::string temp = out + "/.r.json.sandprobe-tmp." + std::to_string(child) + ".1.0123456789ab";
+  std::ofstream(temp) << "{\"partial";
+  fs::create_directory(WriteJournalDir(parent_));
+  fs::permissions(WriteJournalDir(parent_), fs::perms::owner_all);
+  std::ofstream(WriteJournalDir(parent_) + "/" + std::to_string(child) + ".1.0123456789ab")
+      << nlohmann::json{{"temp", temp}}.dump();
   EXPECT_TRUE(SweepDeadRuns(launcher, options).empty());
   options.only_run_id = run_id_;
   std::vector<SweepSummary> swept = SweepDeadRuns(launcher, options);
   ASSERT_EQ(swept.size(), 1u);
   EXPECT_EQ(swept[0].run.run_id, run_id_);
   EXPECT_FALSE(fs::exists(root_));
+  EXPECT_TRUE(fs::exists(temp));
+  options.only_run_id.clear();
+  swept = SweepDeadRuns(launcher, options);
+  ASSERT_EQ(swept.size(), 1u);
+  EXPECT_TRUE(swept[0].partial_report);
+  EXPECT_EQ(DescribeSweep(swept[0], false), "partial report " + temp + ": writer pid " + std::to_string(child) +
+                                                " is gone\n  removed partial report " + temp + "\n");
+  EXPECT_EQ(SweepSummaryToJson(swept[0])["partial_report"], temp);
+  EXPECT_FALSE(fs::exists(temp));
 }
 
 }  // namespace

@@ -64,6 +64,7 @@ class ScriptedLauncher final : public Launcher {
     for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
       if (argv[i] == "--nonce") nonce = argv[i + 1];
     }
+    if (!hello.is_null()) out += fmt::format("@@sandprobe {} {}\n", nonce, hello.dump());
     bool in_fs_read = false;
     for (const std::string& arg : argv) {
       if (arg == "fs.read" || arg == "--next") {
@@ -97,6 +98,9 @@ class ScriptedLauncher final : public Launcher {
   bool print_done = true;
   std::string exit_line;  // appended after the frames (a VM init's "@@sandprobe-exit N")
   std::optional<std::string> only_paths_containing;  // answer for these paths only
+  // The probe's first frame: the hello of the build the run injects (RunTest::builds_).
+  nlohmann::json hello = {{"family", "hello"}, {"runtime", "native"}, {"build_id", "native-test"},
+                          {"families", {"fs.read", "env.secret"}}, {"pid", 2}};
 
   bool Launched(const std::string& program) const {
     for (const Seen& s : launches) {
@@ -137,6 +141,7 @@ class RunTest : public ::testing::Test {
     options_.profile_path = (dir_ / "profile.json").string();
     options_.suite_paths = {(dir_ / "suite.json").string()};
     options_.probe_dir = (dir_ / "probe").string();
+    options_.probe_builds = builds_;
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -154,7 +159,7 @@ class RunTest : public ::testing::Test {
 
   StatusOr<RunReport> RunIt() {
     RunEnvironment env{.launcher = launcher_,
-                       .run_dir_parent = (dir_ / "runs").string(),
+                       .run_dir_parent = run_dir_parent_.empty() ? (dir_ / "runs").string() : run_dir_parent_,
                        .clock = [this] { return now_; },
                        .utc_now = [] { return UtcTime(std::chrono::sys_days(std::chrono::year(2026) / 11 / 23)); },
                        .random_hex = [this](std::size_t bytes) {
@@ -173,6 +178,7 @@ class RunTest : public ::testing::Test {
 
   static inline int counter_ = 0;
   fs::path dir_;
+  std::string run_dir_parent_;  // empty: dir_/runs
   std::chrono::steady_clock::time_point now_{};
   ScriptedLauncher launcher_{now_};
   std::uint64_t random_ = 0x1000;
@@ -181,6 +187,10 @@ class RunTest : public ::testing::Test {
          return std::unique_ptr<RunWitness>(std::make_unique<FakeWitness>());
        }}};
   RunOptions options_;
+  // The build's table: the fake probe above, and a js probe of "js" (sandprobe-probe.js).
+  std::vector<ProbeBuild> builds_ = {
+      {ProbeRuntime::kNative, "native-test", Sha256Hex("#!/bin/sh\n"), {"env.secret", "fs.read"}},
+      {ProbeRuntime::kJs, "js-test", Sha256Hex("js"), {"fs.read"}}};
 };
 
 TEST_F(RunTest, LeakIsJudgedByTheHarnessHashAndTheRunCleansUp) {
@@ -266,20 +276,47 @@ TEST_F(RunTest, AnInterruptedRunAlwaysSweeps) {
   EXPECT_EQ(report->witnesses["sweep"], "ran");
 }
 
-TEST_F(RunTest, APreflightFailureSkipsOnlyChecksWithoutFacts) {
+// The probe spoke through the backend (the canary frame), then the launch broke and the
+// preflight failed: the backend went away mid-run. A proved leak stays a fail; a check with no
+// fact is an error, even with --allow-missing-backend (that opt-out is for an absent backend).
+TEST_F(RunTest, ABackendThatWentAwayMidRunIsAnErrorEvenWhenMissingBackendsAreAllowed) {
   WriteProfile(R"(, "requires": [["fake-requires"]], "preflight": "on_failure")");
   launcher_.steps["fake-requires"] = {.exit_code = 1};
   launcher_.steps["fake-exec"] = {.exit_code = 1};
   launcher_.print_done = false;  // the launch is incomplete: the preflight is asked
   launcher_.only_paths_containing = "/canary-";  // the workspace read has no fact
+  options_.allow_missing_backend = true;
   StatusOr<RunReport> report = RunIt();
   ASSERT_TRUE(report.ok()) << report.status().message();
   ASSERT_TRUE(launcher_.Launched("fake-requires"));
   EXPECT_EQ(Find(*report, "fs.read.denied:{host_canary}")->outcome, Outcome::kFail)
-      << "the canary's hash was read before the backend went missing: still a leak";
+      << "the canary's hash was read before the backend went away: still a leak";
   const Verdict* workspace = Find(*report, "fs.read.allowed:{workspace}");
   ASSERT_NE(workspace, nullptr);
-  EXPECT_EQ(workspace->outcome, Outcome::kSkip) << workspace->observed;
+  EXPECT_EQ(workspace->outcome, Outcome::kError) << workspace->observed;
+  EXPECT_NE(workspace->observed.find("went away during the run"), std::string::npos) << workspace->observed;
+  EXPECT_EQ(report->backend_skipped, "");
+}
+
+// A backend that never answered (not one frame) and fails its preflight is missing: an error
+// by default, a skip only with --allow-missing-backend, which the report then names.
+TEST_F(RunTest, AMissingBackendIsAnErrorUnlessAllowedThenASkipTheReportNames) {
+  WriteProfile(R"(, "requires": [["fake-requires"]], "preflight": "on_failure")");
+  launcher_.steps["fake-requires"] = {.exit_code = 1};
+  launcher_.steps["fake-exec"] = {.exit_code = 1};
+  launcher_.print_done = false;
+  launcher_.only_paths_containing = "/no-path-has-this/";  // not one fact
+  launcher_.hello = nullptr;  // and no hello: not one frame came through the backend
+  for (bool allowed : {false, true}) {
+    options_.allow_missing_backend = allowed;
+    StatusOr<RunReport> report = RunIt();
+    ASSERT_TRUE(report.ok()) << report.status().message();
+    for (const Verdict& v : report->verdicts) {
+      EXPECT_EQ(v.outcome, allowed ? Outcome::kSkip : Outcome::kError) << v.check.id << ": " << v.observed;
+      EXPECT_NE(v.observed.find("backend other unavailable for profile fake"), std::string::npos) << v.observed;
+    }
+    EXPECT_EQ(report->backend_skipped.empty(), !allowed);
+  }
 }
 
 // A profile that takes the probe's status from the exit status line: a launch that exits 0
@@ -389,6 +426,82 @@ TEST_F(RunTest, KeepRunDirMarksItKept) {
   std::string root = (dir_ / "runs" / (std::string(kRunDirPrefix) + report->run_id)).string();
   ASSERT_TRUE(fs::exists(root));
   EXPECT_TRUE(LoadOwner(root)->kept);
+}
+
+// issue 25: the probe that ran is ours. A hello of another build (an image's own file at the
+// probe path, a program answering in the probe's place) ends the run as invalid input.
+TEST_F(RunTest, AHelloOfAnotherBuildIsRefusedAndNothingIsJudged) {
+  launcher_.hello["build_id"] = "native-other";
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), StatusCode::kInvalidInput) << "exit 2";
+  EXPECT_NE(report.status().message().find("the probe that ran is not ours: launch L2 ("), std::string::npos)
+      << report.status().message();
+  EXPECT_NE(report.status().message().find("hello build_id \"native-other\", the injected probe's is \"native-test\""),
+            std::string::npos)
+      << report.status().message();
+  EXPECT_TRUE(launcher_.Launched("fake-stop")) << "the sandbox is still cleaned up";
+  EXPECT_TRUE(fs::is_empty(dir_ / "runs")) << "and the run dir removed";
+}
+
+TEST_F(RunTest, FramesWithoutAHelloAreNotTheProbes) {
+  launcher_.hello = nullptr;
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.status().message().find("not the hello every probe writes first"), std::string::npos)
+      << report.status().message();
+}
+
+TEST_F(RunTest, AProbeDirThatHoldsAnotherFileIsRefusedBeforeAnyLaunch) {
+  WriteFile(dir_ / "probe/sandprobe-probe", "#!/bin/sh\necho PASS\n");
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(report.status().message().find("the probe that would run is not ours"), std::string::npos);
+  EXPECT_FALSE(launcher_.Launched("fake-start")) << "nothing launched";
+}
+
+// issue 27: a family the probe does not implement is skipped, never sent to it.
+TEST_F(RunTest, FamiliesTheProbeLacksAreSkippedAsNotExpressibleAndNeverSent) {
+  WriteFile(dir_ / "probe/sandprobe-probe.js", "js");
+  WriteFile(dir_ / "policy.json", R"({"name": "p", "description": "d",
+      "filesystem": {"readable": ["{workspace}"], "unreadable": ["{host_canary}"]},
+      "host": {"env_secrets": "hidden"}})");
+  WriteFile(dir_ / "suite.json", R"({"name": "s", "description": "d",
+      "families": [{"family": "fs.read"}, {"family": "env.secret"}]})");
+  WriteProfile(R"(, "probe": "js")");
+  launcher_.hello = {{"family", "hello"}, {"runtime", "js"}, {"build_id", "js-test"}, {"families", {"fs.read"}}};
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const Verdict* env = Find(*report, "env.secret");
+  ASSERT_NE(env, nullptr);
+  EXPECT_EQ(env->outcome, Outcome::kSkip);
+  EXPECT_EQ(env->observed, "not expressible in js: the js probe does not implement env.secret");
+  EXPECT_EQ(Find(*report, "fs.read.denied:{host_canary}")->outcome, Outcome::kFail) << "the rest is judged";
+  for (const auto& launch : launcher_.launches) {
+    for (const std::string& arg : launch.argv) EXPECT_NE(arg, "env.secret") << "never sent to the probe";
+  }
+  EXPECT_EQ(report->witnesses["probe"]["runtime"], "js");
+  EXPECT_EQ(report->witnesses["probe"]["build_id"], "js-test");
+}
+
+// issue 27: a runtime's allowlist compares resolved paths; the workspace is handed over resolved.
+TEST_F(RunTest, TheWorkspaceIsHandedToTheSandboxWithSymlinksResolved) {
+  fs::create_directory_symlink(dir_ / "runs", dir_ / "runs-link");
+  run_dir_parent_ = (dir_ / "runs-link").string();
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const std::string workspace = report->witnesses["workspace"].get<std::string>();
+  EXPECT_EQ(workspace.rfind(fs::canonical(dir_ / "runs").string(), 0), 0u) << workspace;
+  bool handed = false;
+  for (const auto& launch : launcher_.launches) {
+    for (const std::string& arg : launch.argv) {
+      if (arg.find("/workspace") == std::string::npos) continue;  // the canary may go either way
+      EXPECT_EQ(arg.find("runs-link"), std::string::npos) << arg;
+      handed = handed || arg.find(workspace) != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(handed) << "the probe was asked about the resolved workspace";
 }
 
 }  // namespace

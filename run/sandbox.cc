@@ -7,8 +7,11 @@
 #include <fmt/ranges.h>
 
 #include "contract/frame_reader.h"
+#include "model/canary_env.h"
 #include "load/placeholders.h"
+#include "run/preflight_cause.h"
 #include "run/preflight_gate.h"
+#include "run/probe_process_reading.h"
 #include "run/sweep_ids.h"
 
 namespace sandprobe {
@@ -46,7 +49,7 @@ std::string FirstLine(const std::string& text) {
 LaunchEnvelope ToLaunchEnvelope(const EnvelopeSpec& e) {
   constexpr std::uint64_t kMib = 1 << 20;
   LaunchEnvelope out;
-  if (e.memory_mib) out.address_space_bytes = static_cast<std::uint64_t>(*e.memory_mib) * kMib;
+  if (e.address_space_mib) out.address_space_bytes = static_cast<std::uint64_t>(*e.address_space_mib) * kMib;
   if (e.open_files) out.open_files = static_cast<std::uint64_t>(*e.open_files);
   if (e.file_size_mib) out.file_size_bytes = static_cast<std::uint64_t>(*e.file_size_mib) * kMib;
   if (e.cpu_seconds) out.cpu_seconds = static_cast<std::uint64_t>(*e.cpu_seconds);
@@ -67,6 +70,10 @@ std::map<std::string, std::string> Sandbox::Scalars(const std::string& instance)
   scalars["instance"] = instance;
   scalars["probe_dir"] = context_.probe_dir;
   scalars["workspace"] = context_.workspace;
+  scalars["canary_env"] = "";
+  for (const auto& [name, value] : context_.env) {
+    if (name.starts_with(kCanaryEnvPrefix)) scalars["canary_env"] = name;
+  }
   StatusOr<std::string> probe = ExpandString(profile_.probe_path, scalars);
   scalars["probe"] = probe.ok() ? *probe : profile_.probe_path;
   return scalars;
@@ -157,10 +164,11 @@ Status Sandbox::Preflight() {
                                                            FirstLine(record.stderr_tail.empty() ? record.stdout_tail : record.stderr_tail));
     std::string message = fmt::format("backend {} unavailable for profile {}: `{}` failed: {}",
                                       NameOf(profile_.backend), profile_.name, FormatArgv(record.argv.empty() ? command : record.argv), why);
-    const char* docker_host = std::getenv("DOCKER_HOST");
-    const std::vector<std::string>& ran = record.argv.empty() ? command : record.argv;
-    message += PreflightHint(ran.empty() ? "" : ran.front(), ProbeDockerSocketAccess(docker_host ? docker_host : ""),
-                             profile_.requires_hint);
+    PreflightFailure failure{.argv = record.argv.empty() ? command : record.argv,
+                             .started = record.exit_code.has_value() || record.signal.has_value(),
+                             .exit_code = record.exit_code,
+                             .timed_out = record.timed_out};
+    message += DescribeDiagnosis(DiagnosePreflight(failure, RealHostView(), profile_.requires_hint));
     return Status::Error(message);
   }
   return Status::Ok();
@@ -201,11 +209,22 @@ LaunchRecord Sandbox::RunProbe(const std::vector<std::string>& probe_args,
   }
   LaunchResult raw;
   std::size_t index = 0;
+  // The probe process as the host sees it, while it runs (run/probe_process_reading.h): the
+  // cgroup limits that bind it, for launches whose checks read host readings.
+  std::optional<ProbeProcessWatch> watch;
+  if (options.host_readings) watch.emplace(context_.probe_dir + "/sandprobe-probe", nonce);
   LaunchRecord record = LaunchTemplate({.argv_template = *argv_template, .instance = instance,
                                         .purpose = "probe", .probe_args = probe_args,
                                         .cancellable = true, .enveloped = true,
                                         .timeout = timeout},
                                        &raw, &index);
+  if (watch) {
+    nlohmann::json seen = watch->Stop();
+    if (!seen.empty()) {
+      std::lock_guard lock(records_mutex_);
+      host_readings_[record.id].update(seen);
+    }
+  }
   if (record.error.empty()) {
     record.frames = ParseFrames(raw.out, nonce, raw.out_dropped > 0);
     StoreRecord(index, record);
@@ -245,7 +264,7 @@ void Sandbox::Inspect(const std::string& instance, const std::string& probe_laun
     }
   }
   std::lock_guard lock(records_mutex_);
-  host_readings_[probe_launch_id] = std::move(readings);
+  host_readings_[probe_launch_id].update(readings);
 }
 
 void Sandbox::Cleanup(const std::string& instance) {

@@ -100,7 +100,9 @@ class Sandbox {
   // Every launch made so far (probe and housekeeping), in order; ids are L1, L2, ...
   const std::vector<LaunchRecord>& records() const { return records_; }
 
-  // Host readings by probe launch id (profile `inspect`): {"L3": {"oom_killed": true, ...}}.
+  // Host readings by probe launch id (profile `inspect`): {"L3": {"oom_killed": true, ...}},
+  // and for launches that ask for host readings, the cgroup limits of the probe process when
+  // the host could see it (run/probe_process_reading.h: host_cgroup_cpu_quota_cores, ...).
   // A reading whose pointer finds nothing is absent; a failed inspect is "inspect_error".
   const nlohmann::json& host_readings() const { return host_readings_; }
 

@@ -136,7 +136,8 @@ TEST(SandboxTest, PreflightNamesBackendCommandOutputAndInstallHint) {
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.message(),
             "backend docker unavailable for profile fake: `rt info` failed: exit 1: Cannot "
-            "connect to the Docker daemon; install: apt-get install rt");
+            "connect to the Docker daemon; cause: missing program: rt is not installed (not found "
+            "in PATH); fix: install: apt-get install rt");
 }
 
 TEST(SandboxTest, PreflightReportsACommandThatCannotStart) {

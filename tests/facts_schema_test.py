@@ -43,38 +43,23 @@ except ImportError:  # scripts/setup.sh installs python3-jsonschema
     print("FAIL: python3 jsonschema is not installed (apt-get install python3-jsonschema)")
     sys.exit(1)
 
-# The hello keys the contract added (docs/probe-protocol.md, "The hello fact"). A native probe
-# built before them lacks all four; until it emits them that hello is checked without them and
-# the run says so. A probe that has some but not all of them fails.
-HELLO_V2_KEYS = ("runtime", "runtime_version", "build_id", "families")
-
 
 class Checker:
     def __init__(self, schema):
         self.schema = schema
         self.validator = jsonschema.Draft202012Validator(schema)
-        legacy = json.loads(json.dumps(schema))
-        hello = legacy["$defs"]["fact.hello"]
-        hello["required"] = [k for k in hello["required"] if k not in HELLO_V2_KEYS]
-        self.legacy_hello = jsonschema.Draft202012Validator(legacy)
         self.frames = 0
-        self.legacy_hellos = 0
         self.failures = []
         self.shapes = collections.Counter()   # (family, sorted keys) seen
         self.first_of_shape = {}
         self.keys = set()
 
     def errors(self, payload):
-        validator = self.validator
-        if payload.get("family") == "hello" and not any(k in payload for k in HELLO_V2_KEYS):
-            validator = self.legacy_hello
         return [f"{e.message} at /{'/'.join(map(str, e.absolute_path))}"
-                for e in validator.iter_errors(payload)]
+                for e in self.validator.iter_errors(payload)]
 
     def check(self, payload, where):
         self.frames += 1
-        if payload.get("family") == "hello" and not any(k in payload for k in HELLO_V2_KEYS):
-            self.legacy_hellos += 1
         problems = self.errors(payload)
         if problems:
             self.failures.append(f"{where}: {json.dumps(payload)[:300]}: {'; '.join(problems[:3])}")
@@ -231,10 +216,10 @@ def direct_runs(probe, checker, root, net):
             for fact in parsed.facts:
                 checker.check(fact, where)
                 # The hello's families are exactly what --families prints, and this is native.
-                if fact.get("family") == "hello" and "families" in fact:
-                    if sorted(fact["families"]) != sorted(known) or fact.get("runtime") != "native":
+                if fact.get("family") == "hello":
+                    if sorted(fact.get("families") or []) != sorted(known) or fact.get("runtime") != "native":
                         checker.failures.append(f"{where}: hello says runtime {fact.get('runtime')!r}, families "
-                                                f"{sorted(fact['families'])}; --families says {sorted(known)}")
+                                                f"{sorted(fact.get('families') or [])}; --families says {sorted(known)}")
     finally:
         os.close(dir_fd)
         os.close(file_fd)
@@ -388,9 +373,6 @@ def main():
     if os.environ.get("SANDPROBE_SCHEMA_UNUSED"):
         for family, key in sorted(declared - used):
             print(f"  not seen: {family} {key}")
-    if checker.legacy_hellos:
-        print(f"NOTE: {checker.legacy_hellos} hello facts lack {', '.join(HELLO_V2_KEYS)} (a probe built "
-              "before the v2 hello); checked without them")
     for failure in checker.failures[:40]:
         print("FAIL:", failure)
     if len(checker.failures) > 40:

@@ -88,6 +88,7 @@ class InstallTest : public ::testing::Test {
 
 TEST_F(InstallTest, ThePackageHoldsBinaryProbeDataSchemasAndManPage) {
   for (const char* path : {"usr/bin/sandprobe", "usr/lib/sandprobe/sandprobe-probe",
+                           "usr/lib/sandprobe-js/sandprobe-probe.js",
                            "usr/share/sandprobe/suites/default.json",
                            "usr/share/sandprobe/policies/tier-low.json",
                            "usr/share/sandprobe/sandboxes/bwrap-strict.json",
@@ -104,9 +105,11 @@ TEST_F(InstallTest, ThePackageHoldsBinaryProbeDataSchemasAndManPage) {
     EXPECT_TRUE(fs::is_regular_file(fs::path(root_) / path)) << path << " not in " << deb_;
   }
   // The probe directory is bound into sandboxes: the probe and nothing else.
-  int entries = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(root_ + "/usr/lib/sandprobe")) ++entries;
-  EXPECT_EQ(entries, 1);
+  for (const char* dir : {"/usr/lib/sandprobe", "/usr/lib/sandprobe-js", "/usr/lib/sandprobe-python"}) {
+    int entries = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(root_ + dir)) ++entries;
+    EXPECT_EQ(entries, 1) << dir;
+  }
   CliRun fields = RunCommand({"dpkg-deb", "--field", deb_, "Package", "Depends", "Recommends"});
   EXPECT_NE(fields.out.find("Package: sandprobe"), std::string::npos) << fields.out;
   EXPECT_NE(fields.out.find("libc6"), std::string::npos) << "no shlibs Depends: " << fields.out;

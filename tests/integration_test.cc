@@ -103,22 +103,33 @@ TEST(IntegrationTest, DockerHardenedPassesTierLowAndLeavesNoContainer) {
       << run.report["witnesses"]["sweep"];
 }
 
-// A missing backend: every check is skip, its reason names the backend, the failed command and
-// the install hint; with --require-backend every check is error and the exit code 3. Returns the
-// skipping run's report.
+// A missing backend: every check is error and the exit code 3 (nothing was checked), its reason
+// names the backend, the failed command, the cause and the install hint; --require-backend (now
+// the default) says the same. --allow-missing-backend makes every check skip, and the run, having
+// judged nothing, is still exit 3. Returns the default run's report.
 json ExpectMissingBackend(const std::string& profile) {
-  CliRun skipped = RunProfile(profile);
-  EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
-  ExpectAll(skipped.report, "skip");
-  std::string observed = CheckField(skipped.report, "fs.read.denied:/etc/shadow", "observed");
-  EXPECT_NE(observed.find("backend other unavailable"), std::string::npos) << observed;
-  EXPECT_NE(observed.find("sandprobe-no-such-backend"), std::string::npos) << observed;
-  EXPECT_NE(observed.find("apt-get install no-such-backend"), std::string::npos) << observed;
-
-  CliRun required = RunProfile(profile, {"--require-backend"});
-  EXPECT_EQ(required.exit_code, 3);
+  CliRun required = RunProfile(profile);
+  EXPECT_EQ(required.exit_code, 3) << required.out << required.err;
   ExpectAll(required.report, "error");
-  return skipped.report;
+  std::string observed = CheckField(required.report, "fs.read.denied:/etc/shadow", "observed");
+  EXPECT_NE(observed.find("backend other unavailable"), std::string::npos) << observed;
+  EXPECT_NE(observed.find("cause: missing program: sandprobe-no-such-backend is not installed"), std::string::npos)
+      << observed;
+  EXPECT_NE(observed.find("fix: install: apt-get install no-such-backend"), std::string::npos) << observed;
+
+  CliRun flag = RunProfile(profile, {"--require-backend"});
+  EXPECT_EQ(flag.exit_code, 3);
+  ExpectAll(flag.report, "error");
+
+  CliRun skipped = RunProfile(profile, {"--allow-missing-backend"});
+  EXPECT_EQ(skipped.exit_code, 3) << skipped.out << skipped.err;
+  ExpectAll(skipped.report, "skip");
+  const std::string n = std::to_string(skipped.report["checks"].size());
+  EXPECT_NE(skipped.out.find("exit 3: nothing was judged: " + n + " of " + n +
+                             " check(s) skipped: backend other unavailable"),
+            std::string::npos)
+      << skipped.out;
+  return required.report;
 }
 
 std::vector<std::string> LaunchPurposes(const json& report) {
@@ -127,7 +138,7 @@ std::vector<std::string> LaunchPurposes(const json& report) {
   return purposes;
 }
 
-TEST(IntegrationTest, MissingBackendIsASkipWithTheReasonOrAnErrorWhenRequired) {
+TEST(IntegrationTest, MissingBackendIsAnErrorWithTheCauseOrASkipWhenAllowed) {
   json report = ExpectMissingBackend("tests/data/missing-backend.json");
   EXPECT_EQ(LaunchPurposes(report), (std::vector<std::string>{"requires"}));
 }
@@ -141,13 +152,14 @@ TEST(IntegrationTest, MissingBackendWithPreflightOnFailureSaysTheSame) {
 
 // What makes preflight on_failure safe for docker: with `--pull never` a missing image fails
 // the launch (`run`, or a session's `start`) at once and no registry is asked (the network
-// rule), then the preflight names the image. Every check is skip; nothing is left.
+// rule), then the preflight names the image. Every check is error (exit 3); nothing is left.
 void ExpectMissingImageNeverPulled(const std::string& profile, const std::string& failing_purpose) {
   CliRun run = RunProfile(profile);
-  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
-  ExpectAll(run.report, "skip");
+  EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
+  ExpectAll(run.report, "error");
   std::string observed = CheckField(run.report, "fs.read.denied:/etc/shadow", "observed");
   EXPECT_NE(observed.find("sandprobe/no-such-image:latest"), std::string::npos) << observed;
+  EXPECT_NE(observed.find("cause: backend refused"), std::string::npos) << observed;
   ASSERT_FALSE(run.report["launches"].empty());
   const json& first = run.report["launches"][0];
   EXPECT_EQ(first["purpose"], failing_purpose);
@@ -160,12 +172,12 @@ void ExpectMissingImageNeverPulled(const std::string& profile, const std::string
   ExpectNoContainerLeft(run.report);
 }
 
-TEST(IntegrationTest, DockerMissingImageNeverPullsAndIsASkip) {
+TEST(IntegrationTest, DockerMissingImageNeverPullsAndIsAnError) {
   if (!BackendAvailable("docker", kDockerUp)) return;
   ExpectMissingImageNeverPulled("tests/data/docker-missing-image.json", "probe");
 }
 
-TEST(IntegrationTest, DockerSessionMissingImageNeverPullsAndIsASkip) {
+TEST(IntegrationTest, DockerSessionMissingImageNeverPullsAndIsAnError) {
   if (!BackendAvailable("docker", kDockerUp)) return;
   ExpectMissingImageNeverPulled("tests/data/docker-missing-image-session.json", "start");
 }

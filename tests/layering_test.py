@@ -19,7 +19,8 @@ LINKS = {
     "recorded": ["families", "reports", "load", "model"],
     "run": ["recorded", "witnesses", "gate", "reports", "families", "launch", "io", "load", "model",
             "contract"],
-    "cli": ["run", "recorded", "reports", "gate", "load", "launch", "io", "model", "contract"],
+    "mutate": ["run", "reports", "families", "launch", "load", "model"],
+    "cli": ["mutate", "run", "recorded", "reports", "gate", "load", "launch", "io", "model", "contract"],
     "probes": ["contract"],
 }
 

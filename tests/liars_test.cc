@@ -64,6 +64,13 @@ const std::vector<Liar>& Corpus() {
        {"fs.read.denied:{host_canary}"}, false, 1},
       {"nonce delivered, another one reported", "fact-nonce", Base::kHost, "network",
        {"net.tcp.", "net.udp.", "net.dns."}, {"net.tcp.denied:loopback", "net.udp.denied:loopback"}, false, 1},
+      // Only the host's watch of its canary sees these two (witness_canary_watch.h).
+      {"a canary read reported as EACCES, its hash nowhere", "deny-canary", Base::kHost, "default",
+       {"fs.read.denied:{host_canary}", "fs.alias.denied:{host_canary}"},
+       {"fs.read.denied:{host_canary}", "fs.alias.denied:{host_canary}[symlink]"}, false, 1},
+      {"the host canary deleted before the probe looks", "delete-canary", Base::kBwrap, "default",
+       {"fs.read.denied:{host_canary}", "fs.alias.denied:{host_canary}"},
+       {"fs.read.denied:{host_canary}", "fs.alias.denied:{host_canary}[symlink]"}, false, 1},
       {"a leak, then death, then a failing preflight", "leak-then-die", Base::kHost, "default", {},
        {"fs.read.denied:{host_canary}", "env.secret.hidden"}, true, 1},
   };
@@ -91,7 +98,11 @@ std::string WriteProfile(const std::string& dir, const std::string& mode, Base b
                   {"run", run},
                   {"timeout_seconds", 30}};
   // The wrapper runs bwrap-strict's command as bwrap-strict runs it (an empty environment).
-  if (base == Base::kBwrap) profile["environment"] = BwrapStrictProfile().value("environment", "inherit");
+  if (base == Base::kBwrap) {
+    profile["environment"] = BwrapStrictProfile().value("environment", "inherit");
+    // bwrap-strict runs its probe as nobody, who must reach the workspace (run/run_dir.h).
+    if (BwrapStrictProfile().contains("workspace_owner")) profile["workspace_owner"] = BwrapStrictProfile()["workspace_owner"];
+  }
   if (preflight_fails) {
     profile["requires"] = json::array({json::array({"false"})});
     profile["preflight"] = "on_failure";

@@ -43,9 +43,10 @@ TEST(ResourcesTest, DockerHardenedEnforcesTheDeclaredLimits) {
   EXPECT_NEAR(Measured(r, "limits.memory_mib:512"), 512, 512 * 0.05);
   // CPU: the 1-core quota passes when it shows itself (throttling, or consumption at it); on a
   // busy machine it may be inconclusive (ResourcesTest.CpuQuotaUnderLoad), never a fail.
-  std::string cpu = CheckField(r, "limits.cpus:1", "verdict");
-  EXPECT_TRUE(cpu == "pass" || cpu == "inconclusive") << CheckField(r, "limits.cpus:1", "observed");
-  EXPECT_NE(CheckField(r, "limits.cpus:1", "observed").find("host nano_cpus=1000000000"), std::string::npos);
+  // Below the host's quota (the machine's load) is no evidence against it: the host's reading of
+  // the probe process's own cgroup decides (issue 26, 14: it was inconclusive when loaded).
+  EXPECT_EQ(CheckField(r, "limits.cpus:1", "verdict"), "pass") << CheckField(r, "limits.cpus:1", "observed");
+  EXPECT_NE(CheckField(r, "limits.cpus:1", "observed").find("quota 1 cores"), std::string::npos);
   EXPECT_NE(CheckField(r, "limits.pids.max:50", "observed").find("pids.max=50"), std::string::npos);
   // Host reading from docker inspect, next to the measurement.
   EXPECT_NE(CheckField(r, "limits.memory_mib:512", "observed").find("oom_killed=true"), std::string::npos);
@@ -127,9 +128,9 @@ CliRun RunCpu(const std::string& profile) {
 }
 
 // Issue 13: `--cpus 1` on a loaded 2-vCPU machine measured 0.46-0.83 cores and failed "too
-// restrictive". The quota is judged by its own evidence now: pass (it throttled, or the probe
-// consumed about 1 core) or inconclusive (contention bounded the probe), never a fail; the
-// quota's readings are in the observation either way.
+// restrictive". The quota is judged by its own evidence and the host's reading of it: a pass
+// (it throttled, the probe consumed about 1 core, or the probe got less than the quota the
+// host read on its own cgroup), never a fail; the quota's readings are in the observation.
 TEST(ResourcesTest, CpuQuotaUnderLoadIsNeverTooRestrictive) {
   if (!BackendAvailable("docker", kDockerUp)) return;
   for (int round = 0; round < 2; ++round) {
@@ -138,14 +139,12 @@ TEST(ResourcesTest, CpuQuotaUnderLoadIsNeverTooRestrictive) {
     const json& r = run.report;
     SCOPED_TRACE(CheckField(r, "limits.cpus:1", "observed"));
     std::string verdict = CheckField(r, "limits.cpus:1", "verdict");
-    EXPECT_TRUE(verdict == "pass" || verdict == "inconclusive") << verdict;
-    EXPECT_TRUE(run.exit_code == 0 || run.exit_code == 3) << run.err;
+    EXPECT_EQ(verdict, "pass");
+    EXPECT_EQ(run.exit_code, 0) << run.err;
     std::string observed = CheckField(r, "limits.cpus:1", "observed");
-    EXPECT_NE(observed.find("host nano_cpus=1000000000"), std::string::npos);
+    EXPECT_NE(observed.find("quota 1 cores"), std::string::npos) << "the host's reading of the probe's cgroup";
+    EXPECT_NE(observed.find("nano_cpus=1000000000"), std::string::npos) << "docker inspect's, beside it";
     EXPECT_NE(observed.find("CFS periods"), std::string::npos) << "cpu.stat is readable in docker";
-    if (verdict == "inconclusive") {
-      EXPECT_NE(observed.find("contention, not the sandbox"), std::string::npos);
-    }
     ExpectNoContainerLeft(r);
   }
 }
@@ -162,7 +161,8 @@ TEST(ResourcesTest, ThrottledQuotaPassesUnderLoad) {
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(observed.find("enforced: a 0.1-core quota that throttled the probe"), std::string::npos)
       << observed;
-  EXPECT_NE(observed.find("host nano_cpus=100000000"), std::string::npos) << observed;
+  EXPECT_NE(observed.find("quota 0.1 cores"), std::string::npos) << observed;
+  EXPECT_NE(observed.find("nano_cpus=100000000"), std::string::npos) << observed;
   ExpectNoContainerLeft(r);
 }
 
@@ -185,21 +185,17 @@ TEST(ResourcesTest, NoCpuQuotaIsTooPermissiveLoadedOrNot) {
   }
 }
 
-// bwrap sets no cgroup limit, and shows neither /sys nor a host reading: CPU time above the
-// band is the only evidence. Never a pass, never too restrictive; inconclusive when the host's
-// load keeps the probe within the band (what this shared machine usually does).
-TEST(ResourcesTest, BwrapHasNoCpuQuotaToShow) {
+// bwrap sets no cgroup limit and shows no /sys, but the host sees the probe process and reads
+// its cgroup chain: no quota anywhere, a fail too permissive whatever the load (issue 26, 14:
+// it was inconclusive "no quota readable" on a loaded machine, exit 3).
+TEST(ResourcesTest, BwrapHasNoCpuQuotaAndTheHostSaysSo) {
   if (!BackendAvailable("bwrap", {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"})) return;
   CliRun run = RunCpu("sandboxes/bwrap-strict.json");
   const json& r = run.report;
-  std::string verdict = CheckField(r, "limits.cpus:1", "verdict");
   std::string observed = CheckField(r, "limits.cpus:1", "observed");
-  if (verdict == "fail") {
-    EXPECT_EQ(CheckField(r, "limits.cpus:1", "direction"), "too-permissive") << observed;
-  } else {
-    EXPECT_EQ(verdict, "inconclusive") << observed;
-    EXPECT_NE(observed.find("no CPU quota readable"), std::string::npos) << observed;
-  }
+  EXPECT_EQ(CheckField(r, "limits.cpus:1", "verdict"), "fail") << observed;
+  EXPECT_EQ(CheckField(r, "limits.cpus:1", "direction"), "too-permissive") << observed;
+  EXPECT_NE(observed.find("no quota on it or its parents"), std::string::npos) << observed;
 }
 
 // Issue 13: limits above the probes' caps are "cannot measure above N", not fails.
@@ -340,15 +336,20 @@ TEST(ResourcesTest, GvisorRunsTheSuite) {
   const json* memory_launch = LaunchOf(r, "limits.memory_mib:512");
   ASSERT_NE(memory_launch, nullptr);
   EXPECT_EQ((*memory_launch)["exit_code"], 137);
-  // CPU: the host's quota holds, but the sentry's CPU clock reads up to 1.8 cores: a pass (in
-  // the band, the host sets 1 core) or inconclusive (beyond what the host allows), never a fail.
-  std::string cpu = CheckField(r, "limits.cpus:1", "verdict");
-  EXPECT_TRUE(cpu == "pass" || cpu == "inconclusive") << CheckField(r, "limits.cpus:1", "observed");
+  // CPU: the host's quota holds, but the sentry's CPU clock reads up to 1.8 cores: the sentry
+  // is another kernel (its build, boot time and nsfs device are not the host's), whose clock is
+  // no evidence against the host's reading: a pass (issue 26, 13).
+  EXPECT_EQ(CheckField(r, "limits.cpus:1", "verdict"), "pass") << CheckField(r, "limits.cpus:1", "observed");
+  EXPECT_NE(CheckField(r, "limits.cpus:1", "observed").find("the CPU clock inside belongs to another kernel"),
+            std::string::npos) << CheckField(r, "limits.cpus:1", "observed");
   // Pids: no EAGAIN; when the host pids cgroup (gVisor's own threads included) is full, the
-  // sentry dies with exit 2 after some children: an error, with the progress it reached.
-  EXPECT_EQ(CheckField(r, "limits.pids.max:50", "verdict"), "error");
-  EXPECT_NE(CheckField(r, "limits.pids.max:50", "observed").find("exit 2"), std::string::npos)
-      << CheckField(r, "limits.pids.max:50", "observed");
+  // sentry dies with exit 2 after some children. The climb's progress, the harness's own
+  // record of the end and the host's pids limit reading make it a fail too restrictive: the
+  // workload cannot hold the declared 50 tasks (issue 26, 14: it was an error, exit 3).
+  EXPECT_EQ(CheckField(r, "limits.pids.max:50", "verdict"), "fail");
+  EXPECT_EQ(CheckField(r, "limits.pids.max:50", "direction"), "too-restrictive");
+  EXPECT_NE(CheckField(r, "limits.pids.max:50", "observed").find("the sandbox ended the launch (exit 2)"),
+            std::string::npos) << CheckField(r, "limits.pids.max:50", "observed");
   const json* pids_launch = LaunchOf(r, "limits.pids.max:50");
   ASSERT_NE(pids_launch, nullptr);
   EXPECT_EQ((*pids_launch)["exit_code"], 2);

@@ -152,9 +152,10 @@ TEST(SuitesCliTest, MatrixRunsEachSandboxAndLinesTheirVerdictsUp) {
   fs::remove_all(dir);
 }
 
-// A sandbox whose backend is missing is a column of skips that says why, not an abort; bad
-// input anywhere in the list is exit 2 before anything runs.
-TEST(SuitesCliTest, AMissingBackendIsASkippedColumnAndBadInputStopsBeforeAnyRun) {
+// A sandbox whose backend is missing is a column of errors (exit 3) by default; with
+// --allow-missing-backend a column of skips that says why and does not gate the matrix, not an
+// abort; bad input anywhere in the list is exit 2 before anything runs.
+TEST(SuitesCliTest, AMissingBackendIsASkippedColumnWhenAllowedAndBadInputStopsBeforeAnyRun) {
   if (!BackendAvailable("bwrap", kBwrapUp)) return;
   std::string dir = MakeTempDir("suites");
   nlohmann::json profile = ReadJson(SourcePath("sandboxes/bwrap-strict.json"));
@@ -165,9 +166,14 @@ TEST(SuitesCliTest, AMissingBackendIsASkippedColumnAndBadInputStopsBeforeAnyRun)
   profile["requires"] = nlohmann::json::array({nlohmann::json::array({"sh", "-c", "echo no such backend >&2; exit 1"})});
   profile["preflight"] = "before";
   std::ofstream(dir + "/absent.json") << profile.dump(2);
+  CliRun required = RunCli({"run", "--sandbox", "bwrap-strict," + dir + "/absent.json", "--no-color", "--json",
+                            dir + "/required.json"});
+  EXPECT_EQ(required.exit_code, 3) << "a missing backend checked nothing: " << required.out << required.err;
   CliRun run = RunCli({"run", "--sandbox", "bwrap-strict," + dir + "/absent.json", "--no-color", "--json",
-                       dir + "/r.json", "--matrix", dir + "/m.md"});
-  EXPECT_EQ(run.exit_code, 0) << "a skip is not a failure without --require-backend: " << run.out << run.err;
+                       dir + "/r.json", "--matrix", dir + "/m.md", "--allow-missing-backend"});
+  EXPECT_EQ(run.exit_code, 0) << "an allowed missing column does not gate the others: " << run.out << run.err;
+  EXPECT_NE(run.out.find("1 whose backend was unavailable not counted (--allow-missing-backend)"), std::string::npos)
+      << run.out;
   nlohmann::json absent = ReadJson(dir + "/r.bwrap-absent.json");
   ASSERT_TRUE(absent.is_object()) << run.err;
   EXPECT_EQ(absent["summary"]["skip"], absent["summary"]["total"]);

@@ -328,7 +328,7 @@ TEST(SweepTest, RunSweepsDeadRunsFirst) {
   std::ofstream(root + "/owner.json")
       << json({{"pid", gone}, {"start_time_ticks", 1},
                {"pid_namespace", std::string(ns, n > 0 ? static_cast<std::size_t>(n) : 0)},
-               {"profile_path", SourcePath("sandboxes/host.json")},
+               {"profile_path", SourcePath("sandboxes/host.json")}, {"sweep", json::array()},
                {"process_tokens", {"sandprobe-" + run_id}}}).dump();
   // A selection that matches no check (exit 2) is found only once the run planned, after the
   // sweep. (Input that does not load is refused before anything runs, sweep included.)

@@ -44,6 +44,7 @@ bool BackendAvailable(const std::string& name, const std::vector<std::string>& p
 // The verdict of check `id` in a report (fails the test and returns null when absent).
 const nlohmann::json* FindCheck(const nlohmann::json& report, const std::string& id);
 
+// A path in the checkout; an absolute path (a file the test wrote) as it is.
 std::string SourcePath(const std::string& relative);
 
 // A string field of check `id` ("verdict", "observed", "direction", ...); "" when absent.

@@ -43,6 +43,10 @@ struct WitnessSetup {
   // Asks docker's daemon directly where the docker CLI would ask it too (AskDockerEngine); a
   // witness asks the CLI when this is null or fails.
   DockerEngine docker_engine;
+  // What the harness hands the sandbox: the host directory holding the probe ({probe_dir}) and
+  // the run's workspace ({workspace}); "" when unknown (tests).
+  std::string probe_dir;
+  std::string workspace;
 };
 
 // The limit of a witness's own host command (`docker network inspect`, the backend's version):

@@ -83,13 +83,14 @@ TEST(WitnessMountedCanaryTest, SweepOfADeadRunRemovesItsPlantedCanary) {
   std::string root = parent + "/sandprobe-" + RandomHex(6);
   fs::create_directories(root + "/workspace");
   std::ofstream(parent + "/profile.json") << R"({"name": "h", "description": "d", "backend": "host",
-      "lifecycle": "oneshot", "probe_path": "/p", "injection": "host-path",
+      "lifecycle": "oneshot", "probe_path": "{probe_dir}/p", "injection": "host-path",
       "run": ["{probe}", "{probe_args...}"]})";
   std::string home = MakeDir("sp-home");
   std::string planted = home + "/sandprobe-canary-0123456789abcdef.txt";
   std::ofstream(planted) << "sandprobe host canary x\n";
   std::ofstream(home + "/sandprobe-canary-notes.txt") << "the user's";
-  OwnerRecord owner{.pid = 1, .profile_path = parent + "/profile.json",
+  // The host profile has no sweep commands: recorded as none (an owner.json of this version).
+  OwnerRecord owner{.pid = 1, .profile_path = parent + "/profile.json", .sweeps = std::vector<RecordedSweep>{},
                     .planted_canaries = {planted, home + "/sandprobe-canary-notes.txt", "/etc/passwd"}};
   testing::FakeLauncher launcher;
   SweepSummary s = SweepDeadRun(DeadRun{.run_id = "x", .root = root, .why = "dead", .owner = owner},

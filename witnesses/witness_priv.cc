@@ -19,11 +19,17 @@
 //    "writable as the host's root".
 //  - The harness's own terminals (fds 0-2 that are ttys: devpts instance and pty; its
 //    controlling terminal), so priv.tiocsti counts only a terminal that comes from outside.
+//
+// A second, light witness ("kernel") is only the harness's kernel identity (uname release and
+// version, boot_id, boot time, nsfs device), for every family whose judge must know whether the
+// probe ran on this kernel (families/kernel_identity.h): the privilege families, and res.cpu /
+// res.pids, whose in-sandbox clock and counters belong to whichever kernel answered.
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -57,6 +63,40 @@ std::string ReadText(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// The harness's kernel, in the keys of the probe's "kernel" context (probes/priv_context.cc).
+nlohmann::json HarnessKernel() {
+  nlohmann::json kernel = nlohmann::json::object();
+  struct utsname uts {};
+  if (::uname(&uts) == 0) {
+    kernel["release"] = uts.release;
+    kernel["version"] = uts.version;
+  }
+  const std::string boot_id = ReadText("/proc/sys/kernel/random/boot_id");
+  if (!boot_id.empty()) kernel["boot_id"] = boot_id.substr(0, boot_id.find('\n'));
+  timespec real {}, boot {};
+  if (::clock_gettime(CLOCK_REALTIME, &real) == 0 && ::clock_gettime(CLOCK_BOOTTIME, &boot) == 0) {
+    kernel["boot_time_ms"] = (static_cast<long long>(real.tv_sec) - boot.tv_sec) * 1000 +
+                             (static_cast<long long>(real.tv_nsec) - boot.tv_nsec) / 1000000;
+  }
+  struct stat ns {};
+  if (::stat("/proc/self/ns/user", &ns) == 0) kernel["nsfs_dev"] = DeviceNumber(ns.st_dev);
+  return kernel;
+}
+
+class KernelWitness final : public RunWitness {
+ public:
+  KernelWitness() : kernel_(HarnessKernel()) {}
+  std::string name() const override { return "kernel"; }
+  nlohmann::json Collect() override { return kernel_; }
+
+ private:
+  nlohmann::json kernel_;
+};
+
+StatusOr<std::unique_ptr<RunWitness>> StartKernelWitness(const WitnessSetup&) {
+  return std::unique_ptr<RunWitness>(std::make_unique<KernelWitness>());
 }
 
 // The facts about the harness itself that the privilege judges compare the probe's with.
@@ -135,6 +175,8 @@ class PrivWitness final : public RunWitness {
     stop_fd_ = ::eventfd(0, EFD_CLOEXEC);
     LaunchSpec spec;
     spec.argv = {"sh", "-c", "while sleep 1; do :; done", canary_arg_};
+    // In the run dir, beside the canary file: its /proc/<pid>/cwd is a door to that file too.
+    spec.working_dir = setup.run_dir;
     spec.timeout = std::chrono::hours(1);
     spec.grace = std::chrono::milliseconds(500);
     // The witness's end wakes the launch at once (an eventfd); the atomic stays as the fallback
@@ -179,7 +221,8 @@ class PrivWitness final : public RunWitness {
 
   std::map<std::string, std::string> PlanValues() const override {
     std::map<std::string, std::string> values = {{"backend", backend_},
-                                                 {"canary_sha256", Sha256Hex(canary_arg_)}};
+                                                 {"canary_sha256", Sha256Hex(canary_arg_)},
+                                                 {"canary_pid", std::to_string(pid_)}};
     for (const auto& [ns, link] : host_ns_) values["ns." + ns] = link;
     return values;
   }
@@ -240,11 +283,13 @@ StatusOr<std::unique_ptr<RunWitness>> StartPrivWitness(const WitnessSetup& setup
 }  // namespace
 
 std::vector<WitnessRow> PrivilegeWitnesses() {
-  return {{"priv",
-           {"priv.identity", "priv.caps", "priv.seccomp", "priv.syscalls", "priv.userns",
-            "priv.tiocsti", "priv.namespaces", "priv.host_pid", "priv.runtime_sockets", "priv.fds",
-            "priv.cwd", "priv.kernel_knobs", "priv.cgroups", "priv.devices", "priv.masked"},
-           StartPrivWitness}};
+  const std::set<std::string> priv = {"priv.identity", "priv.caps", "priv.seccomp", "priv.syscalls", "priv.userns",
+                                      "priv.tiocsti", "priv.namespaces", "priv.host_pid", "priv.runtime_sockets",
+                                      "priv.fds", "priv.cwd", "priv.kernel_knobs", "priv.cgroups", "priv.devices",
+                                      "priv.masked"};
+  std::set<std::string> kernel = priv;
+  kernel.insert({"res.cpu", "res.pids"});
+  return {{"priv", priv, StartPrivWitness}, {"kernel", kernel, StartKernelWitness}};
 }
 
 }  // namespace sandprobe

@@ -7,12 +7,13 @@ std::vector<WitnessRow> NetworkWitnesses();
 std::vector<WitnessRow> PrivilegeWitnesses();
 std::vector<WitnessRow> PersistenceWitnesses();
 std::vector<WitnessRow> FilesystemWitnesses();
+std::vector<WitnessRow> HostMountWitnesses();  // witness_host_mounts.cc
 
 const std::vector<WitnessRow>& WitnessTable() {
   static const std::vector<WitnessRow> kTable = [] {
     std::vector<WitnessRow> rows;
     for (auto group : {NetworkWitnesses, PrivilegeWitnesses, PersistenceWitnesses,
-                       FilesystemWitnesses}) {
+                       FilesystemWitnesses, HostMountWitnesses}) {
       for (WitnessRow& row : group()) rows.push_back(std::move(row));
     }
     return rows;

@@ -222,7 +222,8 @@ function toJson(value) {
 //   createExclusive(path, mode) -> File: O_CREAT|O_EXCL|O_WRONLY|O_NOFOLLOW
 //   createTruncNoFollow(path)   -> File: O_CREAT|O_TRUNC|O_WRONLY|O_NOFOLLOW, 0644
 //     File: stat() -> Stat, read(Uint8Array) -> bytes read (0 at the end), write(bytes), close()
-//     Stat: {kind: "file"|"dir"|"fifo"|"socket"|"other", dev: BigInt, ino: BigInt|null}
+//     Stat: {kind: "file"|"dir"|"fifo"|"socket"|"other", dev: BigInt, ino: BigInt|null,
+//            mode, uid, gid: numbers (null where the runtime does not say)}
 //   stat(path), lstat(path) -> Stat; readDirNames(path, limit) -> [Uint8Array] (at most limit)
 //   unlink(path), symlink(target, link), realpath(path)
 //   tcpConnect(host, port), unixConnect(path) -> Conn: write(bytes), read(max, timeoutMs) ->
@@ -241,8 +242,14 @@ async function makeDenoRuntime() {
   const D = globalThis.Deno;
   const toStat = (info) => ({
     kind: info.isFile ? "file" : info.isDirectory ? "dir" : info.isFifo ? "fifo" : info.isSocket ? "socket" : "other",
+    // The native probe's names (contract FileKindName), devices included.
+    nativeKind: info.isFile ? "file" : info.isDirectory ? "dir" : info.isFifo ? "pipe" : info.isSocket ? "socket"
+      : info.isCharDevice ? "char" : info.isBlockDevice ? "block" : info.isSymlink ? "symlink" : "other",
     dev: BigInt(info.dev ?? 0),
     ino: info.ino == null ? null : BigInt(info.ino),
+    mode: info.mode ?? null,
+    uid: info.uid ?? null,
+    gid: info.gid ?? null,
   });
   const wrapFile = (file) => ({
     stat: async () => toStat(await file.stat()),
@@ -374,8 +381,13 @@ async function makeNodeRuntime() {
     fs.constants;
   const toStat = (s) => ({
     kind: s.isFile() ? "file" : s.isDirectory() ? "dir" : s.isFIFO() ? "fifo" : s.isSocket() ? "socket" : "other",
+    nativeKind: s.isFile() ? "file" : s.isDirectory() ? "dir" : s.isFIFO() ? "pipe" : s.isSocket() ? "socket"
+      : s.isCharacterDevice() ? "char" : s.isBlockDevice() ? "block" : s.isSymbolicLink() ? "symlink" : "other",
     dev: BigInt(s.dev),
     ino: BigInt(s.ino),
+    mode: Number(s.mode),
+    uid: Number(s.uid),
+    gid: Number(s.gid),
   });
   const wrapFile = (handle) => ({
     stat: async () => toStat(await handle.stat({ bigint: true })),
@@ -950,17 +962,59 @@ async function runFsMounts(ctx) {
   const table = await readMountTable();
   for (const m of table.mounts) {
     const fact = { family: "fs.mounts", variant: `id:${m.mountId}`, mount_id: m.mountId,
-                   parent_id: m.parentId, dev: m.dev, fstype: m.fstype,
-                   mount_options: m.mountOptions, super_options: m.superOptions };
+                   parent_id: m.parentId, dev: m.dev };
+    setBytesField(fact, "fstype", binaryToBytes(m.fstype));
+    setBytesField(fact, "mount_options", binaryToBytes(m.mountOptions));
+    setBytesField(fact, "super_options", binaryToBytes(m.superOptions));
     setBytesField(fact, "path", binaryToBytes(m.mountPoint));
     setBytesField(fact, "root", binaryToBytes(m.root));
     setBytesField(fact, "source", binaryToBytes(m.source));
+    await addMountPointFacts(m, fact);
     ctx.emit(fact);
   }
   const summary = { family: "fs.mounts", variant: "summary", path: "", ok: table.error === null && table.bytes > 0,
                     mounts: table.mounts.length, truncated: table.truncated || table.bytes >= kMaxMountinfoBytes };
   if (table.error) addError(summary, table.error);
+  // The runtime's own executable (the file the harness handed in is the script; the host knows
+  // the interpreter's device and inode no better): the native probe names /proc/self/exe.
+  try {
+    const exe = await RT.stat("/proc/self/exe");
+    summary.exe_dev = devString(exe.dev);
+    if (exe.ino !== null) summary.exe_ino = Number(exe.ino);
+  } catch {
+    // a runtime that refuses /proc (Deno): no executable to name, as a native probe without /proc
+  }
   ctx.emit(summary);
+}
+
+// What a mount point shows now (fs_mounts.cc AddMountPointFacts): kind, inode, the device stat
+// shows when it is not the mount's own (another mount covers the point), and a directory's
+// listing hashed as fs.read hashes it.
+async function addMountPointFacts(m, fact) {
+  const bytes = binaryToBytes(m.mountPoint);
+  let path;
+  try {
+    path = utf8Strict.decode(bytes);
+  } catch {
+    fact.stat_errno = "EILSEQ";  // a runtime path is text: a mount point that is not UTF-8 is not addressable
+    return;
+  }
+  let st;
+  try {
+    st = await RT.stat(path);
+  } catch (error) {
+    fact.stat_errno = classifyError(error).errno;
+    return;
+  }
+  fact.kind = st.nativeKind;
+  if (st.ino !== null) fact.ino = Number(st.ino);
+  if (devString(st.dev) !== m.dev) fact.stat_dev = devString(st.dev);
+  if (st.kind !== "dir") return;
+  const c = await readPathContent(path);
+  if (!c.ok || c.kind !== "dir") return;
+  fact.entries = c.entries;
+  fact.listing_truncated = c.truncated;
+  fact.sha256 = await sha256Hex(c.hashed);
 }
 
 function checkFsAliasArgs(args) {
@@ -1292,6 +1346,10 @@ async function trySocket(path) {
   }
   if (st) {
     fact.exists = true;
+    // Who may connect, by the file's mode and owner (as the native probe says it: "%04o").
+    if (st.mode !== null) fact.mode = (st.mode & 0o7777).toString(8).padStart(4, "0");
+    if (st.uid !== null) fact.owner_uid = st.uid;
+    if (st.gid !== null) fact.owner_gid = st.gid;
     fact.is_socket = st.kind === "socket";
     if (!fact.is_socket) return fail(fact, "stat", new ProbeError("ENOTSOCK"));
   }
@@ -1445,9 +1503,10 @@ async function askDns(ctx, ep) {
   const qname = canaryQueryName(ctx.nonce);
   const fact = { family: "net.dns", path: ep.name, server: ep.text, qname, nonce: ctx.nonce };
   const id = dnsQueryId(ctx.nonce);
-  const result = await udpExchange(ep, buildDnsQuery(id, qname), fact);
+  const query = buildDnsQuery(id, qname);
+  const result = await udpExchange(ep, query, fact);
   if (result.step) return fail(fact, result.step, result.error);
-  fact.sent = true;
+  fact.sent = query.length;
   if (result.reply === null) return fail(fact, "reply", result.replyError ?? new ProbeError("ETIMEDOUT"));
   const reply = parseDnsReply(result.reply, id);
   if (!reply.valid) return fail(fact, "reply", new ProbeError("EBADMSG"));
@@ -2028,7 +2087,7 @@ const FAMILIES = [
   { name: "net.ifaces", usage: "", check: (a) => (a.length ? "net.ifaces: takes no arguments" : ""), run: runNetIfaces },
   { name: "res.memory", usage: "--ceiling-mib N [--every-mib K]",
     check: (a) => parseResourceArgs("res.memory", a, kMemoryArgs).error, run: runResMemory },
-  { name: "res.cpu", usage: "[--threads N] [--window-ms MS] [--min-periods K]",
+  { name: "res.cpu", usage: "[--threads N] [--window-ms MS] [--min-periods K] [--stop-above-mc H] [--edge-ms E] [--min-window-ms W]",
     check: (a) => parseResourceArgs("res.cpu", a, kCpuArgs).error, run: runResCpu },
   { name: "res.wall", usage: "--ceiling-seconds N",
     check: (a) => parseResourceArgs("res.wall", a, { "ceiling-seconds": kMaxWallSeconds }).error, run: runResWall },

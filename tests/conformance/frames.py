@@ -16,6 +16,16 @@ MAX_FACTS = 100_000
 MAX_JSON_DEPTH = 64
 
 
+# contract/frame_reader.cc kItemKeys: the families whose list items share (path, variant) and
+# the fields that tell them apart (strings, an integer); in every other family these keys are no
+# part of the identity.
+ITEM_KEYS = {
+    "env.secret": (("source", "name"), None),
+    "priv.runtime_sockets": (("source",), None),
+    "priv.fds": ((), "fd"),
+}
+
+
 def fact_identity(fact):
     """contract/frame_reader.h FactIdentity: None for progress facts (a stream, no identity)."""
     def text(key):
@@ -26,12 +36,13 @@ def fact_identity(fact):
     parts = [text("family"), text("path"), text("variant")]
     if fact.get("summary") is True:
         parts.append("summary")
-    for item in ("source", "name"):
+    strings, integer = ITEM_KEYS.get(text("family"), ((), None))
+    for item in strings:
         if text(item):
             parts.append(f"{item}={text(item)}")
-    fd = fact.get("fd")
-    if isinstance(fd, int) and not isinstance(fd, bool):
-        parts.append(f"fd={fd}")
+    number = fact.get(integer) if integer else None
+    if isinstance(number, int) and not isinstance(number, bool):
+        parts.append(f"{integer}={number}")
     return "\0".join(parts)
 
 
@@ -134,7 +145,7 @@ def parse_frames(stdout: bytes, nonce: str, truncated=False) -> ProbeFrames:
                         error = f"frame JSON nests deeper than {MAX_JSON_DEPTH} levels"
                     if error is None and not isinstance(payload, dict):
                         error = f"frame payload is a JSON {type(payload).__name__}, not an object"
-        if error is None and "done" in payload:
+        if error is None and "done" in payload and "family" not in payload:
             if payload != {"done": True}:
                 error = 'malformed done frame: must be exactly {"done":true}'
             else:
