@@ -8,8 +8,10 @@
 //   "bridge-tcp", "bridge-udp": this host's address on the sandbox's link (docker0's gateway,
 //       or the profile var canary_bridge_ip). It stands for "another machine": expected when
 //       listed or when egress is "allow".
-// DNS is judged by network.dns alone (responders "loopback-dns", "bridge-dns"). Any other
-// allow entry ("pypi.org:443") is never contacted: it becomes a skipped check saying so.
+// DNS is judged by network.dns (responders "loopback-dns", "bridge-dns"; "filtered" resolves
+// the canary zone only when network.allow names it). Every other allow entry (a name, a
+// wildcard, an address, a network) and network.proxy are never contacted: the egress lab that
+// would judge them is not built yet, so each becomes a skipped check saying so (never a pass).
 #pragma once
 
 #include <string>

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "contract/protocol.h"
 #include "families/family_net.h"
 
 namespace sandprobe {
@@ -16,14 +17,18 @@ using nlohmann::json;
 
 const char* kSites[] = {"loopback", "bridge"};
 
-bool Listed(const Policy& policy, const std::string& endpoint) {
+// The index of the canary endpoint's entry in network.allow, or nullopt.
+std::optional<std::size_t> ListedAt(const Policy& policy, const std::string& endpoint) {
   const auto& allow = policy.network.allow;
-  return std::find(allow.begin(), allow.end(), endpoint) != allow.end();
+  for (std::size_t i = 0; i < allow.size(); ++i) {
+    if (allow[i].kind == AllowKind::kCanary && allow[i].host == endpoint) return i;
+  }
+  return std::nullopt;
 }
 
 // See family_net.h for what each site stands for.
 bool EgressAllowed(const Policy& policy, const std::string& site, const std::string& endpoint) {
-  if (Listed(policy, endpoint)) return true;
+  if (ListedAt(policy, endpoint)) return true;
   // The host's loopback is reached by sharing its network namespace, unless the policy also
   // writes egress "deny": that explicit field decides (load/policy.h, PolicyContradiction).
   if (site == "loopback") {
@@ -34,19 +39,39 @@ bool EgressAllowed(const Policy& policy, const std::string& site, const std::str
 }
 
 PolicyRef EgressReference(const Policy& policy, const std::string& endpoint) {
-  const auto& allow = policy.network.allow;
-  auto it = std::find(allow.begin(), allow.end(), endpoint);
-  if (it != allow.end()) return policy.Ref(fmt::format("/network/allow/{}", it - allow.begin()));
+  if (std::optional<std::size_t> at = ListedAt(policy, endpoint)) {
+    return policy.Ref(fmt::format("/network/allow/{}", *at));
+  }
   return policy.Ref("/network/egress");
 }
 
-bool IsCanaryEndpoint(const std::string& name) {
-  for (const char* site : kSites) {
-    for (const char* proto : {"-tcp", "-udp"}) {
-      if (name == std::string(site) + proto) return true;
-    }
+// Allow entries that are not canaries, and a declared proxy, are never contacted (sandprobe
+// sends traffic only to its own canaries): each is one skipped check saying so, never a pass.
+Status AddUntested(const ExpandInput& in, BatchBuilder& batch, const std::string& family) {
+  const auto& allow = in.policy.network.allow;
+  for (std::size_t i = 0; i < allow.size(); ++i) {
+    if (allow[i].kind == AllowKind::kCanary) continue;
+    Check check;
+    check.family = family;
+    check.expect = Expectation::kAllowed;
+    check.id = "net.allow.untested:" + allow[i].text;
+    check.severity = Severity::kInfo;
+    check.target = allow[i].text;
+    check.variant = "untested";
+    check.reference = in.policy.Ref(fmt::format("/network/allow/{}", i));
+    if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
   }
-  return false;
+  const NetworkProxy& proxy = in.policy.network.proxy;
+  if (proxy.source == ProxySource::kNone) return Status::Ok();
+  Check check;
+  check.family = family;
+  check.expect = Expectation::kAllowed;
+  check.id = "net.proxy.untested";
+  check.severity = Severity::kInfo;
+  check.target = ProxyText(proxy);
+  check.variant = "untested";
+  check.reference = in.policy.Ref("/network/proxy");
+  return batch.AddCheck(std::move(check));
 }
 
 Status ExpandEgress(const ExpandInput& in, BatchBuilder& batch, const std::string& proto) {
@@ -67,28 +92,17 @@ Status ExpandEgress(const ExpandInput& in, BatchBuilder& batch, const std::strin
     if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
   }
   if (proto != "tcp") return Status::Ok();
-  // Allow entries that are not canaries are never contacted; say so once, as a skip.
-  const auto& allow = in.policy.network.allow;
-  for (std::size_t i = 0; i < allow.size(); ++i) {
-    if (IsCanaryEndpoint(allow[i])) continue;
-    Check check;
-    check.family = family;
-    check.expect = Expectation::kAllowed;
-    check.id = "net.allow.untested:" + allow[i];
-    check.severity = Severity::kInfo;
-    check.target = allow[i];
-    check.variant = "untested";
-    check.reference = in.policy.Ref(fmt::format("/network/allow/{}", i));
-    if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
-  }
-  return Status::Ok();
+  return AddUntested(in, batch, family);
 }
 
 Status ExpandTcp(const ExpandInput& in, BatchBuilder& batch) { return ExpandEgress(in, batch, "tcp"); }
 Status ExpandUdp(const ExpandInput& in, BatchBuilder& batch) { return ExpandEgress(in, batch, "udp"); }
 
 Status ExpandDns(const ExpandInput& in, BatchBuilder& batch) {
-  const bool allowed = in.policy.network.dns == Permission::kAllow;
+  // "filtered": the canary zone's names resolve only when network.allow names them.
+  const bool allowed = in.policy.network.dns == DnsPermission::kAllow ||
+                       (in.policy.network.dns == DnsPermission::kFiltered &&
+                        AllowListNamesName(in.policy.network.allow, fmt::format("nonce.{}", kDnsZone)));
   Check check;
   check.family = "net.dns";
   check.expect = allowed ? Expectation::kAllowed : Expectation::kDenied;
@@ -150,11 +164,14 @@ std::string EgressRemediation(const Check& check, const std::string& addr) {
 Verdict JudgeEgress(const JudgeInput& in) {
   Verdict v = StartVerdict(in);
   if (in.check.variant == "untested") {
+    const bool proxy = in.check.id == "net.proxy.untested";
     v.outcome = Outcome::kSkip;
-    v.expected = "reachable";
-    v.observed = fmt::format("{} is not a harness canary; sandprobe sends traffic only to its own "
-                             "canaries (loopback-tcp, loopback-udp, bridge-tcp, bridge-udp)",
-                             in.check.target);
+    v.expected = proxy ? "allowed traffic through the proxy" : "reachable";
+    v.observed = fmt::format(
+        "{} was never contacted: the egress lab that judges host names, wildcards, addresses, "
+        "networks and proxies is not built yet; sandprobe sends traffic only to its own canaries "
+        "(loopback-tcp, loopback-udp, bridge-tcp, bridge-udp)",
+        proxy ? fmt::format("the proxy ({})", in.check.target) : in.check.target);
     return v;
   }
   const json* net = NetObservations(in, v);
@@ -192,6 +209,17 @@ Verdict JudgeEgress(const JudgeInput& in) {
 
 Verdict JudgeDns(const JudgeInput& in) {
   Verdict v = StartVerdict(in);
+  if (in.check.variant == "untested") {
+    const bool proxy = in.check.id == "net.proxy.untested";
+    v.outcome = Outcome::kSkip;
+    v.expected = proxy ? "allowed traffic through the proxy" : "reachable";
+    v.observed = fmt::format(
+        "{} was never contacted: the egress lab that judges host names, wildcards, addresses, "
+        "networks and proxies is not built yet; sandprobe sends traffic only to its own canaries "
+        "(loopback-tcp, loopback-udp, bridge-tcp, bridge-udp)",
+        proxy ? fmt::format("the proxy ({})", in.check.target) : in.check.target);
+    return v;
+  }
   const json* net = NetObservations(in, v);
   if (net == nullptr) return v;
   const bool allowed = in.check.expect == Expectation::kAllowed;

@@ -149,8 +149,8 @@ Verdict JudgeUnix(const JudgeInput& in) {
 
 Status ExpandIfaces(const ExpandInput& in, BatchBuilder& batch) {
   const NetworkPolicy& net = in.policy.network;
-  bool any_allowed = net.egress == Permission::kAllow || in.policy.host.network_namespace == NamespaceSharing::kShared;
-  for (const std::string& entry : net.allow) any_allowed = any_allowed || !entry.empty();
+  const bool any_allowed = net.egress == Permission::kAllow || !net.allow.empty() ||
+                           in.policy.host.network_namespace == NamespaceSharing::kShared;
   batch.Invocation("net.ifaces");
   if (!any_allowed) {
     Check check{.id = "net.ifaces.loopback-only", .family = "net.ifaces", .severity = Severity::kLow,

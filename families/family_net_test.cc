@@ -86,12 +86,44 @@ TEST(FamilyNetTest, OnlyAReceiptOfThisNonceIsALeak) {
 
 TEST(FamilyNetTest, AnAllowedCanaryNotReachedIsTooRestrictive) {
   Policy policy = TierLowPolicy();
-  policy.network.allow = {"loopback-tcp", "pypi.org:443"};
+  policy.network.allow = {*ParseAllowEntry("loopback-tcp"), *ParseAllowEntry("pypi.org:443")};
   auto v = JudgeNet(policy, true, {TcpFact("loopback", false), TcpFact("bridge", false)}, Witness({}));
   EXPECT_EQ(v["net.tcp.allowed:loopback"].outcome, Outcome::kFail);
   EXPECT_EQ(v["net.tcp.allowed:loopback"].direction, Direction::kTooRestrictive);
   EXPECT_EQ(v["net.tcp.denied:bridge"].outcome, Outcome::kPass);
+  // A name is never contacted (the egress lab is not built yet): a skip saying so, never a pass.
   EXPECT_EQ(v["net.allow.untested:pypi.org:443"].outcome, Outcome::kSkip);
+  EXPECT_NE(v["net.allow.untested:pypi.org:443"].observed.find("egress lab"), std::string::npos);
+  EXPECT_EQ(v["net.allow.untested:pypi.org:443"].check.reference.pointer, "/network/allow/1");
+  EXPECT_EQ(v.count("net.allow.untested:loopback-tcp"), 0u);
+}
+
+TEST(FamilyNetTest, ADeclaredProxyIsASkipUntilTheLabIsBuilt) {
+  Policy policy = TierLowPolicy();
+  policy.network.proxy = *ParseNetworkProxy("http://127.0.0.1:3128");
+  auto v = JudgeNet(policy, true, {TcpFact("loopback", false), TcpFact("bridge", false)}, Witness({}));
+  EXPECT_EQ(v["net.proxy.untested"].outcome, Outcome::kSkip);
+  EXPECT_NE(v["net.proxy.untested"].observed.find("the proxy (http://127.0.0.1:3128) was never contacted"),
+            std::string::npos) << v["net.proxy.untested"].observed;
+  EXPECT_EQ(v["net.proxy.untested"].check.reference.pointer, "/network/proxy");
+  EXPECT_EQ(JudgeNet(TierLowPolicy(), true, {}, Witness({})).count("net.proxy.untested"), 0u);
+}
+
+// "filtered": the canary zone resolves only when network.allow names it.
+TEST(FamilyNetTest, FilteredDnsExpectsTheCanaryZoneOnlyWhenAllowed) {
+  const auto dns_check = [](const std::vector<std::string>& allow) {
+    Policy policy = TierLowPolicy();
+    policy.network.dns = DnsPermission::kFiltered;
+    for (const std::string& entry : allow) policy.network.allow.push_back(*ParseAllowEntry(entry));
+    StatusOr<Plan> plan = ExpandChecks(policy, SuiteOf({"net.dns"}), Context(true));
+    EXPECT_TRUE(plan.ok()) << plan.status().message();
+    std::string ids;
+    for (const Check& check : plan->checks) ids += check.id + " ";
+    return ids;
+  };
+  EXPECT_EQ(dns_check({}), "net.dns.denied ");
+  EXPECT_EQ(dns_check({"pypi.org", "evilsandprobe.test"}), "net.dns.denied ");
+  EXPECT_EQ(dns_check({"*.sandprobe.test"}), "net.dns.allowed ");
 }
 
 TEST(FamilyNetTest, EgressAllowCoversTheBridgeButNotTheHostLoopback) {

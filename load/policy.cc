@@ -108,18 +108,45 @@ void ReadFilesystem(ObjectReader& parent, FilesystemPolicy& fs) {
   parent.Fail(r.status());
 }
 
+// network.allow: each entry parsed into its kind (load/network_allow.h); a destination listed
+// twice is an error at the later one.
+std::vector<AllowEntry> ReadAllowList(ObjectReader& r) {
+  std::vector<AllowEntry> out;
+  std::vector<std::string> list = r.StringList("allow", Presence::kOptional).value_or(std::vector<std::string>{});
+  for (std::size_t i = 0; i < list.size() && r.ok(); ++i) {
+    const JsonPointer ptr = r.PointerTo("allow") / i;
+    StatusOr<AllowEntry> entry = ParseAllowEntry(list[i]);
+    if (!entry.ok()) {
+      r.FailAt(ptr, entry.status().message());
+      break;
+    }
+    entry->ref = r.doc().RefTo(ptr);
+    for (std::size_t j = 0; j < out.size(); ++j) {
+      const AllowEntry& earlier = out[j];
+      if (earlier.kind == entry->kind && earlier.host == entry->host && earlier.port == entry->port &&
+          earlier.prefix_length == entry->prefix_length) {
+        r.FailAt(ptr, fmt::format("\"{}\" is the destination of /network/allow/{} (\"{}\")", list[i], j, earlier.text));
+      }
+    }
+    out.push_back(std::move(*entry));
+  }
+  return out;
+}
+
 void ReadNetwork(ObjectReader& parent, NetworkPolicy& net) {
   if (!parent.Has("network")) return;
   ObjectReader r(parent.doc(), parent.PointerTo("network"),
-                 {"egress", "allow", "dns", "unix_sockets"});
+                 {"egress", "allow", "dns", "unix_sockets", "proxy"});
   ReadEnum(r, "egress", net.egress);
   net.egress_written = r.Has("egress");
-  net.allow = r.StringList("allow", Presence::kOptional).value_or(net.allow);
-  for (std::size_t i = 0; i < net.allow.size(); ++i) {
-    if (net.allow[i].empty()) r.FailAt(r.PointerTo("allow") / i, "must not be empty");
-  }
+  net.allow = ReadAllowList(r);
   ReadEnum(r, "dns", net.dns);
   ReadEnum(r, "unix_sockets", net.unix_sockets);
+  if (std::optional<std::string> proxy = r.String("proxy", Presence::kOptional); proxy && r.ok()) {
+    StatusOr<NetworkProxy> parsed = ParseNetworkProxy(*proxy);
+    if (parsed.ok()) net.proxy = *parsed;
+    else r.FailAt(r.PointerTo("proxy"), parsed.status().message());
+  }
   parent.Fail(r.status());
 }
 

@@ -17,6 +17,7 @@
 
 #include "load/json_document.h"
 #include "load/json_source.h"
+#include "load/network_allow.h"
 #include "model/policy_ref.h"
 #include "model/policy_enums.h"
 #include "model/status.h"
@@ -39,12 +40,19 @@ struct FilesystemPolicy {
   std::vector<PolicyPath> unwritable;  // writing must fail
 };
 
+// What the sandbox may reach. The harness's canary endpoints are judged by net.tcp, net.udp and
+// net.dns; other destinations and the proxy are parsed and validated, and skipped when run
+// (net.allow.untested:, net.proxy.untested) until the egress lab exists.
 struct NetworkPolicy {
   Permission egress = Permission::kDeny;        // outbound connections in general
   bool egress_written = false;                  // "egress" is in the file (not the default)
-  std::vector<std::string> allow;     // destinations reachable even when egress is "deny"
-  Permission dns = Permission::kDeny;           // name resolution
+  // Destinations reachable even when egress is "deny" (load/network_allow.h): canary
+  // endpoints, host names, "*." wildcards, addresses, CIDR networks, each with an optional
+  // port. No two entries may be the same destination.
+  std::vector<AllowEntry> allow;
+  DnsPermission dns = DnsPermission::kDeny;     // name resolution (see DnsPermission)
   Permission unix_sockets = Permission::kDeny;  // host unix sockets reachable
+  NetworkProxy proxy;  // JSON "proxy": the proxy the allowed destinations are reached through
 };
 
 // The largest value of each limit the machine can mean; a bigger one (or NaN, infinity) is a

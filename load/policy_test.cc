@@ -35,7 +35,11 @@ TEST(PolicyTest, LoadsEveryField) {
   EXPECT_EQ(p->Ref("/filesystem/unreadable/2").Text(),
             kDir + "policy_full.json:7:44 /filesystem/unreadable/2");
   EXPECT_EQ(NameOf(p->network.egress), "allow");
-  EXPECT_EQ(p->network.allow, (V{"127.0.0.1:8080"}));
+  ASSERT_EQ(p->network.allow.size(), 1u);
+  EXPECT_EQ(p->network.allow[0].text, "127.0.0.1:8080");
+  EXPECT_EQ(p->network.allow[0].kind, AllowKind::kAddress);
+  EXPECT_EQ(p->network.allow[0].port, 8080);
+  EXPECT_EQ(p->network.allow[0].ref.pointer, "/network/allow/0");
   EXPECT_EQ(NameOf(p->network.dns), "allow");
   EXPECT_EQ(NameOf(p->network.unix_sockets), "deny");
   EXPECT_EQ(p->limits.pids, 50);
@@ -116,6 +120,30 @@ TEST(PolicyTest, EnumValuesAreChecked) {
   EXPECT_EQ(PolicyError(R"("privileges": {"seccomp": "yes"})"),
             "p.json:2:27: /privileges/seccomp: expected one of \"required\", \"optional\", got "
             "\"yes\"");
+}
+
+TEST(PolicyTest, NetworkAllowEntriesAreTypedAndCheckedWhereWritten) {
+  EXPECT_EQ(PolicyError(R"("network": {"allow": ["pkg.lab.test", "127.1"]})"),
+            "p.json:2:39: /network/allow/1: \"127.1\" is not a host name: its last label is a number, which "
+            "inet_aton reads as an IPv4 address (write the address as 127.0.0.1)");
+  EXPECT_EQ(PolicyError(R"("network": {"allow": ["pkg.lab.test", "PKG.lab.test"]})"),
+            "p.json:2:39: /network/allow/1: \"PKG.lab.test\" is the destination of /network/allow/0 "
+            "(\"pkg.lab.test\")");
+  EXPECT_EQ(PolicyError(R"("network": {"allow": ["192.0.2.0/24", "192.0.2.0/24:443"]})"), "ok");
+  EXPECT_EQ(PolicyError(R"("network": {"dns": "filtered", "proxy": "env", "allow": ["*.lab.test"]})"), "ok");
+  EXPECT_EQ(PolicyError(R"("network": {"proxy": "socks5://127.0.0.1:1080"})"),
+            "p.json:2:22: /network/proxy: \"socks5://127.0.0.1:1080\" is not \"env\" or a proxy URL "
+            "http://HOST:PORT: only http:// proxies are understood");
+  EXPECT_EQ(PolicyError(R"("network": {"dns": "some"})"),
+            "p.json:2:20: /network/dns: expected one of \"deny\", \"allow\", \"filtered\", got \"some\"");
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(
+      R"({"name": "n", "description": "d", "network": {"proxy": "http://127.0.0.1:3128", "dns": "filtered"}})", "x");
+  ASSERT_TRUE(doc.ok());
+  StatusOr<Policy> p = ParsePolicy(*doc);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->network.proxy.source, ProxySource::kUrl);
+  EXPECT_EQ(p->network.proxy.url, "http://127.0.0.1:3128");
+  EXPECT_EQ(p->network.dns, DnsPermission::kFiltered);
 }
 
 TEST(PolicyTest, LimitsMustBePositive) {

@@ -16,8 +16,12 @@ struct NamedValue {
   E value;
 };
 
-// network.egress, network.dns, network.unix_sockets, privileges.user_namespaces
+// network.egress, network.unix_sockets, privileges.user_namespaces
 enum class Permission { kDeny, kAllow };
+// network.dns: no name resolution at all; any name; only the names network.allow lets the
+// sandbox reach (resolved by the sandbox or by its proxy: a query for any other name that reaches
+// a resolver is a leak).
+enum class DnsPermission { kDeny, kAllow, kFiltered };
 // host.pid_namespace, host.network_namespace
 enum class NamespaceSharing { kIsolated, kShared };
 // host.env_secrets, host.runtime_sockets
@@ -30,6 +34,8 @@ enum class BackgroundProcesses { kDie, kSurviveTurns, kSurvive };
 
 inline constexpr NamedValue<Permission> kPermissionNames[] = {{"deny", Permission::kDeny},
                                                               {"allow", Permission::kAllow}};
+inline constexpr NamedValue<DnsPermission> kDnsPermissionNames[] = {
+    {"deny", DnsPermission::kDeny}, {"allow", DnsPermission::kAllow}, {"filtered", DnsPermission::kFiltered}};
 inline constexpr NamedValue<NamespaceSharing> kNamespaceSharingNames[] = {
     {"isolated", NamespaceSharing::kIsolated}, {"shared", NamespaceSharing::kShared}};
 inline constexpr NamedValue<Visibility> kVisibilityNames[] = {{"hidden", Visibility::kHidden},
@@ -42,6 +48,7 @@ inline constexpr NamedValue<BackgroundProcesses> kBackgroundProcessesNames[] = {
     {"survive", BackgroundProcesses::kSurvive}};
 
 inline constexpr std::span<const NamedValue<Permission>> NamesOf(Permission) { return kPermissionNames; }
+inline constexpr std::span<const NamedValue<DnsPermission>> NamesOf(DnsPermission) { return kDnsPermissionNames; }
 inline constexpr std::span<const NamedValue<NamespaceSharing>> NamesOf(NamespaceSharing) { return kNamespaceSharingNames; }
 inline constexpr std::span<const NamedValue<Visibility>> NamesOf(Visibility) { return kVisibilityNames; }
 inline constexpr std::span<const NamedValue<SeccompRequirement>> NamesOf(SeccompRequirement) { return kSeccompRequirementNames; }

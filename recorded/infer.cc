@@ -19,7 +19,8 @@ using nlohmann::json;
 // What a verdict against a policy field says about the field.
 enum class Edit {
   kMoveToOpposite,  // a list item the sandbox treats the other way: into `opposite`
-  kFlip,            // a switch: `strict` <-> `loose`
+  kFlip,            // a switch: `strict` <-> `loose`; a third value (network.dns "filtered")
+                    // becomes the side the verdict's direction points to
   kDrop,            // a promise that may be absent: out of the policy
   kMeasured,        // a limit: the value the sandbox enforced instead, else dropped
 };
@@ -40,7 +41,8 @@ const std::vector<FieldRule>& FieldRules() {
       {"/filesystem/unreadable", true, Edit::kMoveToOpposite, "/filesystem/readable"},
       {"/filesystem/writable", true, Edit::kMoveToOpposite, "/filesystem/unwritable"},
       {"/filesystem/unwritable", true, Edit::kMoveToOpposite, "/filesystem/writable"},
-      {"/network/allow", true, Edit::kDrop},
+      {"/network/allow", true, Edit::kDrop},  // an untested entry (a skip) is dropped too
+      {"/network/proxy", false, Edit::kDrop},
       {"/persistence/survives", true, Edit::kDrop},
       {"/persistence/survives_turns", true, Edit::kDrop},
       {"/persistence/ephemeral", true, Edit::kDrop},
@@ -136,7 +138,9 @@ class Inference {
     if (target->rule->edit == Edit::kMeasured && decided) {
       measured = EnforcedInstead(check);
     }
-    auto [at, inserted] = edits_.emplace(key, PendingEdit{*target, decided, measured});
+    const json direction = check.value("direction", json());
+    const bool too_restrictive = direction.is_string() && direction.get<std::string>() == "too-restrictive";
+    auto [at, inserted] = edits_.emplace(key, PendingEdit{*target, decided, measured, too_restrictive});
     if (!inserted) at->second.decided = at->second.decided && decided;
     if (inserted) notes_.push_back(fmt::format("{}: {}", Describe(pointer, at->second), why));
   }
@@ -198,6 +202,7 @@ class Inference {
     Target target;
     bool decided;
     std::optional<double> measured = std::nullopt;  // kMeasured: what the sandbox enforced
+    bool too_restrictive = false;  // kFlip of a third value: the sandbox denied what it allows
   };
 
   static std::string Describe(const std::string& pointer, const PendingEdit& e) {
@@ -228,7 +233,11 @@ class Inference {
     switch (rule.edit) {
       case Edit::kFlip: {
         const json current = policy_.contains(field) ? policy_[field] : rule.strict;
-        policy_[field] = current == rule.strict ? rule.loose : rule.strict;
+        if (current == rule.strict || current == rule.loose) {
+          policy_[field] = current == rule.strict ? rule.loose : rule.strict;
+        } else {
+          policy_[field] = e.too_restrictive ? rule.strict : rule.loose;
+        }
         return;
       }
       case Edit::kMeasured:

@@ -129,6 +129,37 @@ TEST(Infer, SwitchesFlipLimitsTakeTheEnforcedValueAndTheRestIsNoted) {
   EXPECT_TRUE(ParsePolicy(*doc).ok());
 }
 
+// network.allow entries the harness cannot reach yet are skips (net.allow.untested:), so infer
+// drops them and the proxy (claims nothing it did not observe); network.dns "filtered" that let
+// a name through becomes "allow", one that refused an allowed name "deny".
+TEST(Infer, UntestedDestinationsAreDroppedAndFilteredDnsGoesTheVerdictsWay) {
+  const auto infer = [](Direction direction, const std::vector<Verdict>& more) {
+    std::vector<Verdict> verdicts = more;
+    Verdict dns = VerdictOf("net.dns.denied", Outcome::kFail, "p.json:1:1 /network/dns");
+    dns.direction = direction;
+    verdicts.push_back(dns);
+    json report = Report(verdicts);
+    report["policy"]["config"]["network"] = json::parse(R"({"egress": "deny", "dns": "filtered",
+        "allow": ["loopback-tcp", "pypi.org:443", "*.lab.test"], "proxy": "env"})");
+    return InferOrDie(report);
+  };
+  InferredPolicy p = infer(Direction::kTooPermissive, {
+      VerdictOf("net.tcp.allowed:loopback", Outcome::kPass, "p.json:1:1 /network/allow/0"),
+      VerdictOf("net.allow.untested:pypi.org:443", Outcome::kSkip, "p.json:1:1 /network/allow/1"),
+      VerdictOf("net.allow.untested:*.lab.test", Outcome::kSkip, "p.json:1:1 /network/allow/2"),
+      VerdictOf("net.proxy.untested", Outcome::kSkip, "p.json:1:1 /network/proxy")});
+  EXPECT_EQ(p.policy["network"]["allow"], json::parse(R"(["loopback-tcp"])")) << p.policy.dump();
+  EXPECT_FALSE(p.policy["network"].contains("proxy")) << p.policy.dump();
+  EXPECT_EQ(p.policy["network"]["dns"], "allow");
+  EXPECT_EQ(infer(Direction::kTooRestrictive, {}).policy["network"]["dns"], "deny");
+  // A proxy no check of the run looked at is kept and named.
+  InferredPolicy kept = infer(Direction::kTooRestrictive, {});
+  EXPECT_EQ(kept.policy["network"]["proxy"], "env");
+  bool named = false;
+  for (const std::string& note : kept.notes) named = named || note.find("/network/proxy") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
 // Issue 26, 14: docker without userns-remap shares the host's user namespace, and on cgroup v1
 // its cgroup namespace: each has its field now, so `infer` flips it and the inferred policy's
 // run passes those checks instead of failing them again.

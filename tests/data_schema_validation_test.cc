@@ -80,6 +80,20 @@ TEST(DataSchemaValidationTest, TheSchemasRejectWhatTheLoadersReject) {
   EXPECT_NE(run.out.find("['filesystem', 'readable', 0]"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("['name']"), std::string::npos) << run.out;
   EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 4) << "the last one is valid\n" << run.out;
+  // network.allow and network.proxy: the forms the loader reads pass, the common mistakes do not.
+  CliRun network = Validate("policy", {
+      R"({"name": "p", "description": "d", "network": {"allow": ["https://pypi.org"]}})",
+      R"({"name": "p", "description": "d", "network": {"allow": ["pypi.org."]}})",
+      R"({"name": "p", "description": "d", "network": {"allow": ["*"]}})",
+      R"({"name": "p", "description": "d", "network": {"allow": ["[2001:db8::1]443"]}})",
+      R"({"name": "p", "description": "d", "network": {"proxy": "socks5://127.0.0.1:1080"}})",
+      R"({"name": "p", "description": "d", "network": {"dns": "filtered", "proxy": "env", "allow": [
+          "loopback-tcp", "pypi.org:443", "*.lab.test", "192.0.2.7", "[2001:db8::7]:443",
+          "198.51.100.0/24:22", "2001:db8::/32"]}})",
+      R"({"name": "p", "description": "d", "network": {"proxy": "http://[::1]:3128/"}})"});
+  EXPECT_EQ(network.exit_code, 0) << network.err;
+  EXPECT_EQ(std::count(network.out.begin(), network.out.end(), '\n'), 5) << "the last two are valid\n" << network.out;
+  EXPECT_NE(network.out.find("['network', 'proxy']"), std::string::npos) << network.out;
   CliRun profile = Validate("profile", {
       R"({"name": "x", "description": "d", "backend": "host", "lifecycle": "session",
           "injection": "host-path", "probe_path": "/p", "run": ["x"]})"});

@@ -72,7 +72,7 @@ TEST(GateCliTest, ValidateReportsEveryErrorWithDidYouMean) {
   CliRun run = RunCli({"validate", path});
   EXPECT_EQ(run.exit_code, 2);
   for (const std::string& expected : {path + ":2:14: /network/egres: unknown key (did you mean \"egress\"?)",
-                                      path + ":2:38: /network/dns: \"alow\" is not one of deny, allow (did you mean \"allow\"?)",
+                                      path + ":2:38: /network/dns: \"alow\" is not one of deny, allow, filtered (did you mean \"allow\"?)",
                                       path + ":3:13: /limits/pid: unknown key (did you mean \"pids\"?)"}) {
     EXPECT_NE(run.err.find(expected), std::string::npos) << expected << "\n" << run.err;
   }
