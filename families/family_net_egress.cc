@@ -161,19 +161,23 @@ std::string EgressRemediation(const Check& check, const std::string& addr) {
                      "dropping the sandbox's traffic to this host", addr);
 }
 
+// An allow entry or proxy the harness cannot reach yet (net.allow.untested:*, net.proxy.untested):
+// a skip that says why, never a pass.
+Verdict UntestedSkip(const JudgeInput& in, Verdict v) {
+  const bool proxy = in.check.id == "net.proxy.untested";
+  v.outcome = Outcome::kSkip;
+  v.expected = proxy ? "allowed traffic through the proxy" : "reachable";
+  v.observed = fmt::format(
+      "{} was never contacted: the egress lab that judges host names, wildcards, addresses, "
+      "networks and proxies is not built yet; sandprobe sends traffic only to its own canaries "
+      "(loopback-tcp, loopback-udp, bridge-tcp, bridge-udp)",
+      proxy ? fmt::format("the proxy ({})", in.check.target) : in.check.target);
+  return v;
+}
+
 Verdict JudgeEgress(const JudgeInput& in) {
   Verdict v = StartVerdict(in);
-  if (in.check.variant == "untested") {
-    const bool proxy = in.check.id == "net.proxy.untested";
-    v.outcome = Outcome::kSkip;
-    v.expected = proxy ? "allowed traffic through the proxy" : "reachable";
-    v.observed = fmt::format(
-        "{} was never contacted: the egress lab that judges host names, wildcards, addresses, "
-        "networks and proxies is not built yet; sandprobe sends traffic only to its own canaries "
-        "(loopback-tcp, loopback-udp, bridge-tcp, bridge-udp)",
-        proxy ? fmt::format("the proxy ({})", in.check.target) : in.check.target);
-    return v;
-  }
+  if (in.check.variant == "untested") return UntestedSkip(in, std::move(v));
   const json* net = NetObservations(in, v);
   if (net == nullptr) return v;
   const bool allowed = in.check.expect == Expectation::kAllowed;
@@ -209,17 +213,7 @@ Verdict JudgeEgress(const JudgeInput& in) {
 
 Verdict JudgeDns(const JudgeInput& in) {
   Verdict v = StartVerdict(in);
-  if (in.check.variant == "untested") {
-    const bool proxy = in.check.id == "net.proxy.untested";
-    v.outcome = Outcome::kSkip;
-    v.expected = proxy ? "allowed traffic through the proxy" : "reachable";
-    v.observed = fmt::format(
-        "{} was never contacted: the egress lab that judges host names, wildcards, addresses, "
-        "networks and proxies is not built yet; sandprobe sends traffic only to its own canaries "
-        "(loopback-tcp, loopback-udp, bridge-tcp, bridge-udp)",
-        proxy ? fmt::format("the proxy ({})", in.check.target) : in.check.target);
-    return v;
-  }
+  if (in.check.variant == "untested") return UntestedSkip(in, std::move(v));
   const json* net = NetObservations(in, v);
   if (net == nullptr) return v;
   const bool allowed = in.check.expect == Expectation::kAllowed;

@@ -3,16 +3,9 @@
 #include <fmt/format.h>
 
 namespace sandprobe {
-namespace {
 
-bool IsFail(const VerdictOutcome& v, Direction direction) {
-  return v.outcome == Outcome::kFail && v.direction == direction;
-}
-
-// A profile verdict something can move from: the profile's audit decided it, or had no proof
-// either way (inconclusive). Error and skip decided nothing.
-bool IsBaseline(const VerdictOutcome& v) {
-  switch (v.outcome) {
+bool IsDecided(Outcome outcome) {
+  switch (outcome) {
     case Outcome::kPass:
     case Outcome::kFail:
     case Outcome::kInconclusive:
@@ -23,6 +16,15 @@ bool IsBaseline(const VerdictOutcome& v) {
   }
   return false;
 }
+
+namespace {
+
+bool IsFail(const VerdictOutcome& v, Direction direction) {
+  return v.outcome == Outcome::kFail && v.direction == direction;
+}
+
+// A profile verdict something can move from: one its audit decided (IsDecided).
+bool IsBaseline(const VerdictOutcome& v) { return IsDecided(v.outcome); }
 
 bool SameOutcome(const VerdictOutcome& a, const VerdictOutcome& b) {
   return a.outcome == b.outcome && a.direction == b.direction;

@@ -33,6 +33,10 @@ struct VerdictOutcome {
   std::string observed;
 };
 
+// Whether an audit decided the check: pass, fail, or inconclusive (no proof either way). Error
+// and skip decided nothing; a mutant cannot move from them.
+bool IsDecided(Outcome outcome);
+
 // "pass", "fail too-permissive", "inconclusive", ...
 std::string DescribeOutcome(const VerdictOutcome& v);
 

@@ -54,19 +54,6 @@ struct PhaseRun {
   double seconds = 0;
 };
 
-bool IsDecided(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kPass:
-    case Outcome::kFail:
-    case Outcome::kInconclusive:
-      return true;
-    case Outcome::kError:
-    case Outcome::kSkip:
-      return false;
-  }
-  return false;
-}
-
 std::size_t Decided(const std::vector<Verdict>& verdicts) {
   return static_cast<std::size_t>(
       std::count_if(verdicts.begin(), verdicts.end(), [](const Verdict& v) { return IsDecided(v.outcome); }));
