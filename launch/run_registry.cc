@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <mutex>
 
@@ -242,8 +243,21 @@ StatusOr<OwnerRecord> ParseOwnerRecord(std::string_view text, const std::string&
   try {
     json doc = json::parse(text);
     OwnerRecord owner;
-    owner.pid = doc.at("pid").get<int>();
-    owner.start_ticks = doc.at("start_time_ticks").get<unsigned long long>();
+    // A pid is a whole number that fits pid_t: a float or a 30-digit number in a hostile file
+    // would be undefined (or wrapped) by get<int>(), and a wrapped pid could name someone else.
+    const json& pid = doc.at("pid");
+    bool fits = pid.is_number_unsigned() ? pid.get<std::uint64_t>() <= INT32_MAX
+                                         : pid.is_number_integer() && pid.get<std::int64_t>() > 0 &&
+                                               pid.get<std::int64_t>() <= INT32_MAX;
+    if (!fits || pid.get<std::int64_t>() <= 0) {
+      return Status::Error(fmt::format("{}: /pid: not a positive whole pid: {}", path, pid.dump()));
+    }
+    owner.pid = static_cast<int>(pid.get<std::int64_t>());
+    const json& ticks = doc.at("start_time_ticks");
+    if (!ticks.is_number_unsigned()) {
+      return Status::Error(fmt::format("{}: /start_time_ticks: not a whole number: {}", path, ticks.dump()));
+    }
+    owner.start_ticks = ticks.get<unsigned long long>();
     owner.pid_namespace = doc.at("pid_namespace").get<std::string>();
     owner.profile_path = doc.at("profile_path").get<std::string>();
     if (doc.contains("sweep")) {

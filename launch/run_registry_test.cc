@@ -235,6 +235,23 @@ TEST_F(RunRegistryTest, ASweepWithNothingToRunIsMalformed) {
   EXPECT_FALSE(older->sweeps) << "an older record: no sweep commands at all";
 }
 
+// A pid that is not a whole number fitting pid_t is refused, never converted (a float to int is
+// undefined; a 30-digit number would wrap to some other process's pid).
+TEST_F(RunRegistryTest, APidThatIsNotAWholePositivePidIsMalformed) {
+  for (const json& pid : {json(4.243e28), json(1.5), json(-3), json(0), json(4294967297ULL),
+                          json(18446744073709551615ULL), json("42")}) {
+    json owner = OwnerLike(1, 1);
+    owner["pid"] = pid;
+    StatusOr<OwnerRecord> parsed = ParseOwnerRecord(owner.dump(), "o.json");
+    ASSERT_FALSE(parsed.ok()) << pid.dump();
+  }
+  json owner = OwnerLike(1, 1);
+  owner["start_time_ticks"] = 1e30;
+  EXPECT_NE(ParseOwnerRecord(owner.dump(), "o.json").status().message().find("/start_time_ticks"), std::string::npos);
+  owner = OwnerLike(2147483647, 1);
+  EXPECT_TRUE(ParseOwnerRecord(owner.dump(), "o.json").ok());
+}
+
 // Another uid's dead run: listed only when asked, with its uid; never one of ours.
 TEST_F(RunRegistryTest, AnotherUidsDeadRunIsListedOnlyWhenAskedAndMarkedForeign) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to make a run dir of another uid";
