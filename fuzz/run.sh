@@ -4,6 +4,8 @@
 # each target's executions and new inputs; a crash, leak or timeout fails the script and prints
 # the sanitizer's report (the input is kept in ARTIFACTS, default the scratch dir).
 # Usage: fuzz/run.sh BUILD_DIR [SECONDS] [TARGET...]   (targets: frames load waivers report_read run_registry)
+# FUZZ_SEED: libFuzzer's -seed (default 0: a random one, printed as "INFO: Seed:"). The CTest
+# smoke fixes it so a CI failure is the same input again; bench/fuzz_long.sh explores at random.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="${1:?usage: fuzz/run.sh BUILD_DIR [SECONDS] [TARGET...]}"
@@ -21,7 +23,7 @@ status=0
 for target in "${targets[@]}"; do
   mkdir -p "$scratch/$target"
   echo "fuzz_$target: ${seconds}s"
-  if ! "$build/fuzz_$target" -max_total_time="$seconds" -max_len=70000 -timeout=10 \
+  if ! "$build/fuzz_$target" -seed="${FUZZ_SEED:-0}" -max_total_time="$seconds" -max_len=70000 -timeout=10 \
        -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/$target-" \
        "$scratch/$target" "$here/corpus/$target" 2>"$scratch/$target.log"; then
     echo "fuzz_$target FAILED:"; tail -n 40 "$scratch/$target.log"; status=1
