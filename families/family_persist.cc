@@ -93,6 +93,28 @@ void AddCheckArgs(BatchBuilder& batch, const std::string& family, const std::str
   for (const Location& l : locations) args.push_back(l.arg);
 }
 
+// persist.host: the planted background process must not be left on the host after the launch
+// — unless the policy keeps background processes AND shares the host's pid namespace (a plain
+// shell session on the host): then being on the host is what it declared, and the check only
+// asks that a background process could be started at all (it is the plant launch's check).
+Status AddHostCheck(const ExpandInput& in, BatchBuilder& batch) {
+  const bool on_host_by_design =
+      in.policy.persistence.background_processes != BackgroundProcesses::kDie &&
+      in.policy.host.pid_namespace == NamespaceSharing::kShared;
+  Check host;
+  host.family = "persist";
+  host.id = "persist.host:background-process";
+  host.variant = "host";
+  host.expect = on_host_by_design ? Expectation::kAllowed : Expectation::kDenied;
+  host.target = kBackground;
+  host.resolved_target = kBackground;
+  host.reference = in.policy.persistence.background_processes == BackgroundProcesses::kDie
+                       ? PolicyRef::InWords("a background process must stay inside the sandbox")
+                       : in.policy.Ref("/host/pid_namespace");
+  host.severity = Severity::kHigh;
+  return batch.AddCheck(std::move(host));
+}
+
 Status ExpandPersist(const ExpandInput& in, BatchBuilder& batch) {
   auto token = in.context.values.find("persist.token");
   if (token == in.context.values.end()) {
@@ -105,16 +127,12 @@ Status ExpandPersist(const ExpandInput& in, BatchBuilder& batch) {
                       in.policy.Ref("/persistence/background_processes")};
 
   AddCheckArgs(batch, "persist.plant", token->second, *locations, false);
-  Check host;
-  host.family = "persist";
-  host.id = "persist.host:background-process";
-  host.variant = "host";
-  host.expect = Expectation::kDenied;
-  host.target = kBackground;
-  host.resolved_target = kBackground;
-  host.reference = PolicyRef::InWords("a background process must stay inside the sandbox");
-  host.severity = Severity::kHigh;
-  if (Status s = batch.AddCheck(std::move(host)); !s.ok()) return s;
+  const BackgroundProcesses declared = in.policy.persistence.background_processes;
+  // Where the policy says the background process outlives the launch, the launcher must not
+  // end it (it would, as any leftover): the later launches judge whether it survived.
+  if (declared != BackgroundProcesses::kDie) batch.current().spare_processes_with_arg = token->second;
+  if (Status s = AddHostCheck(in, batch); !s.ok()) return s;
+
 
   std::vector<std::string> phases;
   if (in.context.session) phases.push_back("turn");
@@ -188,7 +206,28 @@ std::string BackgroundRemedy(const JudgeInput& in) {
   return kGenericBackgroundFix;
 }
 
+// The policy keeps background processes in the host's own pid namespace: one must start.
+Verdict JudgeHostBackgroundByDesign(const JudgeInput& in, Verdict v) {
+  v.expected = "a background process starts and may stay on the host (host pid namespace shared, "
+               "background processes kept)";
+  v.remediation = "let the sandboxed command start a background process, or declare "
+                  "persistence.background_processes \"die\"";
+  std::optional<int> planted = in.facts.Find("persist.plant", kBackground);
+  if (!planted) {
+    v.outcome = Outcome::kInconclusive;
+    v.observed = "the probe reported no background process";
+    return v;
+  }
+  v.evidence.frame_indexes.push_back(*planted);
+  const nlohmann::json& fact = in.facts.Fact(*planted);
+  v.observed = FactOk(fact) ? fmt::format("started (pid {}); left running as the policy declares", fact.value("pid", 0))
+                            : "no background process could be started (" + DescribeFailure(fact) + ")";
+  Judge(v, FactOk(fact), Direction::kTooRestrictive);
+  return v;
+}
+
 Verdict JudgeHostBackground(const JudgeInput& in, Verdict v) {
+  if (in.check.expect == Expectation::kAllowed) return JudgeHostBackgroundByDesign(in, std::move(v));
   v.expected = "the background process ends with the sandbox, never left running on the host";
   v.remediation = BackgroundRemedy(in);
   const std::string token = Token(in);

@@ -100,6 +100,42 @@ TEST(FamilyPersistTest, SessionProfileGetsPlantTurnAndFreshSessionLaunches) {
   EXPECT_EQ(oneshot.batches.size(), 2u);
 }
 
+// Issue 26 item 10: where the policy keeps background processes, the plant launch asks the
+// launcher to leave the token's process running; where it also shares the host's pid
+// namespace, a process on the host is what it declared, and no host check is planned.
+TEST(FamilyPersistTest, APolicyThatKeepsBackgroundProcessesSparesThemAtThePlantLaunch) {
+  Plan dies = PlanFor(TierLowPolicy(), /*session=*/false);
+  EXPECT_EQ(dies.batches.at(0).spare_processes_with_arg, "");
+  Policy keeps = TierLowPolicy();
+  keeps.persistence.background_processes = BackgroundProcesses::kSurvive;
+  Plan kept = PlanFor(keeps, /*session=*/false);
+  EXPECT_EQ(kept.batches.at(0).spare_processes_with_arg, kToken);
+  EXPECT_EQ(kept.batches.at(1).spare_processes_with_arg, "") << "only the plant launch starts it";
+  auto host_expect = [](const Plan& plan) -> std::optional<Expectation> {
+    for (const Check& c : plan.checks) {
+      if (c.id == "persist.host:background-process") return c.expect;
+    }
+    return std::nullopt;
+  };
+  EXPECT_EQ(host_expect(dies), Expectation::kDenied);
+  EXPECT_EQ(host_expect(kept), Expectation::kDenied) << "an isolated pid namespace: a process on the host escaped it";
+  keeps.host.pid_namespace = NamespaceSharing::kShared;
+  Plan shared = PlanFor(keeps, /*session=*/false);
+  EXPECT_EQ(host_expect(shared), Expectation::kAllowed) << "on the host by design: it must only start";
+  // Kept alive into the fresh instance, as declared: pass; gone: too restrictive.
+  std::vector<json> left_on_host = {{{"after_launch", "L1"}, {"pid", 7}, {"host_pid_namespace", true},
+                                     {"argv", std::string("/b/sandprobe-probe --nonce n persist.plant --token ") + kToken}}};
+  auto v = Judge(shared, {Ran("L1", PlantFacts()), Ran("L2", CheckFacts({"/workspace"}, true))},
+                 {{"processes", left_on_host}});
+  EXPECT_EQ(v.at("persist.session.survives:background-process").outcome, Outcome::kPass);
+  EXPECT_EQ(v.at("persist.host:background-process").outcome, Outcome::kPass) << v.at("persist.host:background-process").observed;
+  v = Judge(shared, {Ran("L1", PlantFacts()), Ran("L2", CheckFacts({"/workspace"}, false))});
+  EXPECT_EQ(v.at("persist.session.survives:background-process").direction, Direction::kTooRestrictive);
+  // The same process on the host against an isolated pid namespace: escaped.
+  v = Judge(kept, {Ran("L1", PlantFacts()), Ran("L2", CheckFacts({"/workspace"}, true))}, {{"processes", left_on_host}});
+  EXPECT_EQ(v.at("persist.host:background-process").direction, Direction::kTooPermissive);
+}
+
 TEST(FamilyPersistTest, WithoutTheWitnessTokenExpansionFails) {
   StatusOr<Plan> plan = ExpandChecks(SessionPolicy(), SuiteOf({"persist"}), PlanContext{"/c", "/w", {}});
   EXPECT_FALSE(plan.ok());

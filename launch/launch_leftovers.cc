@@ -22,6 +22,10 @@ struct Registry {
   std::mutex mu;
   std::vector<LiveLaunch> live;
   std::set<int> claimed;  // orphans some launch is killing or reaping right now
+  // Orphans a launch left alive on purpose (LaunchSpec::spare_processes_with_arg): no launch
+  // attributes them to itself while they live; once dead, the next scan reaps them. By pid and
+  // start time, so a pid reused after the spared process was reaped elsewhere is not spared.
+  std::set<std::pair<int, unsigned long long>> spared;
   std::uint64_t next_seq = 0;
 };
 
@@ -114,7 +118,8 @@ void LaunchRegistration::MarkReaped() {
   }
 }
 
-std::vector<LeftoverProcess> LaunchRegistration::KillOrphans() {
+std::vector<LeftoverProcess> LaunchRegistration::KillOrphans(const std::string& spare_arg,
+                                                             std::vector<LeftoverProcess>* spared) {
   std::vector<LeftoverProcess> killed;
   if (!IsChildSubreaper()) return killed;
   Registry& registry = TheRegistry();
@@ -131,8 +136,19 @@ std::vector<LeftoverProcess> LaunchRegistration::KillOrphans() {
         if (tracked.count(pid)) continue;
         std::optional<ProcStat> stat = ReadProcStat(pid);
         if (!stat || stat->ppid != self) continue;
+        const std::pair<int, unsigned long long> identity{pid, stat->start_ticks};
+        if (registry.spared.count(identity) && !stat->dead()) continue;
         std::string environ = stat->dead() ? "" : ReadProcFile(pid, "environ");
         if (AttributeOrphan(*stat, environ, registry.live) != seq_) continue;
+        registry.spared.erase(identity);  // dead now: reaped below like any other
+        if (!spare_arg.empty() && spared != nullptr && !stat->dead()) {
+          std::string cmdline = ReadProcFile(pid, "cmdline");
+          if (CmdlineHasArg(cmdline, spare_arg)) {
+            registry.spared.insert(identity);
+            spared->push_back({pid, CmdlineForDisplay(cmdline, kLeftoverArgvCap)});
+            continue;
+          }
+        }
         mine.push_back(*stat);
         registry.claimed.insert(pid);
       }

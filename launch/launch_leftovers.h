@@ -70,7 +70,10 @@ class LaunchRegistration {
   // (StopAndListGroup has those), with the argv read before the kill. Does nothing unless the
   // process is a child subreaper. Call it once the group is killed (the child may still be an
   // unreaped zombie) and again after the reap, for members that died late.
-  std::vector<LeftoverProcess> KillOrphans();
+  // An orphan whose argv has the element `spare_arg` (when non-empty) is left alive and added
+  // to `spared` (once), and no launch takes it for its own while it lives.
+  std::vector<LeftoverProcess> KillOrphans(const std::string& spare_arg = "",
+                                           std::vector<LeftoverProcess>* spared = nullptr);
 
  private:
   std::uint64_t seq_;

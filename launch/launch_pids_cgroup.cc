@@ -272,6 +272,13 @@ Status PidsCgroup::Make(std::int64_t pids_max) {
   return Status::Ok();
 }
 
+std::string PidsCgroup::Release() {
+  std::string dir = std::move(dir_);
+  dir_.clear();
+  procs_.clear();
+  return dir;
+}
+
 void PidsCgroup::Remove() {
   if (dir_.empty()) return;
   (void)RemoveCgroupDir(dir_, fs_);

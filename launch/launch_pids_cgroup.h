@@ -77,6 +77,10 @@ class PidsCgroup {
   // Every process still inside is killed (one that left the launch's process group with
   // setsid included), then the cgroup is removed. Does nothing unless made().
   void Remove();
+  // Gives up the cgroup without removing it, returning its directory ("" unless made()): for
+  // a launch that leaves processes running in it on purpose; the caller removes it later
+  // (RemoveCgroupDir).
+  std::string Release();
 
  private:
   CgroupFs fs_;

@@ -312,7 +312,8 @@ void LaunchSession::OnExit() {
 }
 
 void LaunchSession::TakeOrphans() {
-  for (LeftoverProcess& orphan : registration_.KillOrphans()) {
+  for (LeftoverProcess& orphan :
+       registration_.KillOrphans(spec_.spare_processes_with_arg, &result_.leftovers_spared)) {
     result_.leftovers_killed.push_back(std::move(orphan));
   }
 }
@@ -378,6 +379,8 @@ StatusOr<LaunchResult> LaunchSession::Run() {
   result_.err = std::move(err_.kept);
   result_.out_dropped = out_.dropped;
   result_.err_dropped = err_.dropped;
+  // A spared process lives in the launch's cgroup: removing it would kill what was spared.
+  if (!result_.leftovers_spared.empty() && pids_cgroup_.made()) result_.kept_cgroup = pids_cgroup_.Release();
   pids_cgroup_.Remove();
   RecordExecutableHash();
   return std::move(result_);

@@ -68,6 +68,11 @@ struct LaunchSpec {
   // under `env -i`; its argv[0] is still resolved with the harness's PATH.
   bool empty_environment = false;
   LaunchEnvelope envelope;  // empty: the child inherits the harness's limits
+  // Non-empty: an orphan of this launch whose argv has this exact element is left running
+  // (LaunchResult::leftovers_spared) instead of killed. For a process the policy says must
+  // outlive the launch (persistence.background_processes); whoever set it ends the process
+  // later, found by the same element (the persist witness's token).
+  std::string spare_processes_with_arg;
 };
 
 // Facts about one finished launch; the caller judges them.
@@ -97,6 +102,12 @@ struct LaunchResult {
   // it holds (a pid namespace) leaves no leftovers to find after the kill; this is the proof
   // of what kept the launch running.
   std::vector<LeftoverProcess> alive_at_timeout;
+  // Orphans left running because they carry LaunchSpec::spare_processes_with_arg, with the
+  // argv read when they were found.
+  std::vector<LeftoverProcess> leftovers_spared;
+  // The launch's pids cgroup when a spared process is still inside it: left in place (removing
+  // it would kill them); the caller removes it (RemoveCgroupDir) once it has ended them.
+  std::string kept_cgroup;
 };
 
 class Launcher {  // interface, so lifecycles can be unit-tested with a fake

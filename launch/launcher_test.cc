@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include "launch/launch_executable.h"
+#include "launch/launch_pids_cgroup.h"
 #include "launch/proc_info.h"
 
 namespace sandprobe {
@@ -662,6 +663,50 @@ TEST(LauncherEnvelopeTest, RlimitsApplyInsideTheChild) {
   StatusOr<LaunchResult> r = launcher.Launch(spec);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->out, "77\n524288\n");
+}
+
+// The policy says a background process outlives the launch: the orphan that carries the spare
+// argument is listed and left running, in the launch's pids cgroup, which the launcher hands
+// over instead of removing; removing it later ends the process. Another orphan still dies.
+TEST(LauncherEnvelopeTest, AnOrphanCarryingTheSpareArgumentIsLeftRunningInItsKeptCgroup) {
+  ASSERT_TRUE(BecomeChildSubreaper().ok());
+  std::string pidfile = TempPath("spared.pid");
+  LaunchSpec spec = Child({"daemonize", pidfile, "exit"});
+  spec.grace = milliseconds(300);  // the daemon holds the pipes: the drain gives up after this
+  spec.spare_processes_with_arg = pidfile;
+  spec.envelope.pids_max = 16;
+  LaunchResult r = MustLaunch(spec);
+  int daemon = ReadPidFile(pidfile);
+  ASSERT_GT(daemon, 0);
+  EXPECT_TRUE(r.leftovers_killed.empty());
+  ASSERT_EQ(r.leftovers_spared.size(), 1u);
+  EXPECT_EQ(r.leftovers_spared[0].pid, daemon);
+  EXPECT_EQ(kill(daemon, 0), 0) << "the spared daemon was killed";
+  if (r.envelope_note.empty()) {
+    ASSERT_FALSE(r.kept_cgroup.empty());
+    std::ifstream procs(r.kept_cgroup + "/cgroup.procs");
+    std::string members((std::istreambuf_iterator<char>(procs)), std::istreambuf_iterator<char>());
+    EXPECT_NE(members.find(std::to_string(daemon)), std::string::npos) << members;
+    EXPECT_EQ(RemoveCgroupDir(r.kept_cgroup), "");
+    EXPECT_TRUE(ProcessIsGone(daemon));
+  } else {
+    EXPECT_TRUE(r.kept_cgroup.empty());
+    kill(daemon, SIGKILL);
+  }
+  waitpid(daemon, nullptr, 0);
+  EXPECT_TRUE(NoChildrenLeft());
+  unlink(pidfile.c_str());
+
+  // An argument the daemon does not carry spares nothing.
+  spec.spare_processes_with_arg = "sandprobe-no-such-token";
+  r = MustLaunch(spec);
+  daemon = ReadPidFile(pidfile);
+  EXPECT_TRUE(r.leftovers_spared.empty());
+  EXPECT_TRUE(r.kept_cgroup.empty());
+  ASSERT_EQ(r.leftovers_killed.size(), 1u);
+  EXPECT_EQ(r.leftovers_killed[0].pid, daemon);
+  EXPECT_TRUE(NoChildrenLeft());
+  unlink(pidfile.c_str());
 }
 
 TEST(LauncherEnvelopeTest, PidsCgroupBoundsForksEvenForRoot) {

@@ -43,6 +43,9 @@ struct LaunchRecord {
   // Only when the harness's timeout ended the launch: its process tree at that moment, read
   // before the kill (LaunchResult::alive_at_timeout). "alive_at_timeout" in the report.
   std::vector<LeftoverProcess> alive_at_timeout;
+  // Processes that outlived the launch and were left running because the policy says they
+  // survive it (LaunchResult::leftovers_spared). "spared_processes" in the report.
+  std::vector<LeftoverProcess> spared_processes;
 };
 
 }  // namespace sandprobe

@@ -35,6 +35,10 @@ struct LaunchBatch {
   // Run the profile's `inspect` after this launch: only checks that read host readings (the
   // resource limits: OOMKilled, HostConfig) need it, and it costs a backend call per launch.
   bool host_readings = false;
+  // Non-empty: a process of this launch carrying this argv element is left running after it
+  // (the policy says background processes outlive a launch); the persist witness ends it at
+  // the end of the run.
+  std::string spare_processes_with_arg;
   // Set: never launched, its checks are skip with this reason ("not expressible in js: ...").
   // The planner puts here the checks of families the run's probe does not implement
   // (SetAsideInexpressible), which are never sent to it.

@@ -95,6 +95,7 @@ json LaunchToJson(const LaunchRecord& l) {
   };
   processes("leftover_processes", l.leftover_processes);
   processes("alive_at_timeout", l.alive_at_timeout);
+  processes("spared_processes", l.spared_processes);
   if (!l.cut_short.empty()) launch["cut_short"] = l.cut_short;
   return launch;
 }

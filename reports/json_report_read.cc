@@ -51,6 +51,7 @@ LaunchRecord ReadLaunch(const json& l) {
   r.frames.facts = l.at("frames").get<std::vector<json>>();
   r.leftover_processes = Processes(l, "leftover_processes");
   r.alive_at_timeout = Processes(l, "alive_at_timeout");
+  r.spared_processes = Processes(l, "spared_processes");
   r.cut_short = l.value("cut_short", "");
   return r;
 }

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "contract/frame_reader.h"
+#include "launch/launch_pids_cgroup.h"
 #include "model/canary_env.h"
 #include "load/placeholders.h"
 #include "run/preflight_cause.h"
@@ -62,7 +63,10 @@ LaunchEnvelope ToLaunchEnvelope(const EnvelopeSpec& e) {
 Sandbox::Sandbox(const Profile& profile, Launcher& launcher, SandboxContext context)
     : profile_(profile), launcher_(launcher), context_(std::move(context)) {}
 
-Sandbox::~Sandbox() { Close(); }
+Sandbox::~Sandbox() {
+  Close();
+  for (const std::string& dir : kept_cgroups_) (void)RemoveCgroupDir(dir);
+}
 
 std::map<std::string, std::string> Sandbox::Scalars(const std::string& instance) const {
   std::map<std::string, std::string> scalars(profile_.vars.begin(), profile_.vars.end());
@@ -129,6 +133,7 @@ LaunchRecord Sandbox::LaunchTemplate(const TemplateLaunch& launch, LaunchResult*
   if (launch.purpose == "probe") spec.output_cap = kProbeOutputCap;
   if (launch.enveloped && profile_.envelope) spec.envelope = ToLaunchEnvelope(*profile_.envelope);
   spec.empty_environment = launch.enveloped && profile_.environment == ProbeEnvironment::kEmpty;
+  spec.spare_processes_with_arg = launch.spare_processes_with_arg;
   StatusOr<LaunchResult> result = launcher_.Launch(spec);
   if (!result.ok()) {
     record.error = result.status().message();
@@ -140,6 +145,11 @@ LaunchRecord Sandbox::LaunchTemplate(const TemplateLaunch& launch, LaunchResult*
     record.stdout_tail = Tail(result->out);
     record.stderr_tail = Tail(result->err);
     record.leftover_processes = result->leftovers_killed;
+    record.spared_processes = result->leftovers_spared;
+    if (!result->kept_cgroup.empty()) {
+      std::lock_guard lock(records_mutex_);
+      kept_cgroups_.push_back(result->kept_cgroup);
+    }
     record.alive_at_timeout = result->alive_at_timeout;
     record.executable = result->executable;
     record.executable_sha256 = result->executable_sha256;
@@ -216,7 +226,8 @@ LaunchRecord Sandbox::RunProbe(const std::vector<std::string>& probe_args,
   LaunchRecord record = LaunchTemplate({.argv_template = *argv_template, .instance = instance,
                                         .purpose = "probe", .probe_args = probe_args,
                                         .cancellable = true, .enveloped = true,
-                                        .timeout = timeout},
+                                        .timeout = timeout,
+                                        .spare_processes_with_arg = options.spare_processes_with_arg},
                                        &raw, &index);
   if (watch) {
     nlohmann::json seen = watch->Stop();

@@ -56,6 +56,8 @@ class Sandbox {
     std::chrono::milliseconds timeout{0};  // zero: the profile's timeout_seconds
     bool fresh_instance = false;  // a session profile stops its open instance and starts another
     bool host_readings = true;    // run the profile's `inspect` after it
+    // Left running when it outlives the launch (LaunchSpec::spare_processes_with_arg).
+    std::string spare_processes_with_arg;
   };
   // One probe launch (nonce already in `probe_args`); frames parsed with `nonce`. A one-shot
   // launch is always a fresh instance.
@@ -120,6 +122,7 @@ class Sandbox {
     bool enveloped = false;    // probe launches get the profile's envelope
     bool removes = false;      // stop, cleanup, teardown, sweep: Deadline::ForRemoval
     std::chrono::milliseconds timeout{60000};
+    std::string spare_processes_with_arg;  // LaunchSpec's
   };
   // Launches and records it; returns a copy of the record and, if asked, the raw result and
   // the record's index in records_.
@@ -137,6 +140,9 @@ class Sandbox {
   SandboxContext context_;
   // Probe launches may run on several threads at once (run -j N): records_ and host_readings_
   // are guarded by records_mutex_, the session's start and stop by session_mutex_.
+  // Pids cgroups of launches that left spared processes inside (LaunchResult::kept_cgroup):
+  // removed, with whatever is still in them, when the sandbox goes.
+  std::vector<std::string> kept_cgroups_;
   mutable std::mutex records_mutex_;
   std::vector<LaunchRecord> records_;
   std::mutex session_mutex_;

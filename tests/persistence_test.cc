@@ -106,6 +106,38 @@ TEST(PersistenceTest, HostKeepsTmpAndTheHarnessKillsTheBackgroundProcess) {
   ExpectNothingLeft(r);
 }
 
+// Issue 26 item 10: a policy that keeps background processes and shares the host's pid
+// namespace (a sandbox that is a plain host shell session, say). Before, the launcher killed
+// the planted process as a leftover and the run reported it missing (too-restrictive) and on
+// the host (too-permissive): two false FAILs. Now it is spared, seen alive in the next
+// instance, and ended by the run's persist witness at the end.
+TEST(PersistenceTest, APolicyThatKeepsBackgroundProcessesIsFollowedNotFailed) {
+  std::string tier_low = RunCommand({"cat", SourcePath("policies/tier-low.json")}).out;
+  const std::string die = "\"background_processes\": \"die\"";
+  const std::string isolated = "\"pid_namespace\": \"isolated\"";
+  ASSERT_NE(tier_low.find(die), std::string::npos);
+  ASSERT_NE(tier_low.find(isolated), std::string::npos);
+  tier_low.replace(tier_low.find(die), die.size(), "\"background_processes\": \"survive\"");
+  tier_low.replace(tier_low.find(isolated), isolated.size(), "\"pid_namespace\": \"shared\"");
+  std::string dir = MakeTempDir("keep-background");
+  std::string policy = WriteFile(dir, "keeps-background.json", tier_low);
+  CliRun run = RunProfile("sandboxes/host.json", {"--suite", SourcePath("suites/persistence.json"),
+                                                   "--policy", policy});
+  const json& r = run.report;
+  ExpectVerdict(r, "persist.session.survives:background-process", "pass");
+  // The policy declares the host's pid namespace shared: on the host by design, it must start.
+  ExpectVerdict(r, "persist.host:background-process", "pass");
+  int spared = 0;
+  for (const json& launch : r["launches"]) {
+    spared += static_cast<int>(launch.value("spared_processes", json::array()).size());
+    EXPECT_FALSE(launch.contains("leftover_processes")) << launch.dump();
+  }
+  EXPECT_EQ(spared, 1) << "the plant launch left its background process running";
+  // Ended at the run's end (with its kept pids cgroup, or by the persist witness's token).
+  EXPECT_EQ(SchemaProblem(r), "");
+  ExpectNothingLeft(r);
+}
+
 TEST(PersistenceTest, BwrapStrictKeepsTheBoundWorkspaceNotTmp) {
   if (!BackendAvailable("bwrap", {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"})) return;
   CliRun run = RunPersistence("sandboxes/bwrap-strict.json");

@@ -12,7 +12,10 @@
 // If the run dies first (kill -9), `sandprobe sweep` finds what was planted from owner.json:
 // the token as a process token, and the host directories a probe on the host (or a sandbox
 // sharing them) would plant its token file in.
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <chrono>
 #include <cstdlib>
@@ -87,7 +90,13 @@ class PersistWitness final : public RunWitness {
     for (const HostProcess& p : FindProcessesWithArg(token_)) {
       if (p.pid <= 1) continue;
       KillOutcome outcome = KillProcessTree(static_cast<int>(p.pid), carries, {1, ::getpid()});
-      for (const LeftoverProcess& k : outcome.killed) killed.push_back({{"pid", k.pid}, {"argv", k.argv}});
+      for (const LeftoverProcess& k : outcome.killed) {
+        killed.push_back({{"pid", k.pid}, {"argv", k.argv}});
+        // A process a launch spared (the policy let it outlive the launch) may be the
+        // harness's own child, reparented to it as subreaper: reap it. ECHILD otherwise.
+        while (::waitpid(k.pid, nullptr, WNOHANG) == -1 && errno == EINTR) {
+        }
+      }
     }
     return killed;
   }
