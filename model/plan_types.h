@@ -35,6 +35,10 @@ struct LaunchBatch {
   // Run the profile's `inspect` after this launch: only checks that read host readings (the
   // resource limits: OOMKilled, HostConfig) need it, and it costs a backend call per launch.
   bool host_readings = false;
+  // Watch for the probe's process on the host while it runs (run/probe_process_reading.h)
+  // without the profile's `inspect`: priv.tiocsti.session compares its session with the
+  // harness's. host_readings watches too.
+  bool probe_process = false;
   // Set: never launched, its checks are skip with this reason ("not expressible in js: ...").
   // The planner puts here the checks of families the run's probe does not implement
   // (SetAsideInexpressible), which are never sent to it.

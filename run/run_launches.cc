@@ -79,7 +79,8 @@ class Launches {
         probe_args, nonce,
         {.timeout = std::chrono::seconds(batch.timeout_seconds),
          .fresh_instance = batch.fresh_instance,
-         .host_readings = batch.host_readings});
+         .host_readings = batch.host_readings,
+         .probe_process = batch.probe_process});
     result = ToBatchResult(record, nonce, phase_.sandbox.profile().probe_exit);
     // A frame with this launch's nonce came through the backend: it was up.
     if (!record.frames.facts.empty() || record.frames.done) phase_.preflight.BackendAnswered();
