@@ -8,6 +8,7 @@
 
 #include "families/family_net.h"
 #include "families/family_priv.h"
+#include "families/family_resource_measure.h"
 #include "families/runtime_socket_judgement.h"
 
 namespace sandprobe {
@@ -346,9 +347,55 @@ Verdict JudgeCwd(const JudgeInput& in) {
 
 // ---- priv.tiocsti ----
 
+constexpr const char* kSessionCheck = "priv.tiocsti.session";
+
 Status ExpandTiocsti(const ExpandInput& in, BatchBuilder& batch) {
   batch.Invocation("priv.tiocsti");
-  return batch.AddCheck(PrivCheck(in, "priv.tiocsti", "priv.tiocsti", Severity::kMedium, Expectation::kDenied, "/host"));
+  // The session check reads the probe's process from the host (run/probe_process_reading.h).
+  batch.current().probe_process = true;
+  if (Status s = batch.AddCheck(PrivCheck(in, "priv.tiocsti", "priv.tiocsti", Severity::kMedium, Expectation::kDenied, "/host"));
+      !s.ok()) {
+    return s;
+  }
+  return batch.AddCheck(PrivCheck(in, "priv.tiocsti", kSessionCheck, Severity::kMedium, Expectation::kDenied, "/host",
+                                  "the harness's session"));
+}
+
+// A sandboxed process in its launcher's session can push input into that session's terminal
+// whenever it holds a descriptor of it, and a terminal can reach it later (an interactive
+// caller, a wrapper that passes its tty): CVE-2017-5226, why bwrap has --new-session. The
+// harness gives the probe no terminal, so priv.tiocsti sees none either way; the session is
+// what the sandbox decides, and the host reads it: the probe process's session id (found by
+// identity, its exe and this launch's nonce) against the harness's own, in which the launcher
+// keeps every child. Measured by the harness; the probe's word plays no part.
+Verdict JudgeTiocstiSession(const JudgeInput& in) {
+  Verdict v = StartVerdict(in);
+  v.expected = "the sandboxed process in a session of its own, not its launcher's";
+  v.remediation = RemedyFor(in, {"do not docker run -t from a shell whose terminal matters (docker's processes "
+                                 "start in a session of the runtime's own)",
+                                 "bwrap --new-session", "start the workload in a new session (setsid)"});
+  v.evidence.tier = EvidenceTier::kMeasured;
+  const json* readings = resource_measure::LaunchReadings(in);
+  const json* probe = readings != nullptr && readings->contains("probe_host_session") ? &(*readings)["probe_host_session"] : nullptr;
+  const json* harness = readings != nullptr && readings->contains("harness_session") ? &(*readings)["harness_session"] : nullptr;
+  if (probe == nullptr || harness == nullptr || !probe->is_number_integer() || !harness->is_number_integer()) {
+    // gVisor's sentry or a VM's guest runs the probe: the host sees no process of it, and no
+    // process of the host's sessions runs inside.
+    v.outcome = Outcome::kSkip;
+    v.evidence.tier = EvidenceTier::kNone;
+    v.observed = "the host saw no process running the probe (a sentry or a VM runs it): no host session to compare";
+    return v;
+  }
+  const long long probe_session = probe->get<long long>(), harness_session = harness->get<long long>();
+  v.evidence.witness_facts.push_back(fmt::format("host: probe pid {} in session {}, harness session {}",
+                                                 readings->value("probe_host_pid", 0L), probe_session, harness_session));
+  const bool shared = probe_session == harness_session;
+  v.observed = shared ? fmt::format("the probe runs in the harness's own session ({}): TIOCSTI into that session's terminal is "
+                                    "one inherited descriptor away",
+                                    harness_session)
+                      : fmt::format("the probe's session is {}, the harness's {}", probe_session, harness_session);
+  JudgeFinding(v, shared);
+  return v;
 }
 
 // Whether an attempt got past every check: EFAULT (the bad pointer was the only obstacle) or
@@ -386,6 +433,7 @@ std::optional<HarnessTerminals> ReadHarnessTerminals(const JudgeInput& in) {
 }
 
 Verdict JudgeTiocsti(const JudgeInput& in) {
+  if (in.check.id == kSessionCheck) return JudgeTiocstiSession(in);
   Verdict v = StartVerdict(in);
   v.expected = "no terminal from outside the sandbox the probe can push input into";
   v.remediation = RemedyFor(in, {"do not give the container a terminal (-t) shared with a shell",

@@ -35,6 +35,8 @@ WitnessFacts Witness(const std::string& backend = "docker", bool canary_alive = 
   }
   w.observed["priv"] = {{"backend", backend}, {"host_namespaces", ns},
                         {"canary_process", {{"started", true}, {"host_pid", 42}, {"alive_at_collect", canary_alive}}}};
+  // The host's reading of the probe process (run/probe_process_reading.h): a session of its own.
+  w.observed["host_readings"] = {{"L1", {{"probe_host_pid", 4242}, {"probe_host_session", 4242}, {"harness_session", 100}}}};
   return w;
 }
 
@@ -59,7 +61,7 @@ std::vector<json> HardenedFacts() {
   };
   for (const char* s : {"chroot", "mount", "unshare", "setns", "bpf", "keyctl", "add_key", "ptrace",
                         "perf_event_open", "userfaultfd", "io_uring_setup", "open_by_handle_at",
-                        "init_module", "kexec_load", "clone3", "personality", "clone", "ioctl",
+                        "init_module", "kexec_load", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd", "clone3", "personality", "clone", "ioctl",
                         "socket(AF_PACKET)", "socket(AF_VSOCK)", "socket(AF_BLUETOOTH)", "socket(AF_NETLINK)"}) {
     f.push_back({{"family", "priv.syscalls"}, {"path", s}, {"errno", "EPERM"}});
   }
@@ -111,7 +113,9 @@ Verdict Judged(const std::vector<json>& facts, const std::string& id, const Witn
 TEST(FamilyPrivTest, HardenedSandboxPassesEveryCheckInOneLaunch) {
   Plan plan = PrivPlan();
   EXPECT_EQ(plan.batches.size(), 1u);
-  EXPECT_EQ(plan.checks.size(), 55u);  // 16 syscalls + clone, ioctl and four socket families; the host_pid door
+  // 20 syscalls + clone, ioctl and four socket families; the host_pid door; priv.tiocsti.session
+  EXPECT_EQ(plan.checks.size(), 60u);
+  EXPECT_TRUE(plan.batches[0].probe_process) << "priv.tiocsti.session reads the probe process from the host";
   for (const Verdict& v : Evaluate(plan, {Ran(HardenedFacts())}, Witness())) {
     EXPECT_EQ(v.outcome, Outcome::kPass) << v.check.id << ": " << v.observed;
   }
@@ -763,4 +767,26 @@ TEST(FamilyPrivTest, ASharedHostNamespaceIsJudgedByItsField) {
 }
 
 }  // namespace
+
+// bwrap without --new-session: the probe is in the harness's own session, read on the host.
+TEST(FamilyPrivTest, AProbeInTheHarnessSessionFailsByTheHostsReading) {
+  WitnessFacts w = Witness("bwrap");
+  Verdict own = Judged(HardenedFacts(), "priv.tiocsti.session", w);
+  EXPECT_EQ(own.outcome, Outcome::kPass) << own.observed;
+  EXPECT_EQ(own.tier(), EvidenceTier::kMeasured);
+  w.observed["host_readings"]["L1"]["probe_host_session"] = 100;
+  Verdict shared = Judged(HardenedFacts(), "priv.tiocsti.session", w);
+  EXPECT_EQ(shared.outcome, Outcome::kFail) << shared.observed;
+  EXPECT_EQ(shared.direction, Direction::kTooPermissive);
+  EXPECT_EQ(shared.check.severity, Severity::kMedium);
+  EXPECT_EQ(shared.tier(), EvidenceTier::kMeasured);
+  EXPECT_NE(shared.observed.find("the harness's own session (100)"), std::string::npos) << shared.observed;
+  EXPECT_NE(shared.remediation.find("--new-session"), std::string::npos) << shared.remediation;
+  // No process the host could see (gVisor's sentry, a VM): nothing measured, a skip, never a pass.
+  w.observed.erase("host_readings");
+  Verdict unseen = Judged(HardenedFacts(), "priv.tiocsti.session", w);
+  EXPECT_EQ(unseen.outcome, Outcome::kSkip) << unseen.observed;
+  EXPECT_EQ(unseen.tier(), EvidenceTier::kNone);
+}
+
 }  // namespace sandprobe

@@ -35,6 +35,10 @@ struct LaunchBatch {
   // Run the profile's `inspect` after this launch: only checks that read host readings (the
   // resource limits: OOMKilled, HostConfig) need it, and it costs a backend call per launch.
   bool host_readings = false;
+  // Watch for the probe's process on the host while it runs (run/probe_process_reading.h)
+  // without the profile's `inspect`: priv.tiocsti.session compares its session with the
+  // harness's. host_readings watches too.
+  bool probe_process = false;
   // Non-empty: a process of this launch carrying this argv element is left running after it
   // (the policy says background processes outlive a launch); the persist witness ends it at
   // the end of the run.

@@ -24,7 +24,34 @@ std::string WrongClass(const Profile& profile, const MutationOperatorFile& opera
                      NameOf(profile.backend));
 }
 
+// `run` stands in a row somewhere in `argv`.
+bool HoldsRun(const nlohmann::json& argv, const std::vector<std::string>& run) {
+  if (!argv.is_array() || run.empty() || argv.size() < run.size()) return false;
+  for (std::size_t at = 0; at + run.size() <= argv.size(); ++at) {
+    bool all = true;
+    for (std::size_t i = 0; i < run.size() && all; ++i) all = argv[at + i].is_string() && argv[at + i] == run[i];
+    if (all) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+void ApplyEquivalenceClaim(const Profile& profile, const MutationOperator& op, MutantSetup& setup) {
+  for (const EquivalenceClaim& claim : op.equivalences) {
+    if (claim.profile != profile.name) continue;
+    const nlohmann::json& argv = profile.raw.value(profile.raw.contains("run") ? "run" : "start", nlohmann::json());
+    for (const std::vector<std::string>& run : claim.holds_while) {
+      if (!HoldsRun(argv, run)) {
+        setup.claim_lapsed = fmt::format("the equivalence claim at {} does not hold: the profile's argv lacks \"{}\"",
+                                         claim.where, fmt::join(run, " "));
+        return;
+      }
+    }
+    setup.equivalent_because = claim.why;
+    return;
+  }
+}
 
 StatusOr<std::string> HostCommands::FirstLine(const std::vector<std::string>& argv) {
   auto known = done_.find(argv);
@@ -73,6 +100,7 @@ MutantSetup SetUpMutant(const Profile& profile, const MutationOperatorFile& oper
   StatusOr<Profile> mutant = ParseMutant(mutation->profile, profile.source_path, op.name);
   if (!mutant.ok()) return decide(MutantStatus::kInvalid, mutant.status().message());
   m.profile = std::move(*mutant);
+  ApplyEquivalenceClaim(profile, op, m);
   return m;
 }
 

@@ -35,7 +35,17 @@ struct MutantSetup {
   // Decided without an audit: not applicable (another class, a failed `requires` or host
   // value, an edit that does not apply) or invalid (the mutant does not load as a profile).
   std::optional<MutantStatus> decided;
+  // The operator's equivalence claim for this profile (EquivalenceClaim), when it holds: a
+  // survivor is then "equivalent" with this reason. When the profile has a claim whose
+  // `holds_while` no longer stands, `claim_lapsed` says which run is missing and the mutant is
+  // judged as any other.
+  std::optional<std::string> equivalent_because;
+  std::string claim_lapsed;
 };
+
+// The claim of `op` for `profile` (by its name), and whether each of its `holds_while` runs
+// stands in a row in the profile's sandbox argv: sets `equivalent_because` or `claim_lapsed`.
+void ApplyEquivalenceClaim(const Profile& profile, const MutationOperator& op, MutantSetup& setup);
 
 // `operators` may be another backend class's: then every operator is not applicable.
 MutantSetup SetUpMutant(const Profile& profile, const MutationOperatorFile& operators, const MutationOperator& op,

@@ -106,4 +106,32 @@ TEST(MutantSetupTest, AMutantThatDoesNotLoadAsAProfileIsInvalid) {
 }
 
 }  // namespace
+
+// An equivalence claim holds only while the profile keeps what the proof rests on.
+TEST(MutantSetupTest, AnEquivalenceClaimHoldsOnlyWhileItsArgumentsStand) {
+  FakeLauncher launcher;
+  HostCommands host(launcher);
+  MutationOperator op = Op("caps", {InsertArgs{"run", false, {"--cap-add", "NET_ADMIN"}}});
+  op.equivalences = {{.profile = "dock", .holds_while = {{"--cap-drop", "ALL"}}, .why = "only bounding", .where = "ops.json:3:4"}};
+  MutantSetup held = SetUpMutant(DockerProfile(), Operators({Backend::kDocker}, {op}), op, host);
+  EXPECT_FALSE(held.decided.has_value()) << "a claimed mutant is still audited: a kill overrides the claim";
+  ASSERT_TRUE(held.profile.has_value());
+  EXPECT_EQ(held.equivalent_because, std::optional<std::string>("only bounding"));
+  EXPECT_EQ(held.claim_lapsed, "");
+
+  op.equivalences[0].holds_while = {{"--cap-drop", "ALL"}, {"--user", "1000:1000"}};
+  MutantSetup lapsed = SetUpMutant(DockerProfile(), Operators({Backend::kDocker}, {op}), op, host);
+  EXPECT_FALSE(lapsed.equivalent_because.has_value());
+  EXPECT_EQ(lapsed.claim_lapsed, "the equivalence claim at ops.json:3:4 does not hold: the profile's argv lacks \"--user 1000:1000\"");
+
+  // In a row, not scattered: "--cap-drop" then "ALL" stand together, "ALL --cap-drop" does not.
+  op.equivalences[0].holds_while = {{"ALL", "--cap-drop"}};
+  EXPECT_FALSE(SetUpMutant(DockerProfile(), Operators({Backend::kDocker}, {op}), op, host).equivalent_because);
+  // Another profile's claim says nothing about this one.
+  op.equivalences[0] = {.profile = "other", .holds_while = {{"--cap-drop"}}, .why = "w", .where = "x"};
+  MutantSetup other = SetUpMutant(DockerProfile(), Operators({Backend::kDocker}, {op}), op, host);
+  EXPECT_FALSE(other.equivalent_because.has_value());
+  EXPECT_EQ(other.claim_lapsed, "");
+}
+
 }  // namespace sandprobe

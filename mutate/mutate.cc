@@ -38,6 +38,8 @@ struct Mutant {
   // unfinished. A kill found before still wins (MutateSession::Finish).
   std::optional<MutantStatus> decided;
   MutantDistinction seen;  // over the phases run so far
+  std::optional<std::string> equivalent_because;  // MutantSetup's
+  std::string claim_lapsed;
   bool interrupted = false;  // a run of its audit was cut short
 
   void Decide(MutantStatus status, std::string why) {
@@ -108,7 +110,8 @@ class MutateSession {
       if (!Selected(options_.only, op.name)) continue;
       MutantSetup setup = SetUpMutant(inputs_->profile, *operators_, op, host);
       mutants_.push_back(Mutant{.result = std::move(setup.result), .profile = std::move(setup.profile),
-                                .decided = setup.decided});
+                                .decided = setup.decided, .equivalent_because = setup.equivalent_because,
+                                .claim_lapsed = setup.claim_lapsed});
     }
   }
 
@@ -300,9 +303,13 @@ class MutateSession {
       } else if (m.interrupted || r.suites.size() < PhasesRun()) {
         r.status = MutantStatus::kUnfinished;
         r.why = "interrupted or out of time before its audit ended";
+      } else if (m.equivalent_because) {
+        r.status = MutantStatus::kEquivalent;
+        r.why = *m.equivalent_because;
       } else {
         r.status = MutantStatus::kSurvived;
         r.why = fmt::format("no check moved the permissive way in {}", fmt::join(r.suites, ", "));
+        if (!m.claim_lapsed.empty()) r.why += "; " + m.claim_lapsed;
       }
       report_.mutants.push_back(std::move(r));
     }
@@ -329,6 +336,7 @@ std::string_view MutantStatusName(MutantStatus status) {
     case MutantStatus::kInvalid: return "invalid";
     case MutantStatus::kNotApplicable: return "not_applicable";
     case MutantStatus::kUnfinished: return "unfinished";
+    case MutantStatus::kEquivalent: return "equivalent";
   }
   return "?";
 }

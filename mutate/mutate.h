@@ -44,6 +44,10 @@ enum class MutantStatus {
   kInvalid,        // the mutant could not be audited (the backend refused it, a check errored)
   kNotApplicable,  // the edit does not apply to this profile, or its `requires` failed here
   kUnfinished,     // interrupted or out of time before its audit ended
+  // Survived, and the operator's data proves for this profile that no process in the sandbox
+  // could use what the edit adds (EquivalenceClaim, mutation_operators.h): not a blind spot,
+  // and out of the score's denominator.
+  kEquivalent,
 };
 std::string_view MutantStatusName(MutantStatus status);  // "killed", "survived", ...
 

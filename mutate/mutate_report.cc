@@ -11,7 +11,8 @@ namespace {
 
 // The order a reader wants: what needs attention first.
 constexpr MutantStatus kStatusOrder[] = {MutantStatus::kSurvived, MutantStatus::kInvalid, MutantStatus::kUnfinished,
-                                         MutantStatus::kKilled, MutantStatus::kNotApplicable};
+                                         MutantStatus::kKilled, MutantStatus::kEquivalent,
+                                         MutantStatus::kNotApplicable};
 
 nlohmann::json MoveToJson(const CheckMove& move) {
   return {{"id", move.id},
@@ -94,6 +95,7 @@ nlohmann::json MutateReportToJson(const MutateReport& report) {
           {"survived", report.Count(MutantStatus::kSurvived)},
           {"invalid", report.Count(MutantStatus::kInvalid)},
           {"not_applicable", report.Count(MutantStatus::kNotApplicable)},
+          {"equivalent", report.Count(MutantStatus::kEquivalent)},
           {"unfinished", report.Count(MutantStatus::kUnfinished)},
           {"score", total == 0 ? nlohmann::json(nullptr)
                                : nlohmann::json(static_cast<double>(killed) / static_cast<double>(total))},
@@ -105,10 +107,11 @@ std::string RenderMutateMarkdown(const MutateReport& report) {
   out += fmt::format("Mutation score **{}** against policy `{}`, suites {}, in {:.1f} s (-j {}{}).\n\n",
                      DescribeScore(report), MarkdownCell(report.policy_name), MarkdownCell(fmt::format("{}", fmt::join(report.suites, "+"))),
                      report.seconds, report.jobs, report.full_matrix ? ", full matrix" : "");
-  out += fmt::format("{} killed · {} survived · {} invalid · {} unfinished · {} not applicable\n\n",
+  out += fmt::format("{} killed · {} survived · {} invalid · {} unfinished · {} equivalent (not in the score) · {} "
+                     "not applicable\n\n",
                      report.Count(MutantStatus::kKilled), report.Count(MutantStatus::kSurvived),
                      report.Count(MutantStatus::kInvalid), report.Count(MutantStatus::kUnfinished),
-                     report.Count(MutantStatus::kNotApplicable));
+                     report.Count(MutantStatus::kEquivalent), report.Count(MutantStatus::kNotApplicable));
   out += "| mutant | status | killed by / why not |\n|---|---|---|\n";
   for (MutantStatus status : kStatusOrder) {
     for (const MutantResult& m : report.mutants) {
@@ -121,10 +124,11 @@ std::string RenderMutateMarkdown(const MutateReport& report) {
 
 std::string RenderMutateConsole(const MutateReport& report) {
   std::string out = fmt::format("{}: mutation score {} ({} killed, {} survived, {} invalid, {} unfinished, "
-                                "{} not applicable) in {:.1f} s\n",
+                                "{} equivalent, {} not applicable) in {:.1f} s\n",
                                 report.profile_name, DescribeScore(report), report.Count(MutantStatus::kKilled),
                                 report.Count(MutantStatus::kSurvived), report.Count(MutantStatus::kInvalid),
-                                report.Count(MutantStatus::kUnfinished), report.Count(MutantStatus::kNotApplicable),
+                                report.Count(MutantStatus::kUnfinished), report.Count(MutantStatus::kEquivalent),
+                                report.Count(MutantStatus::kNotApplicable),
                                 report.seconds);
   for (MutantStatus status : kStatusOrder) {
     for (const MutantResult& m : report.mutants) {

@@ -84,10 +84,26 @@ TEST(MutateReportTest, MarkdownAndConsoleListSurvivorsFirstWithWhy) {
   EXPECT_LT(md.find("| `b` | survived | no check moved"), md.find("| `a` | killed | `priv.seccomp` |")) << md;
   std::string console = RenderMutateConsole(r);
   EXPECT_EQ(console.substr(0, console.find('\n')),
-            "dock: mutation score 1/2 (50 %) (1 killed, 1 survived, 0 invalid, 0 unfinished, 0 not applicable) in 0.0 s");
+            "dock: mutation score 1/2 (50 %) (1 killed, 1 survived, 0 invalid, 0 unfinished, 0 equivalent, 0 not applicable) in 0.0 s");
   EXPECT_LT(console.find("survived"), console.find("killed         a")) << console;
   EXPECT_NE(console.find("phase resources: 2 run(s) one at a time in 4.0 s"), std::string::npos) << console;
 }
 
 }  // namespace
+
+TEST(MutateReportTest, AnEquivalentMutantIsShownAndLeftOutOfTheScore) {
+  MutateReport r = Report({Mutant("a", MutantStatus::kKilled, {"priv.seccomp"}),
+                           Mutant("e", MutantStatus::kEquivalent, {}, "only in the bounding set")});
+  EXPECT_EQ(r.total(), 1u);
+  EXPECT_EQ(DescribeScore(r), "1/1 (100 %)");
+  nlohmann::json j = MutateReportToJson(r);
+  EXPECT_EQ(j["equivalent"], 1);
+  EXPECT_EQ(j["total"], 1);
+  EXPECT_EQ(j["mutants"][1]["status"], "equivalent");
+  EXPECT_EQ(j["mutants"][1]["why"], "only in the bounding set");
+  EXPECT_EQ(MutateExitCode(r), kExitPass);
+  EXPECT_NE(RenderMutateMarkdown(r).find("| `e` | equivalent | only in the bounding set |"), std::string::npos);
+  EXPECT_NE(RenderMutateMarkdown(r).find("1 equivalent (not in the score)"), std::string::npos);
+}
+
 }  // namespace sandprobe

@@ -205,8 +205,36 @@ void ReadHostValues(ObjectReader& parent, MutationOperator& op) {
   parent.Fail(r.status());
 }
 
+void ReadEquivalences(ObjectReader& parent, MutationOperator& op) {
+  if (!parent.Has("equivalent")) return;
+  const JsonPointer ptr = parent.PointerTo("equivalent");
+  const nlohmann::json& list = parent.doc().root().at(ptr);
+  if (!list.is_array()) return parent.FailAt(ptr, fmt::format("expected array, got {}", JsonTypeName(list)));
+  if (list.empty()) return parent.FailAt(ptr, "must not be empty (leave the key out)");
+  for (std::size_t i = 0; i < list.size() && parent.ok(); ++i) {
+    if (!list[i].is_object()) return parent.FailAt(ptr / i, fmt::format("expected object, got {}", JsonTypeName(list[i])));
+    ObjectReader r(parent.doc(), ptr / i, {"profile", "holds_while", "why"});
+    EquivalenceClaim claim;
+    claim.where = parent.doc().Where(ptr / i);
+    claim.profile = r.String("profile", Presence::kRequired).value_or("");
+    RequireNonEmpty(r, "profile", claim.profile);
+    claim.why = r.String("why", Presence::kRequired).value_or("");
+    RequireNonEmpty(r, "why", claim.why);
+    claim.holds_while = r.ArgvList("holds_while", Presence::kRequired).value_or(claim.holds_while);
+    // A claim that rests on nothing in the profile would outlive any change to it.
+    if (r.ok() && claim.holds_while.empty()) r.FailAt(r.PointerTo("holds_while"), "must not be empty: name the profile's arguments the claim rests on");
+    for (const EquivalenceClaim& other : op.equivalences) {
+      if (r.ok() && other.profile == claim.profile) {
+        r.FailAt(r.PointerTo("profile"), fmt::format("profile \"{}\" has a claim already (at {})", claim.profile, other.where));
+      }
+    }
+    parent.Fail(r.status());
+    if (parent.ok()) op.equivalences.push_back(std::move(claim));
+  }
+}
+
 std::optional<MutationOperator> ReadOperator(ObjectReader& parent, const JsonPointer& ptr) {
-  ObjectReader r(parent.doc(), ptr, {"name", "description", "edit", "requires", "host_values"});
+  ObjectReader r(parent.doc(), ptr, {"name", "description", "edit", "requires", "host_values", "equivalent"});
   MutationOperator op;
   op.where = parent.doc().Where(ptr);
   op.name = r.Name("name", Presence::kRequired).value_or("");
@@ -216,6 +244,7 @@ std::optional<MutationOperator> ReadOperator(ObjectReader& parent, const JsonPoi
   if (r.ok()) op.edit = r.doc().root().at(r.PointerTo("edit"));
   op.requirements = r.ArgvList("requires", Presence::kOptional).value_or(op.requirements);
   ReadHostValues(r, op);
+  if (r.ok()) ReadEquivalences(r, op);
   parent.Fail(r.status());
   if (!parent.ok()) return std::nullopt;
   return op;

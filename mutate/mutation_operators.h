@@ -87,6 +87,22 @@ struct SetField {
 
 using EditStep = std::variant<InsertArgs, RemoveFlag, ReplaceValue, RewriteValue, ReplaceArg, RemoveSpan, SetField>;
 
+// JSON "equivalent" (optional) items: {"profile": NAME, "holds_while": [[ARGS...], ...], "why":
+// TEXT}. On the profile named NAME the operator's mutant is an equivalent mutant: no process in
+// that sandbox could use what the edit adds, for the reason `why` gives (it must name what stops
+// every process: the uid, no_new_privs, the filter...). The claim rests on parts of the
+// profile, so it holds only while each `holds_while` run of elements stands in a row in the
+// profile's sandbox argv (`run`, or a session's `start`): drop one (`--user 1000:1000`) and the
+// mutant is judged again like any other. A mutant with a claim is still audited, and a kill
+// wins: a claim the checks contradict is a wrong claim. Only a survivor becomes "equivalent",
+// and it leaves the score's denominator.
+struct EquivalenceClaim {
+  std::string profile;
+  std::vector<std::vector<std::string>> holds_while;  // non-empty, each run non-empty
+  std::string why;                                    // non-empty
+  std::string where;                                  // "docker.json:24:7"
+};
+
 struct MutationOperator {
   // [a-z0-9][a-z0-9-]*, unique within its file: "pid-host", "cap-add-sys-admin".
   std::string name;
@@ -106,6 +122,9 @@ struct MutationOperator {
   // /var/run/docker.sock"). They are added to the mutant's "vars"; a command that fails makes
   // the operator not applicable.
   std::map<std::string, std::vector<std::string>> host_values;
+  // JSON "equivalent" (optional): per profile, why its mutant is equivalent (EquivalenceClaim).
+  // At most one claim per profile name.
+  std::vector<EquivalenceClaim> equivalences;
   std::string where;  // "docker.json:12:5", for messages
 };
 

@@ -174,4 +174,29 @@ TEST_F(OperatorDirTest, RefusesTwoFilesForOneBackendAndABrokenFile) {
 }
 
 }  // namespace
+
+TEST(MutationOperatorsTest, ReadsEquivalenceClaimsAndRefusesLooseOnes) {
+  StatusOr<MutationOperatorFile> file = Parse(OneOperator(R"({"remove": {"flag": "-a"}})",
+      R"("equivalent": [{"profile": "p", "holds_while": [["--user", "1000"]], "why": "no caps"}], )"));
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  ASSERT_EQ(file->operators[0].equivalences.size(), 1u);
+  const EquivalenceClaim& claim = file->operators[0].equivalences[0];
+  EXPECT_EQ(claim.profile, "p");
+  EXPECT_EQ(claim.holds_while, (std::vector<std::vector<std::string>>{{"--user", "1000"}}));
+  EXPECT_EQ(claim.why, "no caps");
+  EXPECT_EQ(claim.where, "ops.json:2:69");
+  auto with = [](const std::string& equivalent) {
+    return Error(OneOperator(R"({"remove": {"flag": "-a"}})", R"("equivalent": )" + equivalent + ", "));
+  };
+  EXPECT_EQ(with(R"([{"profile": "p", "holds_while": [], "why": "w"}])"),
+            "ops.json:2:101: /operators/0/equivalent/0/holds_while: must not be empty: name the profile's arguments the claim rests on");
+  EXPECT_EQ(with(R"([{"profile": "p", "holds_while": [["a"]], "why": ""}])").substr(0, 52),
+            "ops.json:2:117: /operators/0/equivalent/0/why: must ");
+  EXPECT_EQ(with(R"([{"profile": "p", "holds_while": [["a"]]}])").substr(0, 52),
+            "ops.json:2:69: /operators/0/equivalent/0/why: missin");
+  EXPECT_EQ(with(R"([])"), "ops.json:2:68: /operators/0/equivalent: must not be empty (leave the key out)");
+  EXPECT_EQ(with(R"([{"profile": "p", "holds_while": [["a"]], "why": "w"}, {"profile": "p", "holds_while": [["a"]], "why": "w"}])"),
+            "ops.json:2:135: /operators/0/equivalent/1/profile: profile \"p\" has a claim already (at ops.json:2:69)");
+}
+
 }  // namespace sandprobe

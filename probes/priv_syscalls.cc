@@ -66,6 +66,18 @@ std::vector<SyscallRow> FixedRows() {
       {"open_by_handle_at", "open_by_handle_at(-1, bad handle, 0)",
        [] { return syscall(SYS_open_by_handle_at, -1L, kBad, 0L); }},
       {"init_module", "init_module(bad, 0, bad)", [] { return syscall(SYS_init_module, kBad, 0L, kBad); }},
+      // The cross-process calls docker's default seccomp profile allows only with CAP_SYS_PTRACE
+      // in the bounding set (kcmp, pidfd_getfd, process_vm_readv/writev): the filter widens with
+      // the capability even for a uid that can never use it, and these calls need none against a
+      // process of the same uid. Each names the probe's own process and carries invalid flags
+      // (or type), so the kernel refuses it before touching any memory or descriptor.
+      {"process_vm_readv", "process_vm_readv(own pid, bad, 1, bad, 1, invalid flags)",
+       [] { return syscall(SYS_process_vm_readv, long{::getpid()}, kBad, 1L, kBad, 1L, ~0UL); }},
+      {"process_vm_writev", "process_vm_writev(own pid, bad, 1, bad, 1, invalid flags)",
+       [] { return syscall(SYS_process_vm_writev, long{::getpid()}, kBad, 1L, kBad, 1L, ~0UL); }},
+      {"kcmp", "kcmp(own pid, own pid, invalid type, 0, 0)",
+       [] { return syscall(SYS_kcmp, long{::getpid()}, long{::getpid()}, 0x7fffL, 0L, 0L); }},
+      {"pidfd_getfd", "pidfd_getfd(-1, 0, invalid flags)", [] { return syscall(SYS_pidfd_getfd, -1L, 0L, ~0UL); }},
       // nr_segments above KEXEC_SEGMENT_MAX and an unknown arch: rejected before any segment is
       // read. (nr_segments 0 with flags 0 would unload a loaded kernel: never that.)
       {"kexec_load", "kexec_load(0, 0xffff segments, bad, arch 0x7fff0000)",

@@ -1,6 +1,7 @@
 #include "run/probe_process_reading.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -154,6 +155,16 @@ nlohmann::json LimitsAsReadings(pid_t pid, const CgroupLimits& limits) {
   return readings;
 }
 
+std::optional<long long> SessionOfStat(const std::string& stat_text) {
+  const std::size_t close = stat_text.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  // After ") ": state ppid pgrp session.
+  std::istringstream in(stat_text.substr(close + 1));
+  std::string state, ppid, pgrp, session;
+  if (!(in >> state >> ppid >> pgrp >> session)) return std::nullopt;
+  return Integer(session);
+}
+
 ProbeProcessWatch::ProbeProcessWatch(const std::string& probe_binary, std::string nonce) : nonce_(std::move(nonce)) {
   struct stat st {};
   if (::stat(probe_binary.c_str(), &st) != 0 || nonce_.empty()) return;
@@ -190,6 +201,10 @@ void ProbeProcessWatch::Watch() {
       mountinfo << in.rdbuf();
       if (cgroup.empty()) continue;  // gone already: look for it again
       readings_ = LimitsAsReadings(pid, ReadCgroupLimits(cgroup, mountinfo.str(), read));
+      if (std::optional<long long> session = SessionOfStat(ReadProcFile(pid, "stat"))) {
+        readings_["probe_host_session"] = *session;
+        readings_["harness_session"] = static_cast<long long>(::getsid(0));
+      }
       return;
     }
     std::this_thread::sleep_for(kPollEvery);

@@ -40,7 +40,14 @@ CgroupLimits ReadCgroupLimits(const std::string& cgroup_text, const std::string&
 // The readings one launch adds to its host readings (launch id -> {name: value}):
 //   probe_host_pid, host_cgroup_cpu_dir, host_cgroup_cpu_quota_cores (-1: no quota),
 //   host_cgroup_pids_dir, host_cgroup_pids_max (-1: no limit).
+// The watch adds probe_host_session (field 6 of the probe's /proc/<pid>/stat, in the host's
+// pid namespace) and harness_session (getsid(0): the launcher keeps its children in it, so a
+// sandbox that makes no session of its own, bwrap without --new-session, shares it).
 nlohmann::json LimitsAsReadings(pid_t pid, const CgroupLimits& limits);
+
+// The session id in a /proc/<pid>/stat text (its 6th field, counted after the ")" that ends the
+// command name, which may hold spaces and parentheses); nullopt when the text is not one.
+std::optional<long long> SessionOfStat(const std::string& stat_text);
 
 // Watches /proc for the probe process of one launch (every 10 ms, from construction until
 // Stop) and reads its limits once found.

@@ -105,4 +105,14 @@ TEST(ProbeProcessReadingTest, TheWatchFindsTheProcessByIdentityAndNonce) {
 }
 
 }  // namespace
+
+TEST(ProbeProcessReadingTest, SessionIsTheSixthFieldCountedAfterTheCommandName) {
+  EXPECT_EQ(SessionOfStat("4242 (sandprobe-probe) S 4241 4240 4200 0 -1 4194560 99"), 4200);
+  // A command name may hold spaces and ")": the fields start after the last one.
+  EXPECT_EQ(SessionOfStat("7 (a) b) (c) R 1 7 7 34816 7"), 7);
+  EXPECT_EQ(SessionOfStat("7 (a) R 1 7"), std::nullopt);
+  EXPECT_EQ(SessionOfStat("no stat here"), std::nullopt);
+  EXPECT_EQ(SessionOfStat("7 (a) R 1 7 x9"), std::nullopt);
+}
+
 }  // namespace sandprobe

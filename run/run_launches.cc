@@ -80,6 +80,7 @@ class Launches {
         {.timeout = std::chrono::seconds(batch.timeout_seconds),
          .fresh_instance = batch.fresh_instance,
          .host_readings = batch.host_readings,
+         .probe_process = batch.probe_process,
          .spare_processes_with_arg = batch.spare_processes_with_arg});
     result = ToBatchResult(record, nonce, phase_.sandbox.profile().probe_exit);
     // A frame with this launch's nonce came through the backend: it was up.

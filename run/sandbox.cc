@@ -222,7 +222,7 @@ LaunchRecord Sandbox::RunProbe(const std::vector<std::string>& probe_args,
   // The probe process as the host sees it, while it runs (run/probe_process_reading.h): the
   // cgroup limits that bind it, for launches whose checks read host readings.
   std::optional<ProbeProcessWatch> watch;
-  if (options.host_readings) watch.emplace(context_.probe_dir + "/sandprobe-probe", nonce);
+  if (options.host_readings || options.probe_process) watch.emplace(context_.probe_dir + "/sandprobe-probe", nonce);
   LaunchRecord record = LaunchTemplate({.argv_template = *argv_template, .instance = instance,
                                         .purpose = "probe", .probe_args = probe_args,
                                         .cancellable = true, .enveloped = true,

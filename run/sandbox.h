@@ -56,6 +56,7 @@ class Sandbox {
     std::chrono::milliseconds timeout{0};  // zero: the profile's timeout_seconds
     bool fresh_instance = false;  // a session profile stops its open instance and starts another
     bool host_readings = true;    // run the profile's `inspect` after it
+    bool probe_process = false;   // watch for the probe process (host_readings does too)
     // Left running when it outlives the launch (LaunchSpec::spare_processes_with_arg).
     std::string spare_processes_with_arg;
   };

@@ -165,7 +165,7 @@ def make_fixtures(root, net):
     fx["syscalls"] = [
         "chroot", "mount", "unshare", "clone", "setns", "bpf", "keyctl", "add_key", "ptrace",
         "perf_event_open", "userfaultfd", "io_uring_setup", "open_by_handle_at", "init_module",
-        "kexec_load", "clone3", "personality", "ioctl", "socket(AF_PACKET)", "socket(AF_VSOCK)",
+        "kexec_load", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd", "clone3", "personality", "ioctl", "socket(AF_PACKET)", "socket(AF_VSOCK)",
         "socket(AF_BLUETOOTH)", "socket(AF_NETLINK)"]
     fx.update(net)
     return fx

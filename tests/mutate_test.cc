@@ -20,19 +20,16 @@ namespace {
 
 // Survivors on main (as of the commit adding this test), and what should kill them.
 const std::map<std::string, std::map<std::string, std::string>> kAwaitingDetection = {
-    {"bwrap-strict",
-     {{"new-session-removed", "no check: the harness never gives the sandbox a terminal, so the caller's session "
-                              "(TIOCSTI into it) cannot be reached; priv.tiocsti sees no terminal fd either way"}}},
+    {"bwrap-strict", {}},
     {"docker-hardened",
-     {{"cap-add-sys-ptrace", "equivalent under --user 1000 and no-new-privileges: the capability is only in the "
-                             "bounding set, nothing is permitted and no exec can raise it; priv.caps.bounding passes "
-                             "that by design since the microVM work (mech-priv). Killed only by a profile that also "
-                             "runs as root or drops no-new-privileges"},
-      {"cap-add-net-admin", "equivalent under --user 1000 and no-new-privileges, as cap-add-sys-ptrace"},
-      {"read-only-removed", "no check: the policy's unwritable list (/, /etc, /usr) is all that is tried, and uid "
+     {{"read-only-removed", "no check: the policy's unwritable list (/, /etc, /usr) is all that is tried, and uid "
                             "1000 cannot write there with or without --read-only; /var/tmp and /home/agent become "
                             "writable and nothing tries writes outside the listed paths"}}},
 };
+// Killed since: bwrap-strict new-session-removed (priv.tiocsti.session: the host reads the
+// probe's session), docker-hardened cap-add-sys-ptrace (priv.syscall:kcmp, process_vm_readv/
+// writev, pidfd_getfd: docker's filter widens with the capability). docker-hardened
+// cap-add-net-admin is "equivalent" by its claim in sandboxes/mutations/docker.json.
 
 // Validates `doc` (a JSON text) against docs/<schema>.schema.json; "" when valid.
 std::string SchemaProblems(const std::string& schema, const std::string& doc_path) {
@@ -119,6 +116,10 @@ TEST(MutateTest, BwrapStrictEveryApplicableMutantKilled) {
   nlohmann::json result = Mutate("bwrap-strict", 12);
   if (!result.is_object()) return;
   ExpectSurvivorsAwaitingDetection("bwrap-strict", result);
+  // bwrap without --new-session: the host reads the probe in the harness's session.
+  const nlohmann::json* session = Mutant(result, "new-session-removed");
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ((*session)["flipped"], nlohmann::json({"priv.tiocsti.session"}));
   // Every mutant starts: none is a configuration the backend refuses. (host-root-as-root was
   // invalid while the workspace bind failed under it; caller-root gives the workspace to uid 0.)
   EXPECT_EQ(WithStatus(result, "invalid"), std::set<std::string>{});
@@ -141,6 +142,13 @@ TEST(MutateTest, DockerHardenedEveryApplicableMutantKilled) {
   if (!result.is_object()) return;
   ExpectSurvivorsAwaitingDetection("docker-hardened", result);
   EXPECT_EQ(WithStatus(result, "invalid"), std::set<std::string>{});
+  // CAP_NET_ADMIN only in the bounding set: claimed equivalent in the operator data, shown with
+  // its proof and out of the score. CAP_SYS_PTRACE widens docker's filter, which the new rows see.
+  EXPECT_EQ(WithStatus(result, "equivalent"), std::set<std::string>{"cap-add-net-admin"});
+  EXPECT_EQ(result["equivalent"], 1);
+  const nlohmann::json* ptrace = Mutant(result, "cap-add-sys-ptrace");
+  ASSERT_NE(ptrace, nullptr);
+  EXPECT_EQ((*ptrace)["status"], "killed");
   // The limits are seen only by the resources suite, which runs one audit at a time.
   const nlohmann::json* pids = Mutant(result, "pids-limit-removed");
   ASSERT_NE(pids, nullptr);
