@@ -122,6 +122,7 @@ class Launches {
   void JudgeChallenge(LaunchChallenge& challenge, const LaunchRecord& record, const std::string& nonce,
                       BatchResult& result) {
     nlohmann::json row = challenge.Judge(record.frames, nonce);
+    if (row.contains("unavailable")) result.challenge_unavailable = row["unavailable"].get<std::string>();
     if (result.state == BatchResult::State::kRan && row.contains("failed")) {
       result.complete = false;
       const std::string why = "fresh positive control failed: " + row["failed"].get<std::string>();

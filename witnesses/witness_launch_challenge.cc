@@ -89,6 +89,13 @@ nlohmann::json LaunchChallenge::Judge(const ProbeFrames& frames, const std::stri
   const nlohmann::json* hello = frames.facts.empty() ? nullptr : &frames.facts.front();
   const bool answered = hello != nullptr && hello->is_object() && hello->contains(std::string(kControlAnswerKey));
   nlohmann::json out = {{"path", inside_path_}, {"answered", answered}, {"opened", opened}};
+  // A sandbox whose policy refuses the workspace (RestrictedPython refuses open() itself) cannot
+  // let the probe answer: no control for this launch, said so, and its passes rest on the
+  // probe's word alone. A replay may claim this too, and gains no more than that.
+  if (!answered && hello != nullptr && hello->is_object() && hello->contains(std::string(kControlErrnoKey))) {
+    out["unavailable"] = *ChallengeFailure(hello, "", opened, inside_path_);
+    return out;
+  }
   if (std::optional<std::string> why = ChallengeFailure(hello, ControlAnswer(nonce, content_), opened, inside_path_)) {
     out["failed"] = *why;
   }
@@ -104,8 +111,10 @@ std::optional<std::string> ChallengeFailure(const nlohmann::json* hello, const s
   if (!answer.is_string()) {
     const nlohmann::json err = hello->value(std::string(kControlErrnoKey), nlohmann::json());
     if (err.is_string()) {
+      const std::string errno_name = err.get<std::string>();
       return fmt::format("the probe could not read its fresh control {} ({} {})", inside_path,
-                         hello->value(std::string(kControlStepKey), nlohmann::json("?")).dump(), err.get<std::string>());
+                         hello->value(std::string(kControlStepKey), nlohmann::json("?")).dump(),
+                         errno_name.empty() ? "refused by its runtime" : errno_name);
     }
     return "the hello did not answer the fresh control (no control_sha256)";
   }

@@ -42,7 +42,9 @@ class LaunchChallenge {
   const std::string& host_path() const { return host_path_; }
 
   // After the launch: reads the watch, then judges the launch's hello against it.
-  // {"answered": bool, "opened": bool, "failed"?: why} — `failed` absent when it passed.
+  // {"answered": bool, "opened": bool, "failed"?: why, "unavailable"?: why} — neither when it
+  // passed; `unavailable` when the probe said it could not read the file (the sandbox refuses
+  // the workspace): then the launch has no control, and its passes are only `reported`.
   nlohmann::json Judge(const ProbeFrames& frames, const std::string& nonce);
 
  private:

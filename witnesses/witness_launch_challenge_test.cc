@@ -100,6 +100,15 @@ TEST_F(LaunchChallengeTest, AnAnswerWithoutAnOpenTheHostSawFails) {
   EXPECT_NE(row["failed"].get<std::string>().find("saw no open"), std::string::npos);
 }
 
+TEST_F(LaunchChallengeTest, AProbeThatCouldNotReadTheFileLeavesTheLaunchWithoutAControl) {
+  LaunchChallenge c = Plant();
+  ProbeFrames frames;
+  frames.facts.push_back({{"family", "hello"}, {"control_step", "open"}, {"control_errno", ""}});
+  nlohmann::json row = c.Judge(frames, "n1");
+  EXPECT_FALSE(row.contains("failed")) << row.dump();
+  EXPECT_NE(row.value("unavailable", "").find("refused by its runtime"), std::string::npos) << row.dump();
+}
+
 TEST(ChallengeFailureTest, NamesWhatWasMissing) {
   EXPECT_EQ(*ChallengeFailure(nullptr, "x", true, "/w/c"), "no hello fact answered the fresh control");
   nlohmann::json hello = {{"family", "hello"}};
