@@ -86,6 +86,15 @@ void DistrustIncomplete(const Check& check, const BatchResult& result, Verdict& 
   if (!result.backend_unavailable.empty()) v.observed += "; then " + result.backend_unavailable;
 }
 
+// A launch without a fresh positive control (BatchResult::challenge_unavailable) may be a
+// replay or a cached result: its passes rest on the probe's word alone, whatever the judge's
+// tier, and say why.
+void CapUncontrolled(const BatchResult& result, Verdict& v) {
+  if (result.challenge_unavailable.empty() || v.outcome != Outcome::kPass) return;
+  v.evidence.tier = EvidenceTier::kReported;
+  v.evidence.witness_facts.push_back("no fresh positive control for this launch: " + result.challenge_unavailable);
+}
+
 Verdict NotRun(const Check& check, const BatchResult& result) {
   Verdict v;
   v.check = check;
@@ -144,6 +153,7 @@ std::vector<Verdict> Evaluate(const Plan& plan, const std::vector<BatchResult>& 
       const JudgeInput in{check, result, facts, controls, witnesses, &launches};
       Verdict v = JudgeCheck(in);
       if (!result.complete) DistrustIncomplete(check, result, v);
+      CapUncontrolled(result, v);
       verdicts[i] = std::move(v);
     }
   }

@@ -8,6 +8,8 @@
 // SandboxKill): no harness timeout or harness error, no protocol error, progress frames that
 // climb, and a kill status from the sandbox's process; for memory also the host's own reading
 // that the OOM killer struck (profile `inspect`: docker's OOMKilled).
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "families/family_resource_measure.h"
@@ -58,6 +60,39 @@ void HoldAgainstHarnessClock(const JudgeInput& in, const LimitBand& band, double
   if (v.outcome == Outcome::kPass && harness_seconds <= band.high) v.evidence.tier = EvidenceTier::kMeasured;
 }
 
+// The host's own reading of the probe's memory cgroup (run/probe_process_reading.h): the
+// tightest limit along its chain. A probe whose cgroup figure disagrees with it (beyond a page)
+// is not believed: an error, never the basis of a pass. A pass whose limit the host read within
+// the band is measured by the harness.
+void HoldAgainstHostMemoryLimit(const JudgeInput& in, const LimitBand& band, const json& fact, Verdict& v) {
+  const json* host = HostReading(in, "host_cgroup_memory_limit_bytes");
+  if (host == nullptr || !host->is_number()) return;  // the host saw no probe process: reported
+  const double host_bytes = host->get<double>();
+  const double probe_bytes = Number(fact, "cgroup_memory_limit_bytes", -1);
+  const bool host_limited = host_bytes > 0;
+  const bool probe_limited = probe_bytes > 0 && probe_bytes < 1e15;
+  const std::string host_text =
+      host_limited ? fmt::format("{} MiB", Num(host_bytes / 1048576)) : std::string("no limit");
+  const bool disagree = fact.contains("cgroup_memory_limit_bytes") &&
+                        (host_limited != probe_limited ||
+                         (host_limited && std::abs(host_bytes - probe_bytes) > 4096));
+  if (disagree) {
+    v.outcome = Outcome::kError;
+    v.direction = Direction::kNone;
+    v.evidence.tier = EvidenceTier::kMeasured;
+    v.observed += fmt::format("; but the host read the probe's memory cgroup limit as {}, where the probe "
+                              "reported {}: the probe's figure is not believed",
+                              host_text, probe_limited ? fmt::format("{} MiB", Num(probe_bytes / 1048576))
+                                                       : std::string("no limit"));
+    return;
+  }
+  v.observed += fmt::format(" (the host read its memory cgroup limit: {})", host_text);
+  const double host_mib = host_bytes / 1048576;
+  if (v.outcome == Outcome::kPass && host_limited && host_mib >= band.low && host_mib <= band.high) {
+    v.evidence.tier = EvidenceTier::kMeasured;
+  }
+}
+
 }  // namespace
 
 Verdict JudgeResMemory(const JudgeInput& in) {
@@ -89,6 +124,7 @@ Verdict JudgeResMemory(const JudgeInput& in) {
     m.mechanism = stop + cgroup;
   }
   Conclude(in, v, *band, m, remediation);
+  HoldAgainstHostMemoryLimit(in, *band, *fact, v);
   return v;
 }
 

@@ -283,5 +283,43 @@ TEST(ResourceEndTest, PidsEndedBySandboxBelowTheBandIsTooRestrictive) {
   EXPECT_NE(Evaluate(*plan, {timed_out}, host).at(0).outcome, Outcome::kFail);
 }
 
+// issue 25: the host's reading of the probe's memory cgroup (run/probe_process_reading.h) wins:
+// a probe figure that disagrees is an error; a pass whose limit the host read in the band is
+// measured by the harness.
+Verdict JudgeMemoryWithHostLimit(double probe_limit, json host_limit) {
+  std::vector<json> facts = Progress("res.memory", "mib", 8, 504);
+  facts.push_back({{"family", "res.memory"}, {"kind", "result"}, {"ok", true}, {"reached_mib", 509},
+                   {"ceiling_mib", 1024}, {"stopped_by", "SIGKILL"}, {"cgroup_memory_limit_bytes", probe_limit}});
+  BatchResult clean = Ended(facts, End{0, {}, false, ""});
+  clean.frames.done = true;
+  clean.complete = true;
+  clean.reason.clear();
+  WitnessFacts witnesses;
+  if (!host_limit.is_null()) {
+    witnesses.observed["host_readings"] = {{"L1", {{"host_cgroup_memory_limit_bytes", host_limit}}}};
+  }
+  return Evaluate(PlanFor("res.memory"), {clean}, witnesses).at(0);
+}
+
+TEST(ResourceEndTest, MemoryTheHostsCgroupReadingDecidesTheTier) {
+  Verdict reported = JudgeMemoryWithHostLimit(536870912, nullptr);
+  EXPECT_EQ(reported.outcome, Outcome::kPass) << reported.observed;
+  EXPECT_EQ(reported.tier(), EvidenceTier::kReported);
+  Verdict measured = JudgeMemoryWithHostLimit(536870912, 536870912);
+  EXPECT_EQ(measured.outcome, Outcome::kPass) << measured.observed;
+  EXPECT_EQ(measured.tier(), EvidenceTier::kMeasured);
+  EXPECT_NE(measured.observed.find("the host read its memory cgroup limit: 512 MiB"), std::string::npos)
+      << measured.observed;
+}
+
+TEST(ResourceEndTest, MemoryAProbeFigureTheHostContradictsIsNeverAPass) {
+  Verdict other = JudgeMemoryWithHostLimit(536870912, 1073741824);
+  EXPECT_EQ(other.outcome, Outcome::kError) << other.observed;
+  EXPECT_NE(other.observed.find("the host read the probe's memory cgroup limit as 1024 MiB, where the probe "
+                                "reported 512 MiB"), std::string::npos) << other.observed;
+  Verdict none = JudgeMemoryWithHostLimit(536870912, -1);
+  EXPECT_EQ(none.outcome, Outcome::kError) << none.observed;
+}
+
 }  // namespace
 }  // namespace sandprobe

@@ -57,6 +57,11 @@ struct BatchResult {
   // all is skip with this reason, or error when the backend is required (--require-backend).
   std::string backend_unavailable;
   bool backend_required = false;
+  // Why this launch had no fresh positive control (contract/launch_control.h); "" when it had
+  // one (and passed it: a failed control makes the launch incomplete). Without one, nothing
+  // shows the frames came from a probe that ran now, so no pass of it rests on more than the
+  // probe's word (EvidenceTier::kReported).
+  std::string challenge_unavailable;
 };
 
 // Host-side facts that decide leaks the probe cannot fake.

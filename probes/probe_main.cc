@@ -1,6 +1,6 @@
 // sandprobe-probe: the static binary the runner starts inside a sandbox.
 //
-//   sandprobe-probe --nonce NONCE [--deadline-ms MS] FAMILY ARGS... [--next FAMILY ARGS...]...
+//   sandprobe-probe --nonce NONCE [--deadline-ms MS] [--control PATH] FAMILY ARGS... [--next FAMILY ARGS...]...
 //   sandprobe-probe --families
 //
 // Writes a hello fact, one fact per thing tried, and a final {"done":true} frame on stdout
@@ -23,6 +23,8 @@
 #include "contract/errno_name.h"
 #include "contract/exit_code.h"
 #include "contract/frame_writer.h"
+#include "contract/launch_control.h"
+#include "contract/path_content.h"
 #include "contract/probe_runtime.h"
 #include "probe_build_id.h"  // generated: SANDPROBE_NATIVE_PROBE_BUILD_ID (cmake/ProbeBuildId.cmake)
 #include "probes/families.h"
@@ -42,6 +44,7 @@ struct Step {
 struct Invocation {
   std::string nonce;
   long deadline_ms = kDefaultDeadlineMs;
+  std::string control_path;  // --control: the launch's fresh control (contract/launch_control.h)
   std::vector<Step> steps;
 };
 
@@ -69,10 +72,13 @@ std::string ParseInvocation(int argc, char** argv, Invocation& inv) {
   bool have_nonce = false;
   for (; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--nonce" || arg == "--deadline-ms") {
+    if (arg == "--nonce" || arg == "--deadline-ms" || arg == kControlArg) {
       if (i + 1 >= argc) return arg + ": missing value";
       const std::string value = argv[++i];
-      if (arg == "--nonce") {
+      if (arg == kControlArg) {
+        if (value.empty()) return "--control: empty path";
+        inv.control_path = value;
+      } else if (arg == "--nonce") {
         if (!IsUsableNonce(value)) return "--nonce: must be 1-128 characters of [A-Za-z0-9_-]";
         inv.nonce = value;
         have_nonce = true;
@@ -110,7 +116,7 @@ std::string ParseInvocation(int argc, char** argv, Invocation& inv) {
 void PrintUsage(const std::string& error) {
   std::fprintf(stderr,
                "sandprobe-probe: %s\n"
-               "usage: sandprobe-probe --nonce NONCE [--deadline-ms MS] FAMILY ARGS... "
+               "usage: sandprobe-probe --nonce NONCE [--deadline-ms MS] [--control PATH] FAMILY ARGS... "
                "[--next FAMILY ARGS...]...\nfamilies:\n",
                error.c_str());
   for (const ProbeFamilyRow& row : ProbeFamilyTable()) {
@@ -148,7 +154,23 @@ std::string RuntimeVersion() {
   return "glibc " + std::to_string(__GLIBC__) + "." + std::to_string(__GLIBC_MINOR__) + ", " + compiler;
 }
 
-nlohmann::json HelloFact() {
+// The answer to the launch's fresh control: SHA-256(nonce || the file's content), or why the
+// file could not be read.
+void AnswerControl(const Invocation& inv, nlohmann::json& hello) {
+  if (inv.control_path.empty()) return;
+  const PathContent c = ReadPathContent(inv.control_path);
+  if (c.ok && c.kind != PathContent::Kind::kDir) {
+    hello[std::string(kControlAnswerKey)] = ControlAnswer(inv.nonce, c.hashed);
+  } else if (c.ok) {
+    hello[std::string(kControlStepKey)] = "open";
+    hello[std::string(kControlErrnoKey)] = "EISDIR";  // not the planted file: nothing to answer with
+  } else {
+    hello[std::string(kControlStepKey)] = c.step;
+    hello[std::string(kControlErrnoKey)] = ErrnoName(c.error);
+  }
+}
+
+nlohmann::json HelloFact(const Invocation& inv) {
   nlohmann::json families = nlohmann::json::array();
   for (const ProbeFamilyRow& row : ProbeFamilyTable()) families.push_back(row.name);
   nlohmann::json hello = {{"family", "hello"},
@@ -167,6 +189,7 @@ nlohmann::json HelloFact() {
     hello["cwd"] = nullptr;  // e.g. a cwd outside the sandbox's root: a fact worth having
     hello["cwd_errno"] = ErrnoName(errno);
   }
+  AnswerControl(inv, hello);
   return hello;
 }
 
@@ -190,7 +213,7 @@ int Main(int argc, char** argv) {
   }
   const FrameWriter out(inv.nonce);
   const ProbeContext ctx{out, inv.nonce};
-  out.Emit(HelloFact());
+  out.Emit(HelloFact(inv));
   for (const Step& step : inv.steps) step.family->run(ctx, step.args);
   out.Emit({{"done", true}});
   return 0;

@@ -18,6 +18,8 @@ namespace {
 constexpr int kMaxLines = 4096;
 constexpr int kMaxDepth = 64;
 constexpr auto kPollEvery = std::chrono::milliseconds(10);
+// v1's "no limit" is LLONG_MAX rounded down to a page; no real limit is this large.
+constexpr long long kNoMemoryLimitFrom = 1LL << 60;
 
 std::vector<std::string> Split(const std::string& text, char sep) {
   std::vector<std::string> out;
@@ -139,7 +141,22 @@ CgroupLimits ReadCgroupLimits(const std::string& cgroup_text, const std::string&
       if (max && *max > 0 && (!limits.pids_max || *max < *limits.pids_max)) limits.pids_max = *max;
     });
   }
+  const CgroupAt memory = FindCgroupAt(mountinfo, "memory", OwnPath(cgroup_text, false, "memory"), v2);
+  limits.memory_dir = memory.dir;
+  limits.memory_version = memory.version;
+  if (!memory.dir.empty()) {
+    EachLevel(memory, [&](const std::string& dir) {
+      const auto text = read(dir + (memory.version == 1 ? "/memory.limit_in_bytes" : "/memory.max"));
+      const std::optional<long long> max = text ? Integer(*text) : std::nullopt;  // v2 "max": none
+      if (!max || *max <= 0 || *max >= kNoMemoryLimitFrom) return;
+      if (!limits.memory_limit_bytes || *max < *limits.memory_limit_bytes) limits.memory_limit_bytes = *max;
+    });
+  }
   return limits;
+}
+
+std::string MemoryPeakFile(const std::string& dir, int version) {
+  return dir + (version == 1 ? "/memory.max_usage_in_bytes" : "/memory.peak");
 }
 
 nlohmann::json LimitsAsReadings(pid_t pid, const CgroupLimits& limits) {
@@ -151,6 +168,10 @@ nlohmann::json LimitsAsReadings(pid_t pid, const CgroupLimits& limits) {
   if (!limits.pids_dir.empty()) {
     readings["host_cgroup_pids_dir"] = limits.pids_dir;
     readings["host_cgroup_pids_max"] = limits.pids_max.value_or(-1);
+  }
+  if (!limits.memory_dir.empty()) {
+    readings["host_cgroup_memory_dir"] = limits.memory_dir;
+    readings["host_cgroup_memory_limit_bytes"] = limits.memory_limit_bytes.value_or(-1);
   }
   return readings;
 }
@@ -200,13 +221,28 @@ void ProbeProcessWatch::Watch() {
       std::ostringstream mountinfo;
       mountinfo << in.rdbuf();
       if (cgroup.empty()) continue;  // gone already: look for it again
-      readings_ = LimitsAsReadings(pid, ReadCgroupLimits(cgroup, mountinfo.str(), read));
+      const CgroupLimits limits = ReadCgroupLimits(cgroup, mountinfo.str(), read);
+      readings_ = LimitsAsReadings(pid, limits);
       if (std::optional<long long> session = SessionOfStat(ReadProcFile(pid, "stat"))) {
         readings_["probe_host_session"] = *session;
         readings_["harness_session"] = static_cast<long long>(::getsid(0));
       }
+      if (!limits.memory_dir.empty()) FollowMemoryPeak(MemoryPeakFile(limits.memory_dir, limits.memory_version));
       return;
     }
+    std::this_thread::sleep_for(kPollEvery);
+  }
+}
+
+// The high-water mark while the probe runs: the cgroup (a container's) may be gone by the time
+// the launch has ended, so the last value read before then is the reading. A failed read after
+// a good one keeps the good one.
+void ProbeProcessWatch::FollowMemoryPeak(const std::string& peak_file) {
+  while (!stop_) {
+    std::ifstream in(peak_file);
+    std::string text;
+    if (!in || !std::getline(in, text)) return;
+    if (const std::optional<long long> peak = Integer(text)) readings_["host_cgroup_memory_peak_bytes"] = *peak;
     std::this_thread::sleep_for(kPollEvery);
   }
 }

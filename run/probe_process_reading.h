@@ -30,7 +30,16 @@ struct CgroupLimits {
   std::optional<double> cpu_cores;   // the tightest quota / period; nullopt: none anywhere
   std::string pids_dir;              // the probe's pids cgroup directory
   std::optional<long long> pids_max; // the tightest pids.max; nullopt: "max" everywhere
+  std::string memory_dir;            // the probe's memory cgroup directory
+  // The tightest memory limit (v1 memory.limit_in_bytes, v2 memory.max); nullopt: none (v1
+  // writes a page-rounded LLONG_MAX for none: anything from 2^60 up counts as none).
+  std::optional<long long> memory_limit_bytes;
+  int memory_version = 0;            // 1 or 2: which file holds the peak (MemoryPeakFile)
 };
+
+// The file of `dir` holding the memory cgroup's high-water mark: v1 memory.max_usage_in_bytes,
+// v2 memory.peak (kernel 5.19+).
+std::string MemoryPeakFile(const std::string& dir, int version);
 
 // Reads the limits of the process whose /proc/<pid>/cgroup text is `cgroup_text`, through the
 // cgroup mounts in `mountinfo` (the harness's /proc/self/mountinfo), with `read` for files.
@@ -39,7 +48,9 @@ CgroupLimits ReadCgroupLimits(const std::string& cgroup_text, const std::string&
 
 // The readings one launch adds to its host readings (launch id -> {name: value}):
 //   probe_host_pid, host_cgroup_cpu_dir, host_cgroup_cpu_quota_cores (-1: no quota),
-//   host_cgroup_pids_dir, host_cgroup_pids_max (-1: no limit).
+//   host_cgroup_pids_dir, host_cgroup_pids_max (-1: no limit),
+//   host_cgroup_memory_dir, host_cgroup_memory_limit_bytes (-1: no limit), and, added by the
+//   watch while the probe runs, host_cgroup_memory_peak_bytes (the last high-water mark read).
 // The watch adds probe_host_session (field 6 of the probe's /proc/<pid>/stat, in the host's
 // pid namespace) and harness_session (getsid(0): the launcher keeps its children in it, so a
 // sandbox that makes no session of its own, bwrap without --new-session, shares it).
@@ -62,6 +73,7 @@ class ProbeProcessWatch {
 
  private:
   void Watch();
+  void FollowMemoryPeak(const std::string& peak_file);
   dev_t dev_ = 0;
   ino_t ino_ = 0;
   bool known_ = false;

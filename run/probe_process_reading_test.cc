@@ -88,6 +88,37 @@ TEST(ProbeProcessReadingTest, AMountThatDoesNotShowTheCgroupGivesNoReading) {
   EXPECT_EQ(LimitsAsReadings(7, limits).count("host_cgroup_cpu_quota_cores"), 0u);
 }
 
+// Memory, v1 (this machine): memory.limit_in_bytes up the chain, v1's page-rounded LLONG_MAX
+// for "none"; the peak comes from memory.max_usage_in_bytes.
+TEST(ProbeProcessReadingTest, AContainersMemoryLimitOnAHybridHost) {
+  const std::string mountinfo = std::string(kHybridMountinfo) +
+                                "36 23 0:32 / /sys/fs/cgroup/memory rw,nosuid - cgroup cgroup rw,memory\n";
+  const std::string cgroup = std::string(kDockerCgroup) + "9:memory:/docker/abc\n";
+  const Files files = {{"/sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes", "536870912"},
+                       {"/sys/fs/cgroup/memory/docker/memory.limit_in_bytes", "9223372036854771712"},
+                       {"/sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712"}};
+  CgroupLimits limits = ReadCgroupLimits(cgroup, mountinfo, Reader(files));
+  EXPECT_EQ(limits.memory_dir, "/sys/fs/cgroup/memory/docker/abc");
+  EXPECT_EQ(limits.memory_limit_bytes, 536870912);
+  EXPECT_EQ(MemoryPeakFile(limits.memory_dir, limits.memory_version),
+            "/sys/fs/cgroup/memory/docker/abc/memory.max_usage_in_bytes");
+  EXPECT_EQ(LimitsAsReadings(7, limits)["host_cgroup_memory_limit_bytes"], 536870912);
+}
+
+// Memory, v2: memory.max ("max": none), a parent's tighter limit binds; the peak is memory.peak.
+TEST(ProbeProcessReadingTest, UnifiedMemoryMaxTakesTheTightestUpTheChain) {
+  const char mountinfo[] = "30 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n";
+  const Files files = {{"/sys/fs/cgroup/ci/job/step/memory.max", "max"},
+                       {"/sys/fs/cgroup/ci/job/memory.max", "268435456"},
+                       {"/sys/fs/cgroup/ci/memory.max", "1073741824"}};
+  CgroupLimits limits = ReadCgroupLimits("0::/ci/job/step\n", mountinfo, Reader(files));
+  EXPECT_EQ(limits.memory_limit_bytes, 268435456);
+  EXPECT_EQ(MemoryPeakFile(limits.memory_dir, limits.memory_version), "/sys/fs/cgroup/ci/job/step/memory.peak");
+  CgroupLimits none = ReadCgroupLimits("0::/ci\n", mountinfo, Reader({{"/sys/fs/cgroup/ci/memory.max", "max"}}));
+  EXPECT_FALSE(none.memory_limit_bytes.has_value());
+  EXPECT_EQ(LimitsAsReadings(7, none)["host_cgroup_memory_limit_bytes"], -1);
+}
+
 // The watch finds a real process by the binary's identity and the nonce among its argv, and
 // nothing for a nonce no process carries.
 TEST(ProbeProcessReadingTest, TheWatchFindsTheProcessByIdentityAndNonce) {

@@ -14,6 +14,7 @@
 #include "families/plan.h"
 #include "families/plan_split.h"
 #include "load/policy.h"
+#include "run/launch_control_site.h"
 #include "run/preflight_gate.h"
 #include "run/probe_dir.h"
 #include "load/profile.h"
@@ -205,11 +206,16 @@ class Run {
     std::unique_ptr<CanaryWatch> canary_watch = CanaryWatch::Start(canary_->path(), canary_->sha256());
     CanaryWatch& watch = *canary_watch;
     witnesses_.push_back(std::move(canary_watch));
+    // Each launch's fresh positive control, planted in the workspace (run/launch_control_site.h).
+    ControlSiteChoice control = ChooseControlSite(*profile_, *probe_, workspace_, context_.workspace);
+    control_unavailable_ = control.unavailable;
     launched_ = RunLaunches({.plan = plan_, .sandbox = *sandbox_, .preflight = *preflight_,
                              .watchdog = *watchdog_, .witnesses = witnesses_,
                              .workspace = workspace_,
                              .allow_missing_backend = options_.allow_missing_backend, .jobs = options_.jobs,
                              .random_hex = env_.random_hex,
+                             .challenge_site = control.site,
+                             .challenge_unavailable = control.unavailable,
                              .deadline_why = fmt::format("run timeout after {} s", options_.run_timeout.count()),
                              .on_progress = options_.on_progress});
     watch.Stop();
@@ -261,7 +267,8 @@ class Run {
                          {"probe_leftovers_on_host", launched_.probe_leftovers_on_host},
                          {"preflight", preflight_->Summary()},
                          {"sweep", sandbox_->sweep_summary()},
-                         {"host_paths", facts_.observed["host_paths"]}};
+                         {"host_paths", facts_.observed["host_paths"]},
+                         {"launch_control", LaunchControlWitness()}};
     // The run root's space after the launches: a workspace write that failed for space while
     // it is full is the harness's disk, not the sandbox's policy (families/family_fs.cc).
     facts_.observed["run_root"] = run_dir_->DiskFacts();
@@ -315,6 +322,13 @@ class Run {
     }
   }
 
+  // Each launch's fresh positive control, or why the run could not ask one.
+  nlohmann::json LaunchControlWitness() const {
+    nlohmann::json control = {{"available", control_unavailable_.empty()}, {"launches", launched_.controls}};
+    if (!control_unavailable_.empty()) control["unavailable"] = control_unavailable_;
+    return control;
+  }
+
   // The probe the sandboxes got: where it came from, what it hashed to, what it must say.
   nlohmann::json ProbeWitness() const {
     nlohmann::json probe = {{"runtime", probe_->runtime.empty() ? nlohmann::json(nullptr) : nlohmann::json(probe_->runtime)},
@@ -349,6 +363,7 @@ class Run {
   std::unique_ptr<Sandbox> sandbox_;
   std::unique_ptr<PreflightGate> preflight_;
   LaunchPhaseResult launched_;
+  std::string control_unavailable_;  // why the launches had no fresh control; "" when they had one
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <optional>
 
+#include "contract/launch_control.h"
 #include "run/scheduler.h"
 #include "witnesses/witnesses.h"
 
@@ -69,6 +70,20 @@ class Launches {
     }
     std::string nonce = phase_.random_hex(8);
     std::vector<std::string> probe_args = ProbeCommandArgs(batch, nonce);
+    std::optional<LaunchChallenge> challenge;
+    if (phase_.challenge_site) {
+      // The harness could not plant it: its own failure, and nothing launches without it.
+      StatusOr<LaunchChallenge> planted =
+          LaunchChallenge::Plant(*phase_.challenge_site, ".sandprobe-control-" + phase_.random_hex(8),
+                                 phase_.random_hex(32));
+      if (!planted.ok()) {
+        result.state = BatchResult::State::kLaunchFailed;
+        result.reason = planted.status().message();
+        return;
+      }
+      challenge.emplace(std::move(*planted));
+      probe_args.insert(probe_args.begin() + 2, {std::string(kControlArg), challenge->inside_path()});
+    }
     if (std::optional<std::string> why = ProbeArgvTooLong(probe_args)) {
       result.state = BatchResult::State::kLaunchFailed;
       result.reason = *why;
@@ -83,6 +98,12 @@ class Launches {
          .probe_process = batch.probe_process,
          .spare_processes_with_arg = batch.spare_processes_with_arg});
     result = ToBatchResult(record, nonce, phase_.sandbox.profile().probe_exit);
+    if (challenge) {
+      JudgeChallenge(*challenge, record, nonce, result);
+      challenge.reset();  // the file goes before the next launch's look at the workspace
+    } else {
+      result.challenge_unavailable = phase_.challenge_unavailable;
+    }
     // A frame with this launch's nonce came through the backend: it was up.
     if (!record.frames.facts.empty() || record.frames.done) phase_.preflight.BackendAnswered();
     if (record.error == "interrupted" && !phase_.watchdog.why().empty()) {
@@ -96,6 +117,22 @@ class Launches {
     bool ended_by_run = record.error == "interrupted" || !record.cut_short.empty();
     if (!ended_by_run) AskPreflightIfIncomplete(result);
     Ended(batch, record.id, nonce);
+  }
+
+  // A launch whose frames did not answer its fresh control, or whose control the host never saw
+  // opened, is incomplete: nothing it says is a pass (families/evaluate.cc DistrustIncomplete).
+  void JudgeChallenge(LaunchChallenge& challenge, const LaunchRecord& record, const std::string& nonce,
+                      BatchResult& result) {
+    nlohmann::json row = challenge.Judge(record.frames, nonce);
+    if (row.contains("unavailable")) result.challenge_unavailable = row["unavailable"].get<std::string>();
+    if (result.state == BatchResult::State::kRan && row.contains("failed")) {
+      result.complete = false;
+      const std::string why = "fresh positive control failed: " + row["failed"].get<std::string>();
+      result.reason = result.reason.empty() ? why : result.reason + "; " + why;
+    }
+    row["launch_id"] = record.id;
+    std::lock_guard lock(between_);
+    out_.controls.push_back(std::move(row));
   }
 
   // An incomplete launch may mean the backend went away: the preflight says. What the launch

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "contract/launch_control.h"
 #include "launch/run_registry.h"
 #include "witnesses/witnesses.h"
 
@@ -60,11 +61,22 @@ class ScriptedLauncher final : public Launcher {
   // so only the harness's own hash can call it a leak. `print_done` false: the probe dies
   // before its done frame.
   std::string ProbeOutput(const std::vector<std::string>& argv) const {
-    std::string nonce, out;
+    std::string nonce, control, out;
     for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
       if (argv[i] == "--nonce") nonce = argv[i + 1];
+      if (argv[i] == "--control") control = argv[i + 1];
     }
-    if (!hello.is_null()) out += fmt::format("@@sandprobe {} {}\n", nonce, hello.dump());
+    if (!hello.is_null()) {
+      nlohmann::json said = hello;
+      // The live probe reads its control file (the host's watch sees the open) and answers;
+      // a replay answers with what an earlier launch's file said.
+      if (!control.empty() && answer_control) {
+        std::ifstream in(control);
+        std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        said["control_sha256"] = ControlAnswer(nonce, replay_control ? "an earlier launch's control" : content);
+      }
+      out += fmt::format("@@sandprobe {} {}\n", nonce, said.dump());
+    }
     bool in_fs_read = false;
     for (const std::string& arg : argv) {
       if (arg == "fs.read" || arg == "--next") {
@@ -96,6 +108,8 @@ class ScriptedLauncher final : public Launcher {
   std::map<std::string, Step> steps;
   std::atomic<bool>* interrupt_during_probe = nullptr;
   bool print_done = true;
+  bool answer_control = true;   // the hello answers --control
+  bool replay_control = false;  // ... with an answer of another launch
   std::string exit_line;  // appended after the frames (a VM init's "@@sandprobe-exit N")
   std::optional<std::string> only_paths_containing;  // answer for these paths only
   // The probe's first frame: the hello of the build the run injects (RunTest::builds_).
@@ -205,6 +219,41 @@ TEST_F(RunTest, LeakIsJudgedByTheHarnessHashAndTheRunCleansUp) {
   EXPECT_TRUE(fs::is_empty(dir_ / "runs")) << "the run dir is removed";
   EXPECT_EQ(report->witnesses["fake"]["after_launch"], nlohmann::json::array({"L2"}))
       << "the witness saw the probe launch (L1 is the session's start)";
+}
+
+// issue 25: every launch answers a fresh control the host planted and saw opened.
+TEST_F(RunTest, EveryLaunchAnswersItsFreshControl) {
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const nlohmann::json& control = report->witnesses["launch_control"];
+  EXPECT_EQ(control["available"], true) << control.dump();
+  ASSERT_FALSE(control["launches"].empty());
+  for (const nlohmann::json& launch : control["launches"]) {
+    EXPECT_FALSE(launch.contains("failed")) << launch.dump();
+    EXPECT_EQ(launch["opened"], true);
+  }
+  bool passed = false;
+  for (const Verdict& v : report->verdicts) passed = passed || v.outcome == Outcome::kPass;
+  EXPECT_TRUE(passed) << "the live control leaves passes standing";
+}
+
+// A launcher that replays an earlier launch's answer: the frames are perfect otherwise, and
+// nothing passes; the leak the harness's own hash proves stays a fail.
+TEST_F(RunTest, AReplayedControlAnswerPassesNothing) {
+  launcher_.replay_control = true;
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  bool named = false;
+  for (const Verdict& v : report->verdicts) {
+    EXPECT_NE(v.outcome, Outcome::kPass) << v.check.id;
+    named = named || v.observed.find("fresh positive control failed: the answer to the fresh control is not") !=
+                         std::string::npos;
+  }
+  EXPECT_TRUE(named);
+  EXPECT_EQ(Find(*report, "fs.read.denied:{host_canary}")->outcome, Outcome::kFail);
+  for (const nlohmann::json& launch : report->witnesses["launch_control"]["launches"]) {
+    EXPECT_TRUE(launch.contains("failed")) << launch.dump();
+  }
 }
 
 TEST_F(RunTest, SeveralSuitesAreOnePlanAndTheReportRecordsThemAndTheSelection) {

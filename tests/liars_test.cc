@@ -153,6 +153,33 @@ TEST(LiarsTest, NoLieYieldsAPass) {
   }
 }
 
+// A cached result: the first run records every launch's output (and passes); the second
+// replays it under each new launch's nonce without running the probe. Every frame is well
+// formed and carries the right nonce: only the launch's fresh control (an answer over a file
+// that did not exist before the launch, and an open the host's watch saw) tells (issue 25).
+TEST(LiarsTest, AReplayOfAnEarlierRunsOutputPassesNothing) {
+  if (!BackendAvailable("bwrap", kBwrapUp)) return;
+  const std::string cache = MakeTempDir("liar-replay");
+  CliRun recorded = RunLiar("replay:" + cache, Base::kBwrap, "default", false);
+  ASSERT_TRUE(recorded.report.contains("checks")) << recorded.err;
+  EXPECT_EQ(recorded.exit_code, 0) << "the recording run is honest" << recorded.err;
+  CliRun replayed = RunLiar("replay:" + cache, Base::kBwrap, "default", false);
+  ASSERT_TRUE(replayed.report.contains("checks")) << replayed.err;
+  ASSERT_FALSE(replayed.report["checks"].empty());
+  for (const json& check : replayed.report["checks"]) {
+    EXPECT_NE(check.value("verdict", ""), "pass") << check.value("id", "");
+    EXPECT_NE(check.value("observed", "").find("fresh positive control failed"), std::string::npos)
+        << check.value("observed", "");
+  }
+  for (const json& launch : replayed.report["witnesses"]["launch_control"]["launches"]) {
+    EXPECT_TRUE(launch.contains("failed")) << launch.dump();
+    EXPECT_EQ(launch.value("opened", true), false) << launch.dump();
+  }
+  EXPECT_EQ(replayed.exit_code, 3) << replayed.out << replayed.err;
+  std::error_code ec;
+  fs::remove_all(cache, ec);
+}
+
 // The forged program: a copy of bwrap-strict's first program (a bare name: `setpriv`) earlier in
 // PATH. It runs the real one, so the frames are perfect: only the harness's own record of which
 // program ran tells, and such a run passes nothing.

@@ -1,7 +1,7 @@
 // sandprobe-probe.js: the probe for sandboxes that are JavaScript runtimes (Deno's permission
 // flags, Node's --experimental-permission), which cannot start the static native probe.
 //
-//   deno run [FLAGS] sandprobe-probe.js --nonce NONCE [--deadline-ms MS] FAMILY ARGS... [--next FAMILY ARGS...]...
+//   deno run [FLAGS] sandprobe-probe.js --nonce NONCE [--deadline-ms MS] [--control PATH] FAMILY ARGS... [--next FAMILY ARGS...]...
 //   node [FLAGS] sandprobe-probe.js ... (the same)
 //   ... sandprobe-probe.js --families
 //
@@ -2111,12 +2111,16 @@ function parseInvocation(argv) {
   let i = 0;
   let nonce = null;
   let deadlineMs = kDefaultDeadlineMs;
+  let controlPath = "";
   for (; i < argv.length; ++i) {
     const arg = argv[i];
-    if (arg !== "--nonce" && arg !== "--deadline-ms") break;
+    if (arg !== "--nonce" && arg !== "--deadline-ms" && arg !== "--control") break;
     if (i + 1 >= argv.length) return { error: `${arg}: missing value` };
     const value = argv[++i];
-    if (arg === "--nonce") {
+    if (arg === "--control") {
+      if (value === "") return { error: "--control: empty path" };
+      controlPath = value;
+    } else if (arg === "--nonce") {
       if (!isUsableNonce(value)) return { error: "--nonce: must be 1-128 characters of [A-Za-z0-9_-]" };
       nonce = value;
     } else {
@@ -2141,12 +2145,12 @@ function parseInvocation(argv) {
     steps.push({ family, args });
     if (i < argv.length && ++i >= argv.length) return { error: "--next: no family follows" };
   }
-  return { nonce, deadlineMs, steps };
+  return { nonce, deadlineMs, controlPath, steps };
 }
 
 function usage(error) {
   return `sandprobe-probe: ${error}\n` +
-    "usage: sandprobe-probe --nonce NONCE [--deadline-ms MS] FAMILY ARGS... [--next FAMILY ARGS...]...\n" +
+    "usage: sandprobe-probe --nonce NONCE [--deadline-ms MS] [--control PATH] FAMILY ARGS... [--next FAMILY ARGS...]...\n" +
     "families:\n" + FAMILIES.map((row) => `  ${row.name} ${row.usage}\n`).join("");
 }
 
@@ -2189,6 +2193,21 @@ function helloFact() {
   return hello;
 }
 
+// The answer to the launch's fresh control (contract/launch_control.h): SHA-256(nonce ||
+// the file's content, read as fs.read reads it), or why it could not be read.
+async function answerControl(inv, hello) {
+  if (!inv.controlPath) return;
+  const c = await readPathContent(inv.controlPath);
+  if (c.ok && c.kind !== "dir") {
+    const nonce = utf8.encode(inv.nonce);
+    hello.control_sha256 = await sha256Hex(concatBytes([nonce, c.hashed], nonce.length + c.hashed.length));
+  } else if (c.ok) {
+    Object.assign(hello, { control_step: "open", control_errno: "EISDIR" });
+  } else {
+    Object.assign(hello, { control_step: c.step, control_errno: classifyError(c.error).errno });
+  }
+}
+
 // The sleeper the persistence family starts: sleeps, bounded, and exits; no frames.
 async function persistSleeper(argv) {
   const seconds = Math.min(Math.max(Number(argv[1]) || 0, 0), kMaxBackgroundSeconds);
@@ -2211,7 +2230,9 @@ async function main() {
   deadline.arm(inv.deadlineMs);
   const emit = frameWriter(inv.nonce);
   const ctx = { emit, nonce: inv.nonce };
-  emit(helloFact());
+  const hello = helloFact();
+  await answerControl(inv, hello);
+  emit(hello);
   for (const step of inv.steps) await step.family.run(ctx, step.args);
   emit({ done: true });
   return 0;

@@ -1,7 +1,7 @@
 # sandprobe_probe.py: the sandprobe probe in Python, for sandboxes that run Python code
 # in-process (RestrictedPython and the like) and so cannot start the native binary.
 #
-#   python3 sandprobe_probe.py --nonce NONCE [--deadline-ms MS] FAMILY ARGS... [--next FAMILY ARGS...]...
+#   python3 sandprobe_probe.py --nonce NONCE [--deadline-ms MS] [--control PATH] FAMILY ARGS... [--next FAMILY ARGS...]...
 #   python3 sandprobe_probe.py --families
 #
 # The contract is the native probe's (probes/probe_main.cc): a hello fact, one fact per thing
@@ -2589,19 +2589,24 @@ def is_usable_nonce(nonce):
 
 
 def parse_invocation(argv):
-    inv = {"error": "", "nonce": "", "deadline_ms": DEFAULT_DEADLINE_MS, "steps": []}
+    inv = {"error": "", "nonce": "", "deadline_ms": DEFAULT_DEADLINE_MS, "control": "", "steps": []}
     i = 0
     have_nonce = False
     while i < len(argv):
         arg = argv[i]
-        if arg != "--nonce" and arg != "--deadline-ms":
+        if arg != "--nonce" and arg != "--deadline-ms" and arg != "--control":
             break
         if i + 1 >= len(argv):
             inv["error"] = arg + ": missing value"
             return inv
         value = argv[i + 1]
         i = i + 2
-        if arg == "--nonce":
+        if arg == "--control":
+            if value == "":
+                inv["error"] = "--control: empty path"
+                return inv
+            inv["control"] = value
+        elif arg == "--nonce":
             if not is_usable_nonce(value):
                 inv["error"] = "--nonce: must be 1-128 characters of [A-Za-z0-9_-]"
                 return inv
@@ -2646,7 +2651,7 @@ def parse_invocation(argv):
 
 def usage_text(error):
     lines = ["sandprobe-probe: " + error,
-             "usage: sandprobe_probe.py --nonce NONCE [--deadline-ms MS] FAMILY ARGS... "
+             "usage: sandprobe_probe.py --nonce NONCE [--deadline-ms MS] [--control PATH] FAMILY ARGS... "
              "[--next FAMILY ARGS...]...",
              "families:"]
     for row in FAMILY_TABLE:
@@ -2679,6 +2684,22 @@ def hello_fact():
     return fact
 
 
+# The answer to the launch's fresh control (contract/launch_control.h): SHA-256(nonce || the
+# file's content, read as fs.read reads it), or why it could not be read.
+def answer_control(inv, fact):
+    if inv["control"] == "":
+        return
+    c = read_path_content(inv["control"])
+    if c["ok"] and c["kind"] != "dir":
+        fact["control_sha256"] = sha256hex(raw_bytes(inv["nonce"]) + c["data"])
+    elif c["ok"]:
+        fact["control_step"] = "open"
+        fact["control_errno"] = "EISDIR"
+    else:
+        fact["control_step"] = c["step"]
+        fact["control_errno"] = c["errno"]
+
+
 def main():
     load_runtime()
     argv = program_arguments()
@@ -2698,7 +2719,9 @@ def main():
         return EXIT_USAGE
     RT["nonce"] = inv["nonce"]
     RT["deadline_armed"] = arm_deadline(inv["deadline_ms"])
-    emit(hello_fact())
+    hello = hello_fact()
+    answer_control(inv, hello)
+    emit(hello)
     for step in inv["steps"]:
         step[0][3](step[1])
     emit({"done": True})
