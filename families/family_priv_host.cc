@@ -380,7 +380,18 @@ Verdict JudgeTiocstiSession(const JudgeInput& in) {
   const json* harness = readings != nullptr && readings->contains("harness_session") ? &(*readings)["harness_session"] : nullptr;
   if (probe == nullptr || harness == nullptr || !probe->is_number_integer() || !harness->is_number_integer()) {
     // gVisor's sentry or a VM's guest runs the probe: the host sees no process of it, and no
-    // process of the host's sessions runs inside.
+    // process of the host's sessions runs inside. Decided when the kernel identity signals
+    // (more than one, families/kernel_identity.h) say another kernel answered the probe: its
+    // sessions and terminals are that kernel's, none of them the launcher's.
+    if (std::optional<std::string> other = AnotherKernelOf(in, v)) {
+      v.evidence.tier = EvidenceTier::kReported;
+      v.evidence.witness_facts.push_back("host: no process running this launch's probe was seen");
+      v.observed = fmt::format("the host saw no process of the probe: it runs in {}, whose sessions are not the "
+                               "harness's",
+                               *other);
+      JudgeFinding(v, false);
+      return v;
+    }
     v.outcome = Outcome::kSkip;
     v.evidence.tier = EvidenceTier::kNone;
     v.observed = "the host saw no process running the probe (a sentry or a VM runs it): no host session to compare";

@@ -787,6 +787,19 @@ TEST(FamilyPrivTest, AProbeInTheHarnessSessionFailsByTheHostsReading) {
   Verdict unseen = Judged(HardenedFacts(), "priv.tiocsti.session", w);
   EXPECT_EQ(unseen.outcome, Outcome::kSkip) << unseen.observed;
   EXPECT_EQ(unseen.tier(), EvidenceTier::kNone);
+  // Unseen, and the kernel identity signals say another kernel answered (gVisor, a VM's
+  // guest): its sessions are not the harness's. A pass on the probe's signals: reported.
+  auto guest = HardenedFacts();
+  for (json& f : guest) {
+    if (f.value("family", "") == "priv.namespaces") f["kernel"] = kGuestKernel;
+  }
+  w.observed["kernel"] = kHarnessKernel;
+  Verdict other = Judged(guest, "priv.tiocsti.session", w);
+  EXPECT_EQ(other.outcome, Outcome::kPass) << other.observed;
+  EXPECT_EQ(other.tier(), EvidenceTier::kReported);
+  EXPECT_NE(other.observed.find("another kernel"), std::string::npos) << other.observed;
+  // The same kernel and unseen: still nothing to decide by.
+  EXPECT_EQ(Judged(HardenedFacts(), "priv.tiocsti.session", w).outcome, Outcome::kSkip);
 }
 
 }  // namespace sandprobe

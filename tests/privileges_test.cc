@@ -35,7 +35,7 @@ std::string Describe(const json& report, const std::string& id) {
 // `undecidable`: checks the profile cannot decide, by what the probe can see (named in the test).
 void ExpectAllDecided(const json& report, const std::set<std::string>& undecidable = {}) {
   ASSERT_TRUE(report.contains("checks")) << report.dump().substr(0, 2000);
-  EXPECT_EQ(report["checks"].size(), 55u);  // the privileges suite on every profile
+  EXPECT_EQ(report["checks"].size(), 60u);  // the privileges suite on every profile
   for (const json& c : report["checks"]) {
     if (undecidable.count(c.value("id", ""))) continue;
     const std::string v = c.value("verdict", "?");
