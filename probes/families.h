@@ -73,7 +73,7 @@ void RunEnvSecret(const ProbeContext& ctx, const FamilyArgs& args);
 // WASI has no signals: its deadline is the runner's (probes/wasi/README.md), nothing to hold off.
 class DeadlineHold {
  public:
-  DeadlineHold() = default;
+  DeadlineHold() {}  // user-provided: a hold is a scope, never an "unused variable"
   DeadlineHold(const DeadlineHold&) = delete;
   DeadlineHold& operator=(const DeadlineHold&) = delete;
 };
