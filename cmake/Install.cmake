@@ -6,6 +6,8 @@
 #   /usr/lib/sandprobe-js/sandprobe-probe.js (the JS probe, for Deno and Node profiles)
 #   /usr/lib/sandprobe-python/sandprobe_probe.py (the Python probe, for RestrictedPython profiles)
 #   /usr/share/sandprobe/scripts/restricted_runner.py (their sandbox: see the profiles' install_hint)
+#   /usr/lib/sandprobe-wasi/sandprobe-probe.wasm (the wasm32-wasi probe, when built) and
+#   /usr/share/sandprobe/scripts/wasi_node_runner.mjs (the wasi-node profiles' runner)
 #   /usr/share/sandprobe/{suites,policies,sandboxes,docs/*.schema.json,scripts/microvm}
 #   /usr/share/sandprobe/docker/            (build-images.sh and the Dockerfiles of the images
 #                                            the docker profiles run: sandprobe/agent, /probe)
@@ -32,6 +34,12 @@ install(PROGRAMS "$<TARGET_FILE:sandprobe-probe>" DESTINATION "${SANDPROBE_INSTA
 # sandboxes bind the whole directory, so each holds its probe only.
 install(FILES "${CMAKE_BINARY_DIR}/probe-js/sandprobe-probe.js" DESTINATION "${SANDPROBE_INSTALL_PROBE}-js")
 install(FILES "${CMAKE_BINARY_DIR}/probe-python/sandprobe_probe.py" DESTINATION "${SANDPROBE_INSTALL_PROBE}-python")
+# The wasm32-wasi probe, when this build had its toolchain (probes/wasi), and the node:wasi
+# runner of sandboxes/wasi-node*.json (see their install_hint).
+if(TARGET sandprobe-probe-wasi)
+  install(FILES "${CMAKE_BINARY_DIR}/probe-wasi/sandprobe-probe.wasm" DESTINATION "${SANDPROBE_INSTALL_PROBE}-wasi")
+endif()
+install(PROGRAMS probes/wasi/wasi_node_runner.mjs DESTINATION "${SANDPROBE_INSTALL_DATA}/scripts")
 # The sandbox of sandboxes/restrictedpython*.json (RestrictedPython as integrators set it up), for
 # a package user to put where those profiles start it (their install_hint says how).
 install(PROGRAMS probes/python/restricted_runner.py DESTINATION "${SANDPROBE_INSTALL_DATA}/scripts")

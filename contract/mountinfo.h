@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstddef>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace sandprobe {
@@ -86,10 +88,12 @@ inline std::vector<MountEntry> ParseMountinfo(const std::string& text, bool* tru
     fields >> m.super_options;
     std::size_t colon = dev.find(':');
     if (colon == std::string::npos) continue;
-    try {
-      m.major = static_cast<unsigned>(std::stoul(dev.substr(0, colon)));
-      m.minor = static_cast<unsigned>(std::stoul(dev.substr(colon + 1)));
-    } catch (...) {
+    // from_chars, not stoul: no exceptions (the wasm32-wasi probe is built without them).
+    const char* dev_end = dev.data() + dev.size();
+    const auto got_major = std::from_chars(dev.data(), dev.data() + colon, m.major);
+    const auto got_minor = std::from_chars(dev.data() + colon + 1, dev_end, m.minor);
+    if (got_major.ec != std::errc() || got_major.ptr != dev.data() + colon ||
+        got_minor.ec != std::errc() || got_minor.ptr != dev_end) {
       continue;
     }
     m.root = UnescapeMountField(root);

@@ -13,7 +13,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#if !defined(__wasi__)
 #include <sys/sysmacros.h>
+#endif
 #include <unistd.h>
 
 #include <algorithm>
@@ -138,8 +140,16 @@ inline PathContent ReadPathContent(const std::string& path) {
     return c;
   }
   c.stat_ok = true;
+#if defined(__wasi__)
+  // WASI has no major()/minor(): its st_dev is the host's dev_t as the runtime passes it on
+  // (Node's uvwasi: stat(2)'s own number), split the way glibc's sysmacros split it.
+  const unsigned long long dev = st.st_dev;
+  c.dev_major = static_cast<unsigned>(((dev >> 8) & 0xfffu) | ((dev >> 32) & ~0xfffull));
+  c.dev_minor = static_cast<unsigned>((dev & 0xffu) | ((dev >> 12) & ~0xffull));
+#else
   c.dev_major = major(st.st_dev);
   c.dev_minor = minor(st.st_dev);
+#endif
   c.ino = st.st_ino;
   if (S_ISDIR(st.st_mode)) {
     path_content_detail::ListDirectory(fd, c);

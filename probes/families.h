@@ -3,7 +3,9 @@
 // the host's job.
 #pragma once
 
+#if !defined(__wasi__)
 #include <signal.h>
+#endif
 
 #include <cstddef>
 #include <string>
@@ -67,6 +69,15 @@ void RunEnvSecret(const ProbeContext& ctx, const FamilyArgs& args);
 // Holds off the deadline's SIGALRM while a family owns a file it created (create .. unlink):
 // the deadline exits the process on the spot, and that must never strand a nonce file or link
 // in a directory that may be the host's. A pending alarm fires as soon as the hold ends.
+#if defined(__wasi__)
+// WASI has no signals: its deadline is the runner's (probes/wasi/README.md), nothing to hold off.
+class DeadlineHold {
+ public:
+  DeadlineHold() {}  // user-provided: a hold is a scope, never an "unused variable"
+  DeadlineHold(const DeadlineHold&) = delete;
+  DeadlineHold& operator=(const DeadlineHold&) = delete;
+};
+#else
 class DeadlineHold {
  public:
   DeadlineHold() {
@@ -82,6 +93,7 @@ class DeadlineHold {
  private:
   sigset_t previous_;
 };
+#endif
 
 // The dotdot alias of absolute `path` seen from `scratch`:
 // ("/tmp", "/etc/shadow") -> "/tmp/../etc/shadow".

@@ -10,7 +10,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#if !defined(__wasi__)
 #include <sys/statvfs.h>
+#endif
 #include <unistd.h>
 
 #include <cerrno>
@@ -71,6 +73,13 @@ void TryCreateAndRemove(const std::string& file, const std::string& nonce, nlohm
 
 void AddMountFlags(const std::string& dir, const std::vector<MountEntry>& mounts,
                    nlohmann::json& fact) {
+#if defined(__wasi__)
+  // WASI has neither statvfs nor a mount table: whether the holding mount is read-only is not
+  // expressible there (the write attempt above still is), as when statvfs fails.
+  (void)dir, (void)mounts;
+  fact["ro_mount"] = nullptr;
+  fact["statvfs_errno"] = ErrnoName(ENOSYS);
+#else
   struct statvfs vfs {};
   if (::statvfs(dir.c_str(), &vfs) == 0) {
     fact["ro_mount"] = (vfs.f_flag & ST_RDONLY) != 0;
@@ -84,6 +93,7 @@ void AddMountFlags(const std::string& dir, const std::vector<MountEntry>& mounts
     SetBytesField(fact, "mount_point", m->mount_point);
     fact["mountinfo_ro"] = HasMountOption(m->mount_options, "ro") || HasMountOption(m->super_options, "ro");
   }
+#endif
 }
 
 }  // namespace

@@ -11,9 +11,11 @@
 // earlier one in the list — e.g. @cwd being /workspace — so the host judges it once.
 #include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
+#if !defined(__wasi__)
+#include <signal.h>
 #include <sys/wait.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -128,7 +130,7 @@ class SameDirectory {
   std::vector<Seen> seen_;
 };
 
-void SleepSeconds(long seconds) {
+[[maybe_unused]] void SleepSeconds(long seconds) {  // unused on WASI
   struct timespec left {seconds, 0};
   while (nanosleep(&left, &left) != 0 && errno == EINTR) {
   }
@@ -137,6 +139,12 @@ void SleepSeconds(long seconds) {
 // Double fork + setsid: the grandchild leaves the probe's session and process group, as a
 // daemon would, and holds none of the probe's pipes. Returns its pid, or -1 with errno.
 pid_t StartBackground(long seconds) {
+#if defined(__wasi__)
+  // WASI has no processes to start: the background process is not expressible (ENOSYS).
+  (void)seconds;
+  errno = ENOSYS;
+  return -1;
+#else
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) return -1;
   pid_t child = ::fork();
@@ -162,6 +170,7 @@ pid_t StartBackground(long seconds) {
   ::close(report[0]);
   ::waitpid(child, nullptr, 0);
   return n == sizeof grandchild ? grandchild : -1;
+#endif
 }
 
 // Pids (other than ours) whose argv holds both "persist.plant" and the token.
@@ -259,9 +268,11 @@ void RunPersistCheck(const ProbeContext& ctx, const FamilyArgs& args) {
   std::vector<pid_t> alive = FindPlanted(parsed.token);
   nlohmann::json fact = {{"family", "persist.check"}, {"path", "background-process"},
                          {"present", !alive.empty()}, {"pids", alive}};
+#if !defined(__wasi__)  // WASI: no /proc, so nothing found to end
   if (!parsed.keep) {
     for (pid_t pid : alive) ::kill(pid, SIGKILL);  // ours: it carries this run's token
   }
+#endif
   ctx.out.Emit(fact);
 }
 

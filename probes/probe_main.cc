@@ -7,9 +7,11 @@
 // (see contract/frame_writer.h); errors go to stderr. Every argument is checked before the first frame, so a
 // usage error (exit 2) never produces facts. The deadline (default 30 s) ends the run with exit
 // 124 and no done frame, which the host reads as "incomplete", never as a pass.
+#include <unistd.h>
+#if !defined(__wasi__)
 #include <signal.h>
 #include <sys/time.h>
-#include <unistd.h>
+#endif
 
 #include <cerrno>
 #include <climits>
@@ -26,7 +28,9 @@
 #include "contract/launch_control.h"
 #include "contract/path_content.h"
 #include "contract/probe_runtime.h"
-#include "probe_build_id.h"  // generated: SANDPROBE_NATIVE_PROBE_BUILD_ID (cmake/ProbeBuildId.cmake)
+// generated: SANDPROBE_NATIVE_PROBE_BUILD_ID (cmake/ProbeBuildId.cmake), or for the wasm32-wasi
+// build SANDPROBE_WASI_PROBE_BUILD_ID (probes/wasi/CMakeLists.txt)
+#include "probe_build_id.h"
 #include "probes/families.h"
 
 namespace sandprobe {
@@ -124,6 +128,16 @@ void PrintUsage(const std::string& error) {
   }
 }
 
+#if defined(__wasi__)
+// WASI has no signals or interval timers: the runtime runs the probe to its end, and the
+// runner's own launch timeout is the deadline (a killed launch has no done frame: incomplete).
+constexpr ProbeRuntime kThisRuntime = ProbeRuntime::kWasi;
+constexpr const char* kThisBuildId = SANDPROBE_WASI_PROBE_BUILD_ID;
+bool ArmDeadline(long) { return true; }
+#else
+constexpr ProbeRuntime kThisRuntime = ProbeRuntime::kNative;
+constexpr const char* kThisBuildId = SANDPROBE_NATIVE_PROBE_BUILD_ID;
+
 extern "C" void OnDeadline(int) {
   static const char kMsg[] = "sandprobe-probe: deadline reached, stopping\n";
   ssize_t ignored = ::write(2, kMsg, sizeof kMsg - 1);
@@ -142,6 +156,7 @@ bool ArmDeadline(long deadline_ms) {
   timer.it_value.tv_usec = (deadline_ms % 1000) * 1000;
   return ::setitimer(ITIMER_REAL, &timer, nullptr) == 0;
 }
+#endif
 
 // What this probe is (docs/probe-protocol.md, "The hello fact"): the harness compares the
 // build id and the families with the build it injected, and refuses a probe of another build.
@@ -151,7 +166,11 @@ std::string RuntimeVersion() {
 #else
   const std::string compiler = "gcc " __VERSION__;
 #endif
+#if defined(__wasi__)
+  return "wasm32-wasi (wasi-libc, snapshot preview1), " + compiler;
+#else
   return "glibc " + std::to_string(__GLIBC__) + "." + std::to_string(__GLIBC_MINOR__) + ", " + compiler;
+#endif
 }
 
 // The answer to the launch's fresh control: SHA-256(nonce || the file's content), or why the
@@ -174,13 +193,20 @@ nlohmann::json HelloFact(const Invocation& inv) {
   nlohmann::json families = nlohmann::json::array();
   for (const ProbeFamilyRow& row : ProbeFamilyTable()) families.push_back(row.name);
   nlohmann::json hello = {{"family", "hello"},
+#if defined(__wasi__)  // no processes, no users
+                          {"pid", nullptr},
+                          {"uid", nullptr},
+                          {"euid", nullptr},
+                          {"gid", nullptr},
+#else
                           {"pid", ::getpid()},
                           {"uid", ::getuid()},
                           {"euid", ::geteuid()},
                           {"gid", ::getgid()},
-                          {"runtime", ProbeRuntimeName(ProbeRuntime::kNative)},
+#endif
+                          {"runtime", ProbeRuntimeName(kThisRuntime)},
                           {"runtime_version", RuntimeVersion()},
-                          {"build_id", SANDPROBE_NATIVE_PROBE_BUILD_ID},
+                          {"build_id", kThisBuildId},
                           {"families", std::move(families)}};
   char cwd[PATH_MAX];
   if (::getcwd(cwd, sizeof cwd) != nullptr) {

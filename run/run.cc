@@ -107,6 +107,13 @@ class Run {
     }
     StatusOr<InjectedProbe> probe =
         FindInjectedProbe(profile_->probe, options_.probe_dir, options_.layout_probe_dir, options_.probe_builds);
+    // A runtime this build made no probe for (the wasi one needs its toolchain at build time):
+    // the profile's install hint says how to get one, as a failed "requires" would.
+    const bool not_built = profile_->probe.file.empty() &&
+                           FindProbeBuild(options_.probe_builds, profile_->probe.runtime) == nullptr;
+    if (!probe.ok() && not_built && !profile_->requires_hint.empty()) {
+      return Status::HarnessError(fmt::format("{}; fix: install: {}", probe.status().message(), profile_->requires_hint));
+    }
     if (!probe.ok()) return probe.status();
     probe_ = std::move(*probe);
     return Status::Ok();

