@@ -26,13 +26,35 @@ std::string Describe(const json& entries, const std::function<std::string(const 
   return out;
 }
 
+// The watch of the check's canary: the run's own ("canary_watch"), or a canary planted in a
+// host directory the profile mounts ("mounted_canaries" entry with the label, its "watch").
+// Null for other targets and for reports written before the watch existed.
+const json* WatchOf(const JudgeInput& in) {
+  static const std::string kMounted = "{mounted_canary:";
+  const auto& observed = in.witnesses.observed;
+  if (in.check.target == "{host_canary}") {
+    auto it = observed.find("canary_watch");
+    return it != observed.end() && it->second.is_object() ? &it->second : nullptr;
+  }
+  if (!in.check.target.starts_with(kMounted) || !in.check.target.ends_with("}")) return nullptr;
+  const std::string label = in.check.target.substr(kMounted.size(), in.check.target.size() - kMounted.size() - 1);
+  auto it = observed.find("mounted_canaries");
+  if (it == observed.end() || !it->second.is_array()) return nullptr;
+  for (const json& canary : it->second) {
+    if (canary.is_object() && canary.value("label", "") == label && canary.contains("watch") &&
+        canary["watch"].is_object()) {
+      return &canary["watch"];
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 void ApplyCanaryWatch(const JudgeInput& in, Verdict& v) {
-  if (in.check.target != "{host_canary}") return;  // mounted canaries are not watched (yet)
-  auto it = in.witnesses.observed.find("canary_watch");
-  if (it == in.witnesses.observed.end() || !it->second.is_object()) return;  // an older report
-  const json& watch = it->second;
+  const json* watched = WatchOf(in);
+  if (watched == nullptr) return;
+  const json& watch = *watched;
   if (!watch.value("watched", false)) {
     v.observed += fmt::format("; the host could not watch its canary ({}): this rests on the "
                               "probe's word", watch.value("error", std::string("no reason given")));

@@ -225,6 +225,43 @@ TEST(FamilyFsTest, ADenialTheWatchConfirmsIsWitnessedAndOneWithoutAWatchIsReport
   EXPECT_NE(v.observed.find("the host could not watch its canary (inotify_init1"), std::string::npos);
 }
 
+// A canary planted in a host directory the profile mounts (canaries_in) is watched too: its
+// watch rides in the mounted_canaries witness, found by the check's label.
+TEST(FamilyFsTest, AMountedCanaryIsJudgedByItsOwnWatch) {
+  Policy policy = testing::TierLowPolicy();
+  PlanContext context{kCanary, "/workspace", {{"mounted_canaries.count", "1"},
+                                              {"mounted_canaries.0.label", "/srv/data"},
+                                              {"mounted_canaries.0.inside", "/data/sandprobe-canary-x"}}};
+  StatusOr<Plan> plan = ExpandChecks(policy, testing::SuiteOf({"fs.read"}), context);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  auto facts = TightFacts();
+  facts.push_back({{"family", "fs.read"}, {"path", "/data/sandprobe-canary-x"}, {"ok", false}, {"step", "open"}, {"errno", "EACCES"}});
+  auto judged = [&](const json& watch) {
+    WitnessFacts w = Witness();
+    w.observed["mounted_canaries"] = json::array({{{"label", "/srv/data"}, {"host_path", "/srv/data/sandprobe-canary-x"},
+                                                   {"inside_path", "/data/sandprobe-canary-x"},
+                                                   {"sha256", std::string(64, 'c')}, {"watch", watch}}});
+    for (Verdict& v : Evaluate(*plan, {Ran(facts)}, w)) {
+      if (v.check.id == "fs.read.denied:{mounted_canary:/srv/data}") return v;
+    }
+    ADD_FAILURE() << "no mounted canary check";
+    return Verdict{};
+  };
+  json quiet = {{"watched", true}, {"opens", json::array()}, {"changes", json::array()}, {"verified", 2}};
+  Verdict v = judged(quiet);
+  EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed << " tier " << static_cast<int>(v.tier());
+  EXPECT_EQ(v.tier(), EvidenceTier::kWitnessed);
+  json opened = quiet;
+  opened["opens"] = json::array({{{"after_launch", "L1"}, {"count", 2}}});
+  v = judged(opened);
+  EXPECT_EQ(v.outcome, Outcome::kFail) << "the probe said EACCES; the host saw the open: " << v.observed;
+  EXPECT_EQ(v.tier(), EvidenceTier::kWitnessed);
+  json changed = quiet;
+  changed["changes"] = json::array({{{"after_launch", "L1"}, {"what", "gone from its path"}}});
+  v = judged(changed);
+  EXPECT_EQ(v.check.severity, Severity::kCritical) << v.observed;
+}
+
 TEST(FamilyFsTest, ZeroByteDecoyOverShadowPassesAndSaysDecoy) {
   auto facts = TightFacts();
   FactOf(facts, "fs.read", "/etc/shadow") = {{"family", "fs.read"}, {"path", "/etc/shadow"}, {"ok", true},

@@ -137,6 +137,12 @@ TEST(FsTruthTest, CanaryInAMountedHostDirLeaksAndIsRemovedAfterTheRun) {
   ASSERT_TRUE(r["witnesses"]["mounted_canaries"].is_array()) << r["witnesses"].dump();
   ASSERT_EQ(r["witnesses"]["mounted_canaries"].size(), 1u);
   EXPECT_EQ(r["witnesses"]["mounted_canaries"][0]["present_at_collect"], true);
+  // The host watched it (issue 25 item 2): the read is an open it saw, whatever the probe said.
+  const json& watch = r["witnesses"]["mounted_canaries"][0]["watch"];
+  EXPECT_EQ(watch.value("watched", false), true) << watch.dump();
+  EXPECT_FALSE(watch.value("opens", json::array()).empty()) << watch.dump();
+  ASSERT_NE(FindCheck(r, id), nullptr);
+  EXPECT_EQ((*FindCheck(r, id))["evidence"].value("tier", ""), "witnessed") << FindCheck(r, id)->dump();
   // The run's own canary is still unreachable: only the mounted one leaks.
   ExpectVerdict(r, "fs.read.denied:{host_canary}", "pass");
   // Afterwards only the user's file is left.

@@ -7,6 +7,10 @@
 // removed when the witness is destroyed (after the last launch, and on every error path, since
 // the run holds the witness in a unique_ptr).
 //
+// Each canary is watched like the run's own (witness_canary_watch.h): an inotify watch from the
+// witness's start to its Collect, re-verified after every launch. Collect gives each canary's
+// watch as "watch" (CanaryWatch::Collect), which families/family_fs_canary_watch.cc judges.
+//
 // PlanValues: "count" and, per canary i, "<i>.label" (the host directory) and "<i>.inside" (the
 // canary file's path inside the sandbox); the fs.read family expands one denied check per
 // canary from them. Collect: [{"label", "host_path", "inside_path", "sha256", "present_at_collect"}].
@@ -20,6 +24,7 @@
 #include "load/placeholders.h"
 #include "launch/run_registry.h"
 #include "witnesses/witness.h"
+#include "witnesses/witness_canary_watch.h"
 #include "witnesses/witnesses.h"
 
 namespace sandprobe {
@@ -29,6 +34,7 @@ struct Planted {
   std::string label;        // the host directory, placeholders expanded
   std::string inside_path;  // where the sandbox sees the canary file
   CanaryFile file;
+  std::unique_ptr<CanaryWatch> watch;  // from just after planting to Collect
 };
 
 class MountedCanaryWitness final : public RunWitness {
@@ -46,15 +52,22 @@ class MountedCanaryWitness final : public RunWitness {
     return values;
   }
 
+  void AfterLaunch(const std::string& launch_id) override {
+    for (Planted& p : planted_) p.watch->AfterLaunch(launch_id);
+  }
+
   nlohmann::json Collect() override {
     nlohmann::json out = nlohmann::json::array();
-    for (const Planted& p : planted_) {
+    for (Planted& p : planted_) {
+      // The launches are over: what the watch saw until now is the sandbox's doing.
+      p.watch->Stop();
       struct stat st {};
       out.push_back({{"label", p.label},
                      {"host_path", p.file.path()},
                      {"inside_path", p.inside_path},
                      {"sha256", p.file.sha256()},
-                     {"present_at_collect", ::lstat(p.file.path().c_str(), &st) == 0}});
+                     {"present_at_collect", ::lstat(p.file.path().c_str(), &st) == 0},
+                     {"watch", p.watch->Collect()}});
     }
     return out;
   }
@@ -84,7 +97,8 @@ StatusOr<std::unique_ptr<RunWitness>> StartMountedCanaryWitness(const WitnessSet
     std::string name = std::filesystem::path(file->path()).filename().string();
     std::string inside_dir = *inside;
     while (inside_dir.size() > 1 && inside_dir.back() == '/') inside_dir.pop_back();
-    planted.push_back({label, (inside_dir == "/" ? "" : inside_dir) + "/" + name, std::move(*file)});
+    std::unique_ptr<CanaryWatch> watch = CanaryWatch::Start(file->path(), file->sha256());
+    planted.push_back({label, (inside_dir == "/" ? "" : inside_dir) + "/" + name, std::move(*file), std::move(watch)});
   }
   return std::unique_ptr<RunWitness>(new MountedCanaryWitness(std::move(planted)));
 }

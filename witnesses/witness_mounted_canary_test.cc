@@ -52,9 +52,18 @@ TEST(WitnessMountedCanaryTest, PlantsRecordsOffersAndRemoves) {
     StatusOr<OwnerRecord> owner = LoadOwner(run_dir);
     ASSERT_TRUE(owner.ok());
     EXPECT_EQ(owner->planted_canaries, std::vector<std::string>{planted});
+    // The host watches it like its own canary: an open during a launch is seen by inode.
+    std::ifstream(planted).get();
+    (*witness)->AfterLaunch("L1");
+    (*witness)->AfterLaunch("L2");
     nlohmann::json seen = (*witness)->Collect();
     EXPECT_EQ(seen[0]["present_at_collect"], true);
     EXPECT_EQ(seen[0]["sha256"].get<std::string>().size(), 64u);
+    const nlohmann::json& watch = seen[0]["watch"];
+    EXPECT_EQ(watch.value("watched", false), true) << watch.dump();
+    ASSERT_EQ(watch["opens"].size(), 1u) << watch.dump();
+    EXPECT_EQ(watch["opens"][0]["after_launch"], "L1");
+    EXPECT_TRUE(watch["changes"].empty()) << watch.dump();
   }
   EXPECT_FALSE(fs::exists(planted)) << "the canary outlived its witness";
   EXPECT_TRUE(fs::exists(home + "/mine.txt"));
