@@ -105,6 +105,26 @@ ProbeFrames ReadFrames(const json& launch) {
   return frames;
 }
 
+// Why a launch had no fresh positive control (BatchResult::challenge_unavailable, which caps
+// its passes at "reported"), from the report's launch_control witness: the run's reason, or the
+// launch's own row. A report from before the control has no such witness: nothing to restore.
+void RestoreControlUnavailable(const json& witnesses, std::vector<BatchResult>& results) {
+  auto control = witnesses.find("launch_control");
+  if (control == witnesses.end() || !control->is_object()) return;
+  const std::string for_the_run = control->value("unavailable", "");
+  std::map<std::string, std::string> per_launch;
+  for (const json& row : control->value("launches", json::array())) {
+    if (row.is_object() && row.contains("unavailable") && row["unavailable"].is_string()) {
+      per_launch[row.value("launch_id", "")] = row["unavailable"].get<std::string>();
+    }
+  }
+  for (BatchResult& r : results) {
+    if (r.launch_id.empty()) continue;
+    auto it = per_launch.find(r.launch_id);
+    r.challenge_unavailable = it != per_launch.end() ? it->second : for_the_run;
+  }
+}
+
 BatchResult ReadResult(const json& row, const std::map<std::string, const json*>& launches) {
   BatchResult r;
   std::string state = row.at("state").get<std::string>();
@@ -168,6 +188,7 @@ StatusOr<RecordedRun> ReadRecord(const json& report) {
     run.results.push_back(ReadResult(row.at("result"), launches));
   }
   const json& witnesses = report.at("witnesses");
+  RestoreControlUnavailable(witnesses, run.results);
   run.witnesses.canary_path = witnesses.at("canary_file").at("path").get<std::string>();
   run.witnesses.canary_sha256 = witnesses.at("canary_file").at("sha256").get<std::string>();
   run.witnesses.env_secret_sha256 = witnesses.at("canary_env").at("sha256").get<std::string>();

@@ -174,6 +174,35 @@ TEST(RejudgeRecord, ThePlanSurvivesTheJsonReport) {
   EXPECT_EQ(read->context.workspace, "/workspace");
 }
 
+// A launch without a fresh positive control keeps its passes at "reported" when re-judged too:
+// the reason is read back from the report's launch_control witness.
+TEST(RejudgeRecord, ALaunchWithoutAFreshControlStaysReported) {
+  RecordedRun run = Recorded();
+  json report = ReportJson(run);
+  report["witnesses"]["launch_control"] = {
+      {"available", true}, {"launches", json::array({{{"launch_id", "L1"}, {"unavailable", "the probe cannot open files"}}})}};
+  StatusOr<RecordedRun> read = ReadRecordedRun(report, "run.json");
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->results[0].challenge_unavailable, "the probe cannot open files");
+  Rejudged again = RejudgeOrDie(*read, kRecordedPolicy);
+  const Verdict& shadow = VerdictOf(again, "fs.read.denied:/etc/shadow");
+  EXPECT_EQ(shadow.outcome, Outcome::kPass);
+  EXPECT_EQ(shadow.tier(), EvidenceTier::kReported);
+  bool said = false;
+  for (const std::string& fact : shadow.evidence.witness_facts) said = said || fact.find("no fresh positive control") != std::string::npos;
+  EXPECT_TRUE(said) << "the cap is not named";
+  // The run's own reason, when the whole run could not ask one.
+  report["witnesses"]["launch_control"] = {{"available", false}, {"unavailable", "a wasi probe"}, {"launches", json::array()}};
+  read = ReadRecordedRun(report, "run.json");
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->results[0].challenge_unavailable, "a wasi probe");
+  // An older report: no witness, nothing restored.
+  report["witnesses"].erase("launch_control");
+  read = ReadRecordedRun(report, "run.json");
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->results[0].challenge_unavailable, "");
+}
+
 TEST(RejudgeReport, MarksTheReportAndCanBeRejudgedAgain) {
   json recorded = ReportJson(Recorded());
   const std::string policy_file = ::testing::TempDir() + "/rejudge-other.json";
