@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -18,7 +19,12 @@
 #include "load/profile.h"
 #include "launch/run_registry.h"
 #include "witnesses/witness.h"
+#include "contract/launch_control.h"
+#include "contract/frame_reader.h"
+#include "witnesses/witness_canary_watch.h"
 #include "witnesses/witness_docker_engine.h"
+#include "witnesses/witness_launch_challenge.h"
+#include "witnesses/witnesses.h"
 
 namespace sandprobe {
 namespace {
@@ -94,6 +100,55 @@ void BM_WitnessStartOnly(benchmark::State& state, const char* witness) {
 }
 BENCHMARK_CAPTURE(BM_WitnessStartOnly, priv_docker, "priv")->Unit(benchmark::kMillisecond)->Iterations(30);
 BENCHMARK_CAPTURE(BM_WitnessStartOnly, net_docker, "net")->Unit(benchmark::kMillisecond)->Iterations(30);
+
+// Issue 25's budget: what the host's own evidence adds to each launch, under 1 ms.
+//  - canary_watch: after a launch, the run's canary watch reads its inotify queue and
+//    re-verifies the canary (lstat, pread and SHA-256 through the descriptor opened first).
+//  - launch_control: the launch's fresh positive control: plant the file, start its watch,
+//    judge the hello's answer against the watch, remove the file (the probe's read is the
+//    sandbox's time, not counted: the answer is computed here as the probe would).
+void BM_CanaryWatchPerLaunch(benchmark::State& state) {
+  std::string dir = ClaimedRunDir();
+  StatusOr<CanaryFile> canary = CanaryFile::Plant(dir);
+  if (!canary.ok()) {
+    state.SkipWithError(canary.status().message().c_str());
+    return;
+  }
+  std::unique_ptr<CanaryWatch> watch = CanaryWatch::Start(canary->path(), canary->sha256());
+  for (auto _ : state) watch->AfterLaunch("L1");
+  watch->Stop();
+  nlohmann::json seen = watch->Collect();
+  if (!seen.value("watched", false) || !seen["changes"].empty()) state.SkipWithError(seen.dump().c_str());
+  watch.reset();
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_CanaryWatchPerLaunch)->Unit(benchmark::kMicrosecond);
+
+void BM_LaunchControlPerLaunch(benchmark::State& state) {
+  std::string dir = ClaimedRunDir();
+  const ChallengeSite site{dir, "/workspace"};
+  const std::string nonce = "0123456789abcdef";
+  int launch = 0;
+  for (auto _ : state) {
+    const std::string content(64, 'a' + (launch % 6));
+    StatusOr<LaunchChallenge> control =
+        LaunchChallenge::Plant(site, ".sandprobe-control-bench" + std::to_string(launch++), content);
+    if (!control.ok()) {
+      state.SkipWithError(control.status().message().c_str());
+      break;
+    }
+    std::ifstream(control->host_path()).get();  // the probe's open, which the watch must see
+    ProbeFrames frames;
+    frames.facts.push_back({{"family", "hello"}, {std::string(kControlAnswerKey), ControlAnswer(nonce, content)}});
+    nlohmann::json judged = control->Judge(frames, nonce);
+    if (judged.contains("failed")) {
+      state.SkipWithError(judged.dump().c_str());
+      break;
+    }
+  }  // each control's file and watch go with it
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_LaunchControlPerLaunch)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace sandprobe

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <regex>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -62,9 +63,15 @@ StatusOr<std::vector<std::pair<std::string, CheckState>>> States(const json& rep
     return Status::Error(fmt::format("{}: not a sandprobe report (no checks[])", which));
   }
   std::vector<std::pair<std::string, CheckState>> out;
+  std::set<std::string> seen;
   for (const json& check : report["checks"]) {
     if (!check.is_object() || Str(check, "id").empty()) {
       return Status::Error(fmt::format("{}: a check without an id", which));
+    }
+    // Checks are matched by id: a report naming one twice (sandprobe never writes one) has no
+    // single verdict for it to compare (fuzz_report_read: it "changed" against itself).
+    if (!seen.insert(Str(check, "id")).second) {
+      return Status::Error(fmt::format("{}: check {} appears twice", which, Str(check, "id")));
     }
     CheckState state{true, Str(check, "verdict"), Str(check, "direction"), "", Str(check, "severity"),
                      Str(check, "observed"), {}, "", {}};

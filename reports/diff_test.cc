@@ -36,6 +36,17 @@ TEST(DiffTest, MeasuredValueAndVerdictChangeIsARegression) {
   EXPECT_EQ(j["regressions"], 1);
 }
 
+// fuzz_report_read found a report that "changed" against itself: one id, two verdicts. Checks
+// are matched by id, so such a report is refused, naming the id.
+TEST(DiffTest, AReportNamingACheckTwiceIsRefused) {
+  json twice = Report("x", {Check("net.egress.denied:dns", "pass"), Check("net.egress.denied:dns", "fail")});
+  StatusOr<ReportDiff> diff = DiffReports(twice, twice);
+  ASSERT_FALSE(diff.ok());
+  EXPECT_EQ(diff.status().message(), "OLD: check net.egress.denied:dns appears twice");
+  json once = Report("x", {Check("net.egress.denied:dns", "pass")});
+  EXPECT_EQ(DiffReports(once, twice).status().message(), "NEW: check net.egress.denied:dns appears twice");
+}
+
 TEST(DiffTest, ImprovementAndMeasuredDriftAreChangesButNotRegressions) {
   json a = Report("a", {Check("limits.pids.max:50", "fail", "measured 257 tasks: not enforced", "too-permissive"),
                         Check("limits.cpus:1", "pass", "measured 1.001 cores: enforced")});

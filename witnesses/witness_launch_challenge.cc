@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -28,6 +30,47 @@ bool WriteAll(int fd, std::string_view content) {
   return true;
 }
 
+// The inotify descriptor every launch's control watch is on, and what each watch saw so far.
+// Made once, never closed (see the header).
+struct SharedWatches {
+  std::mutex mu;
+  int fd = -1;
+  std::string error;             // why there is no descriptor
+  std::map<int, bool> opened;    // watch descriptor -> an open (or a lost event) was seen
+};
+
+SharedWatches& Shared() {
+  static SharedWatches* shared = [] {
+    auto* s = new SharedWatches;
+    s->fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (s->fd < 0) s->error = Errno("inotify_init1 (the launches' controls)");
+    return s;
+  }();
+  return *shared;
+}
+
+// Reads every queued event into `opened`; the caller holds the lock.
+void Drain(SharedWatches& shared) {
+  alignas(inotify_event) char buffer[4096];
+  for (;;) {
+    ssize_t n = ::read(shared.fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // EAGAIN: nothing more queued
+    for (char* at = buffer; at < buffer + n;) {
+      const auto* event = reinterpret_cast<const inotify_event*>(at);
+      if (event->mask & IN_Q_OVERFLOW) {
+        // Lost events may have been any watch's open: counted as one for all, since a replay
+        // still fails the answer.
+        for (auto& [watch, seen] : shared.opened) seen = true;
+      } else if (event->mask & IN_OPEN) {
+        auto it = shared.opened.find(event->wd);
+        if (it != shared.opened.end()) it->second = true;  // else a watch already removed
+      }
+      at += sizeof(inotify_event) + event->len;
+    }
+  }
+}
+
 }  // namespace
 
 StatusOr<LaunchChallenge> LaunchChallenge::Plant(const ChallengeSite& site, const std::string& name,
@@ -44,11 +87,12 @@ StatusOr<LaunchChallenge> LaunchChallenge::Plant(const ChallengeSite& site, cons
   const std::string write_error = written ? "" : Errno(fmt::format("write the launch's control {}", challenge.host_path_));
   ::close(fd);
   if (!written) return Status::Error(write_error);
-  challenge.inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (challenge.inotify_fd_ < 0) return Status::Error(Errno("inotify_init1 (the launch's control)"));
-  if (::inotify_add_watch(challenge.inotify_fd_, challenge.host_path_.c_str(), IN_OPEN | IN_DONT_FOLLOW) < 0) {
-    return Status::Error(Errno(fmt::format("inotify_add_watch({})", challenge.host_path_)));
-  }
+  SharedWatches& shared = Shared();
+  std::lock_guard lock(shared.mu);
+  if (shared.fd < 0) return Status::Error(shared.error);
+  challenge.watch_ = ::inotify_add_watch(shared.fd, challenge.host_path_.c_str(), IN_OPEN | IN_DONT_FOLLOW);
+  if (challenge.watch_ < 0) return Status::Error(Errno(fmt::format("inotify_add_watch({})", challenge.host_path_)));
+  shared.opened[challenge.watch_] = false;
   return challenge;
 }
 
@@ -56,32 +100,27 @@ LaunchChallenge::LaunchChallenge(LaunchChallenge&& other) noexcept
     : host_path_(std::move(other.host_path_)),
       inside_path_(std::move(other.inside_path_)),
       content_(std::move(other.content_)),
-      inotify_fd_(other.inotify_fd_) {
-  other.inotify_fd_ = -1;
+      watch_(other.watch_) {
+  other.watch_ = -1;
   other.host_path_.clear();
 }
 
 LaunchChallenge::~LaunchChallenge() {
-  if (inotify_fd_ >= 0) ::close(inotify_fd_);
+  if (watch_ >= 0) {
+    SharedWatches& shared = Shared();
+    std::lock_guard lock(shared.mu);
+    ::inotify_rm_watch(shared.fd, watch_);
+    shared.opened.erase(watch_);
+  }
   if (!host_path_.empty()) ::unlink(host_path_.c_str());
 }
 
 bool LaunchChallenge::SawOpen() {
-  alignas(inotify_event) char buffer[1024];
-  bool opened = false;
-  for (;;) {
-    ssize_t n = ::read(inotify_fd_, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // EAGAIN: nothing more queued
-    for (char* at = buffer; at < buffer + n;) {
-      const auto* event = reinterpret_cast<const inotify_event*>(at);
-      // An overflow lost events, which may have been the open: counted as one, since a replay
-      // still fails the answer.
-      if (event->mask & (IN_OPEN | IN_Q_OVERFLOW)) opened = true;
-      at += sizeof(inotify_event) + event->len;
-    }
-  }
-  return opened;
+  SharedWatches& shared = Shared();
+  std::lock_guard lock(shared.mu);
+  Drain(shared);
+  auto it = shared.opened.find(watch_);
+  return it != shared.opened.end() && it->second;
 }
 
 nlohmann::json LaunchChallenge::Judge(const ProbeFrames& frames, const std::string& nonce) {

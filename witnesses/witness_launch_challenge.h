@@ -7,7 +7,9 @@
 //
 // The file is created before its watch starts (the harness's own open is not counted) and is
 // mode 0444: any uid the sandbox runs as can read it, none but root can change it in place.
-// The watch is per launch (its own inotify descriptor): with --jobs > 1 launches overlap.
+// Each launch has its own watch, on one inotify descriptor the process shares (launches overlap
+// with --jobs > 1; events are told apart by watch descriptor): closing an inotify descriptor
+// waits for an RCU grace period (~10 ms here), which one per launch would add to every launch.
 #pragma once
 
 #include <optional>
@@ -52,7 +54,7 @@ class LaunchChallenge {
   bool SawOpen();
 
   std::string host_path_, inside_path_, content_;
-  int inotify_fd_ = -1;
+  int watch_ = -1;  // on the shared inotify descriptor
 };
 
 // Why a launch failed its control, or nullopt: `hello` is the launch's first fact (nullptr when
