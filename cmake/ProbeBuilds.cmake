@@ -15,6 +15,19 @@
 # FAMILIES_FROM_PROBE runs the built file with --families (the native probe); a script probe
 # gives a list the build generated from its source (checked against its --families by
 # probe_builds_test).
+# Writes the families a non-native probe implements (read from its source's table by the
+# caller, one name per element of `rows`) to build/probe-RUNTIME.families and sets OUT_VAR to
+# that path; no family at all is a configure error naming SOURCE.
+function(sp_write_probe_families runtime source out_var)
+  if(NOT ARGN)
+    message(FATAL_ERROR "${source}: no family found in its family table")
+  endif()
+  string(REPLACE ";" "\n" families "${ARGN}")
+  set(file "${CMAKE_BINARY_DIR}/probe-${runtime}.families")
+  file(CONFIGURE OUTPUT "${file}" CONTENT "${families}\n")
+  set(${out_var} "${file}" PARENT_SCOPE)
+endfunction()
+
 function(sp_register_probe)
   cmake_parse_arguments(ARG "FAMILIES_FROM_PROBE" "RUNTIME;FILE;BUILD_ID;BUILD_ID_HEADER;FAMILIES_FILE" "DEPENDS" ${ARGN})
   if(ARG_FAMILIES_FROM_PROBE)
