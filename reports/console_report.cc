@@ -99,8 +99,8 @@ std::string Headline(const Verdict& v, std::string_view tail, Page& page) {
 
 std::string WaiverText(const AppliedWaiver& waiver) {
   return waiver.expired
-             ? fmt::format("waiver EXPIRED on {}: {}", ForTerminal(waiver.expires), ForTerminal(waiver.reason))
-             : fmt::format("WAIVED until {}: {}", ForTerminal(waiver.expires), ForTerminal(waiver.reason));
+             ? fmt::format("[waiver EXPIRED on {}: {}]", ForTerminal(waiver.expires), ForTerminal(waiver.reason))
+             : fmt::format("[WAIVED until {}: {}]", ForTerminal(waiver.expires), ForTerminal(waiver.reason));
 }
 
 // "observed read 55 bytes; expected read denied": what was seen first, so a cut line keeps the
