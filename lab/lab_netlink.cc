@@ -3,6 +3,7 @@
 #include <linux/if_addr.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/veth.h>
 #include <net/if.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -23,16 +24,31 @@ struct Request {
   union {
     ifinfomsg link;
     ifaddrmsg addr;
+    rtmsg route;
   };
-  char attributes[64];
+  char attributes[448];
 };
 
+rtattr* Tail(Request& request) {
+  return reinterpret_cast<rtattr*>(reinterpret_cast<char*>(&request) + NLMSG_ALIGN(request.header.nlmsg_len));
+}
+
 void AddAttribute(Request& request, unsigned short type, const void* data, std::size_t size) {
-  auto* rta = reinterpret_cast<rtattr*>(reinterpret_cast<char*>(&request) + NLMSG_ALIGN(request.header.nlmsg_len));
+  rtattr* rta = Tail(request);
   rta->rta_type = type;
   rta->rta_len = static_cast<unsigned short>(RTA_LENGTH(size));
   std::memcpy(RTA_DATA(rta), data, size);
   request.header.nlmsg_len = NLMSG_ALIGN(request.header.nlmsg_len) + RTA_ALIGN(rta->rta_len);
+}
+
+// Opens a nested attribute; EndNest closes it (its length covers what was added in between).
+rtattr* BeginNest(Request& request, unsigned short type) {
+  rtattr* nest = Tail(request);
+  AddAttribute(request, type, nullptr, 0);
+  return nest;
+}
+void EndNest(Request& request, rtattr* nest) {
+  nest->rta_len = static_cast<unsigned short>(reinterpret_cast<char*>(Tail(request)) - reinterpret_cast<char*>(nest));
 }
 
 // Sends `request` on a fresh NETLINK_ROUTE socket and reads its acknowledgement.
@@ -73,6 +89,60 @@ Status NetlinkSetLinkUp(int ifindex) {
   request.link.ifi_flags = IFF_UP;
   request.link.ifi_change = IFF_UP;
   return Send(request, fmt::format("RTM_NEWLINK(index {}, up)", ifindex));
+}
+
+Status NetlinkAddVethPair(const std::string& name, const std::string& peer_name, int peer_netns_fd) {
+  Request request{};
+  request.header.nlmsg_len = NLMSG_LENGTH(sizeof(ifinfomsg));
+  request.header.nlmsg_type = RTM_NEWLINK;
+  request.header.nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+  request.link.ifi_family = AF_UNSPEC;
+  AddAttribute(request, IFLA_IFNAME, name.c_str(), name.size() + 1);
+  rtattr* linkinfo = BeginNest(request, IFLA_LINKINFO);
+  AddAttribute(request, IFLA_INFO_KIND, "veth", 5);
+  rtattr* data = BeginNest(request, IFLA_INFO_DATA);
+  rtattr* peer = BeginNest(request, VETH_INFO_PEER);
+  // The peer's own ifinfomsg comes first in VETH_INFO_PEER, then its attributes.
+  request.header.nlmsg_len += NLMSG_ALIGN(sizeof(ifinfomsg));
+  AddAttribute(request, IFLA_IFNAME, peer_name.c_str(), peer_name.size() + 1);
+  const std::uint32_t fd = static_cast<std::uint32_t>(peer_netns_fd);
+  AddAttribute(request, IFLA_NET_NS_FD, &fd, sizeof fd);
+  EndNest(request, peer);
+  EndNest(request, data);
+  EndNest(request, linkinfo);
+  return Send(request, fmt::format("RTM_NEWLINK(veth {} peer {})", name, peer_name));
+}
+
+Status NetlinkAddPeerAddress(int ifindex, const IpAddress& local, const IpAddress& peer) {
+  Request request{};
+  request.header.nlmsg_len = NLMSG_LENGTH(sizeof(ifaddrmsg));
+  request.header.nlmsg_type = RTM_NEWADDR;
+  request.header.nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+  request.addr.ifa_family = local.v6 ? AF_INET6 : AF_INET;
+  request.addr.ifa_prefixlen = local.v6 ? 128 : 32;
+  request.addr.ifa_flags = local.v6 ? IFA_F_NODAD : 0;
+  request.addr.ifa_index = static_cast<unsigned>(ifindex);
+  AddAttribute(request, IFA_LOCAL, local.bytes.data(), local.size());
+  AddAttribute(request, IFA_ADDRESS, peer.bytes.data(), peer.size());
+  return Send(request, fmt::format("RTM_NEWADDR({} peer {} on index {})", local.Text(), peer.Text(), ifindex));
+}
+
+Status NetlinkAddDefaultRoute(int ifindex, const IpAddress& gateway) {
+  Request request{};
+  request.header.nlmsg_len = NLMSG_LENGTH(sizeof(rtmsg));
+  request.header.nlmsg_type = RTM_NEWROUTE;
+  request.header.nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+  rtmsg* route = &request.route;
+  route->rtm_family = gateway.v6 ? AF_INET6 : AF_INET;
+  route->rtm_table = RT_TABLE_MAIN;
+  route->rtm_protocol = RTPROT_STATIC;
+  route->rtm_scope = RT_SCOPE_UNIVERSE;
+  route->rtm_type = RTN_UNICAST;
+  route->rtm_flags = RTNH_F_ONLINK;  // the gateway is the peer at the link's other end
+  AddAttribute(request, RTA_GATEWAY, gateway.bytes.data(), gateway.size());
+  const std::uint32_t oif = static_cast<std::uint32_t>(ifindex);
+  AddAttribute(request, RTA_OIF, &oif, sizeof oif);
+  return Send(request, fmt::format("RTM_NEWROUTE(default via {} index {})", gateway.Text(), ifindex));
 }
 
 Status NetlinkAddAddress(int ifindex, const IpAddress& address, int prefix_length) {

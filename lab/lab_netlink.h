@@ -4,6 +4,8 @@
 // thread that entered the lab's namespace, never from one in the host's.
 #pragma once
 
+#include <string>
+
 #include "load/network_allow.h"
 #include "model/status.h"
 
@@ -14,5 +16,14 @@ Status NetlinkSetLinkUp(int ifindex);
 // RTM_NEWADDR: `address`/`prefix_length` on link `ifindex` (IPv6 without duplicate address
 // detection, so it is usable at once).
 Status NetlinkAddAddress(int ifindex, const IpAddress& address, int prefix_length);
+
+// RTM_NEWLINK: a veth pair, `name` in the caller's namespace and `peer_name` in the namespace
+// `peer_netns_fd` refers to. Both ends start down.
+Status NetlinkAddVethPair(const std::string& name, const std::string& peer_name, int peer_netns_fd);
+// RTM_NEWADDR: `local` (/32 or /128) on link `ifindex` with `peer` as the other end of the link,
+// so the kernel adds the route to `peer` through it.
+Status NetlinkAddPeerAddress(int ifindex, const IpAddress& local, const IpAddress& peer);
+// RTM_NEWROUTE: the default route of `gateway`'s family via `gateway` on link `ifindex`.
+Status NetlinkAddDefaultRoute(int ifindex, const IpAddress& gateway);
 
 }  // namespace sandprobe

@@ -1,6 +1,7 @@
 // The lab in a network namespace this test creates: its resolver over UDP and TCP, its sinks
 // (HTTP Host, CONNECT target, TLS SNI), and that nothing it does can leave its namespace.
 #include "lab/lab.h"
+#include "lab/lab_sandbox_netns.h"
 
 #include <arpa/inet.h>
 #include <arpa/nameser.h>
@@ -35,8 +36,9 @@ std::unique_ptr<Lab> StartLab() {
   return std::move(*lab);
 }
 
-// A socket connected to `ip`:`port` (TCP or UDP) with 2 s timeouts, or -1.
-int Connect(const std::string& ip, int port, int type) {
+// A socket connected to `ip`:`port` (TCP or UDP) with 2 s read timeouts, or -1 (connect()
+// waits at most `connect_ms`).
+int Connect(const std::string& ip, int port, int type, int connect_ms = 2000) {
   const IpAddress address = *ParseIpAddress(ip);
   sockaddr_storage sa{};
   socklen_t length = sizeof(sockaddr_in);
@@ -55,6 +57,8 @@ int Connect(const std::string& ip, int port, int type) {
   const int fd = ::socket(sa.ss_family, type | SOCK_CLOEXEC, 0);
   const timeval timeout{2, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  const timeval connect_timeout{connect_ms / 1000, (connect_ms % 1000) * 1000};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &connect_timeout, sizeof connect_timeout);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), length) != 0) {
     ::close(fd);
     return -1;
@@ -296,6 +300,51 @@ TEST(LabTest, StoppingTheLabFreesItsNamespace) {
   char byte;
   EXPECT_EQ(::recv(fd, &byte, 1, 0), 0) << "the lab closed the connection";
   ::close(fd);
+}
+
+// A process sandbox's namespace joined to the lab by a veth pair: the lab's names resolve and
+// reach the sinks from it, with the sandbox's own address as the peer, and a non-lab address
+// is refused (by the lab, the only place its routes lead).
+TEST(LabTest, SandboxNamespaceReachesTheLabAndNothingElse) {
+  const std::set<std::string> host_interfaces = Interfaces();
+  std::unique_ptr<Lab> lab = StartLab();
+  ASSERT_TRUE(lab);
+  const auto start = std::chrono::steady_clock::now();
+  StatusOr<SandboxNetns> sandbox = SandboxNetns::Create(lab->network_namespace());
+  std::printf("sandbox namespace with veth: %lld us\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                         std::chrono::steady_clock::now() - start).count()));
+  ASSERT_TRUE(sandbox.ok()) << sandbox.status().message();
+  std::string http_reply;
+  Status inside = sandbox->network_namespace().RunInside([&] {
+    EXPECT_EQ(Interfaces(), (std::set<std::string>{"lo", "eth0"}));
+    EXPECT_EQ(Resolve("203.0.113.53", "pkg.lab.test", ns_t_a, false), std::make_pair(0, std::string("192.0.2.10")));
+    EXPECT_EQ(Resolve("2001:db8:53::53", "pkg.lab.test", ns_t_aaaa, true),
+              std::make_pair(0, std::string("2001:db8:a::a")));
+    http_reply = Exchange("2001:db8:a::a", 80, "GET / HTTP/1.1\r\nHost: pkg.lab.test\r\n\r\n");
+    // The lab does not forward: the SYN is dropped there, and the connect times out.
+    errno = 0;
+    EXPECT_EQ(Connect("192.0.2.99", 80, SOCK_STREAM, 200), -1) << "a non-lab address answered";
+    EXPECT_TRUE(errno == EINPROGRESS || errno == ENETUNREACH || errno == EHOSTUNREACH) << errno;
+    return Status::Ok();
+  });
+  ASSERT_TRUE(inside.ok()) << inside.message();
+  EXPECT_EQ(http_reply.substr(0, 12), "HTTP/1.1 204");
+  std::vector<DnsReceipt> dns = lab->DnsReceipts();
+  ASSERT_EQ(dns.size(), 2u);
+  EXPECT_EQ(dns[0].peer.rfind("203.0.113.2:", 0), 0u) << dns[0].peer;
+  EXPECT_EQ(dns[1].peer.rfind("[2001:db8:ff::2]:", 0), 0u) << dns[1].peer;
+  std::vector<SinkReceipt> sinks = WaitForSinkReceipts(*lab, 1);
+  ASSERT_EQ(sinks.size(), 1u);
+  EXPECT_EQ(sinks[0].peer.rfind("[2001:db8:ff::2]:", 0), 0u) << sinks[0].peer;
+  EXPECT_EQ(sinks[0].http_host, "pkg.lab.test");
+  // The lab's links: its loopback and the sandbox's veth end, nothing toward the host.
+  ASSERT_TRUE(lab->network_namespace().RunInside([&] {
+    EXPECT_EQ(Interfaces(), (std::set<std::string>{"lo", "sp-sandbox"}));
+    return Status::Ok();
+  }).ok());
+  EXPECT_EQ(Interfaces(), host_interfaces);
+  EXPECT_NE(LabResolvConf().find("nameserver 203.0.113.53\n"), std::string::npos);
 }
 
 }  // namespace
