@@ -8,7 +8,7 @@
 #   /usr/share/sandprobe/scripts/restricted_runner.py (their sandbox: see the profiles' install_hint)
 #   /usr/lib/sandprobe-wasi/sandprobe-probe.wasm (the wasm32-wasi probe, when built) and
 #   /usr/share/sandprobe/scripts/wasi_node_runner.mjs (the wasi-node profiles' runner)
-#   /usr/share/sandprobe/{suites,policies,sandboxes,docs/*.schema.json,scripts/microvm}
+#   /usr/share/sandprobe/{suites,policies,sandboxes,docs/*.schema.json,docs/checks.md,scripts/microvm}
 #   /usr/share/sandprobe/docker/            (build-images.sh and the Dockerfiles of the images
 #                                            the docker profiles run: sandprobe/agent, /probe)
 #   /usr/share/man/man1/sandprobe.1.gz      (help2man from `sandprobe --help`)
@@ -45,7 +45,7 @@ install(PROGRAMS probes/wasi/wasi_node_runner.mjs DESTINATION "${SANDPROBE_INSTA
 install(PROGRAMS probes/python/restricted_runner.py DESTINATION "${SANDPROBE_INSTALL_DATA}/scripts")
 install(DIRECTORY suites policies sandboxes DESTINATION "${SANDPROBE_INSTALL_DATA}")
 file(GLOB SP_SCHEMAS CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/docs/*.schema.json")
-install(FILES ${SP_SCHEMAS} DESTINATION "${SANDPROBE_INSTALL_DATA}/docs")
+install(FILES ${SP_SCHEMAS} docs/checks.md DESTINATION "${SANDPROBE_INSTALL_DATA}/docs")
 install(DIRECTORY scripts/microvm DESTINATION "${SANDPROBE_INSTALL_DATA}/scripts"
         USE_SOURCE_PERMISSIONS)
 # The images are built on the user's machine (no registry): the script finds the installed probe
