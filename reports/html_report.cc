@@ -48,13 +48,15 @@ pre{white-space:pre-wrap;word-break:break-all;margin:0;font-size:.88em;max-heigh
 .heat td.cell{width:6.5em;text-align:center;color:#fff;font-size:.78em;font-weight:600;padding:4px 2px}
 .heat td.cell.out-skip{color:#1f2937;background:#e5e7eb}.heat td.cell.out-none{color:#94a3b8}
 .heat td.cell.waived{background-image:repeating-linear-gradient(45deg,transparent 0 5px,rgba(255,255,255,.45) 5px 8px)}
-.heat th.col{max-width:9em;word-break:break-all;font-size:.8em}
+.heat th.col{min-width:7em;max-width:14em;overflow-wrap:anywhere;font-size:.8em;text-align:center}
 .heat tr.sep td{background:#e2e8f0;font-weight:600;text-align:center}
 .legend span.badge{color:#fff}.legend .out-skip{color:#1f2937}
 [hidden]{display:none!important}
 )css";
 
-// Shows only what matches the family select (and, in a matrix, only disagreements when ticked).
+// Shows only what matches the family select (and, in a matrix, only disagreements when ticked);
+// a link may name the family (page.html#family=fs.read). Marks the body once wired, so a test of
+// the rendered DOM sees that the script ran.
 constexpr std::string_view kScript = R"js(
 (function(){
   var family=document.getElementById('family'),only=document.getElementById('only-differ');
@@ -67,6 +69,9 @@ constexpr std::string_view kScript = R"js(
   }
   family.addEventListener('change',apply);
   if(only!==null)only.addEventListener('change',apply);
+  var m=/^#family=(.*)$/.exec(location.hash);
+  if(m!==null){family.value=decodeURIComponent(m[1]);apply();}
+  document.body.setAttribute('data-filter','ready');
 })();
 )js";
 

@@ -194,7 +194,7 @@ Matrix MergeSavedRuns(const std::vector<SavedRun>& runs) {
   Matrix matrix = BuildMatrix(reports);
   const std::vector<MatrixColumn> loaded = matrix.columns;
   // By host first (a node's report says which node), then by file; a name still shared (the
-  // same file name in two directories) by the path as given.
+  // same file name in two directories) by the path as given, then by the column's place.
   RenameClashes(matrix, [&](std::size_t c) {
     const std::string host = HostOf(runs[c].report);
     return host.empty() ? "" : loaded[c].sandbox + "@" + OneLine(host, 80);
@@ -203,6 +203,8 @@ Matrix MergeSavedRuns(const std::vector<SavedRun>& runs) {
     return fmt::format("{} ({})", matrix.columns[c].sandbox, std::filesystem::path(runs[c].file).filename().string());
   });
   RenameClashes(matrix, [&](std::size_t c) { return fmt::format("{} ({})", loaded[c].sandbox, runs[c].file); });
+  // The same file given twice: its columns by their place.
+  RenameClashes(matrix, [&](std::size_t c) { return fmt::format("{} #{}", matrix.columns[c].sandbox, c + 1); });
   PutDisagreementsFirst(matrix);
   return matrix;
 }

@@ -175,6 +175,8 @@ TEST(MatrixMergeTest, OneSandboxOnTwoHostsStaysTwoColumnsNamedByHostElseByFile) 
       << "the same file name twice: the path as given";
   Matrix by_file = MergeSavedRuns({Saved(nohost_a, "x/r1.json"), Saved(nohost_b, "x/r2.json")});
   EXPECT_THAT(ColumnNames(by_file), ElementsAre("docker-hardened (r1.json)", "docker-hardened (r2.json)"));
+  Matrix twice = MergeSavedRuns({Saved(nohost_a, "x/r1.json"), Saved(nohost_a, "x/r1.json")});
+  EXPECT_THAT(ColumnNames(twice), ElementsAre("docker-hardened (x/r1.json) #1", "docker-hardened (x/r1.json) #2"));
   ASSERT_EQ(m.rows.size(), 3u);
   EXPECT_EQ(m.rows[0].id, "fs.read:/etc/shadow") << "disagreements first, in their own order";
   EXPECT_EQ(m.rows[1].id, "net.tcp:loopback");
