@@ -8,9 +8,13 @@
 #include <memory>
 #include <span>
 
+#include <fmt/format.h>
+
 #include "contract/exit_code.h"
 #include "io/atomic_file.h"
+#include "cli/console_width.h"
 #include "reports/console_report.h"
+#include "reports/publish.h"
 #include "reports/json_report_read.h"
 #include "reports/report_format.h"
 #include "load/data_dir.h"
@@ -34,12 +38,8 @@ bool UseColor(bool no_color, FILE* stream) {
 
 // Exit codes as `run`: the gate over the re-judged verdicts; 2 for bad input.
 int Report(ReportFlags flags, const std::string& data_dir) {
-  std::optional<FailOn> fail_on = ParseFailOn(flags.fail_on);
-  if (!fail_on) {
-    std::cerr << "sandprobe report: --fail-on " << flags.fail_on
-              << ": expected critical, high, medium, low, info or none\n";
-    return kExitUsage;
-  }
+  const std::optional<FailOn> fail_on = ParseFailOnFlag("sandprobe report", flags.fail_on, stderr);
+  if (!fail_on) return kExitUsage;
   if (flags.format != "console") {  // --format X: that report on stdout
     const ReportFormat* format = FindReportFormat(flags.format);
     flags.outputs[static_cast<std::size_t>(format - ReportFormats().data())] = "-";
@@ -56,22 +56,24 @@ int Report(ReportFlags flags, const std::string& data_dir) {
   if (!recorded.ok()) return std::cerr << "sandprobe report: " << recorded.status().message() << "\n", kExitUsage;
   StatusOr<RunReport> report = RejudgeReport(*recorded, flags.run_report, flags.policy);
   if (!report.ok()) return std::cerr << "sandprobe report: " << report.status().message() << "\n", kExitUsage;
-  if (!flags.waivers.empty()) {  // as `run --waivers`: the re-judged fails, today's date
-    StatusOr<WaiverFile> waivers = LoadWaivers(flags.waivers);
-    if (!waivers.ok()) return std::cerr << "sandprobe report: " << waivers.status().message() << "\n", kExitUsage;
-    ApplyWaivers(*report, *waivers, UtcToday());
+  std::optional<WaiverFile> waivers;  // as `run --waivers`: on the re-judged fails, today's date
+  if (!flags.waivers.empty()) {
+    StatusOr<WaiverFile> loaded = LoadWaivers(flags.waivers);
+    if (!loaded.ok()) return std::cerr << "sandprobe report: " << loaded.status().message() << "\n", kExitUsage;
+    waivers = std::move(*loaded);
   }
   FILE* console = AnyOutputOnStdout(flags.outputs) ? stderr : stdout;
-  std::fputs(RenderConsole(*report, UseColor(flags.no_color, console)).c_str(), console);
-  GateResult gate = Gate(*report, *fail_on);
-  std::fprintf(console, "re-judged run %s against policy %s: %s\n", report->run_id.c_str(),
-               report->policy_name.c_str(), gate.why.c_str());
-  std::fflush(console);
-  int exit_code = gate.exit_code;
-  for (const Status& s : WriteReports({*report}, flags.outputs)) {
-    std::cerr << "sandprobe report: " << s.message() << "\n";
-    exit_code = kExitHarness;
-  }
+  const int exit_code =
+      Publish(*report, flags.outputs,
+              PublishOptions{.program = "sandprobe report",
+                             .gate_prefix = fmt::format("re-judged run {} against policy {}: ", report->run_id,
+                                                        report->policy_name),
+                             .waivers = waivers ? &*waivers : nullptr,
+                             .today = UtcToday(),
+                             .fail_on = *fail_on,
+                             .layout = {.color = UseColor(flags.no_color, console), .width = ConsoleWidth(console)},
+                             .console = console})
+          .exit_code;
   return exit_code;
 }
 

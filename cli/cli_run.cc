@@ -23,7 +23,9 @@
 #include "cli/cli_inputs.h"
 #include "contract/exit_code.h"
 #include "io/atomic_file.h"
+#include "cli/console_width.h"
 #include "reports/console_report.h"
+#include "reports/publish.h"
 #include "reports/matrix_report.h"
 #include "reports/progress_line.h"
 #include "reports/report_format.h"
@@ -187,19 +189,14 @@ SandboxResult RunOne(const RunFlags& flags, SandboxRun& sandbox, FailOn fail_on,
   // With `--json -` (or /dev/stdout, or any other format's "-") stdout carries the report
   // alone; the console summary goes to stderr.
   FILE* console = AnyOutputOnStdout(flags.outputs) ? stderr : stdout;
-  if (waivers) ApplyWaivers(*report, *waivers, UtcToday());
-  std::string text = RenderConsole(*report, UseColor(flags.no_color, console));
-  std::fputs(text.c_str(), console);
-  GateResult gate = Gate(*report, fail_on);
-  std::fprintf(console, "%s\n", gate.why.c_str());
-  std::fflush(console);
-  int exit_code = gate.exit_code;
-  bool backend_skipped = gate.backend_skipped;
-  for (const Status& s : WriteReports({*report}, sandbox.outputs)) {
-    std::cerr << "sandprobe run: " << s.message() << "\n";
-    exit_code = kExitHarness;
-    backend_skipped = false;
-  }
+  const PublishResult published = Publish(
+      *report, sandbox.outputs,
+      PublishOptions{.program = "sandprobe run", .waivers = waivers ? &*waivers : nullptr, .today = UtcToday(),
+                     .fail_on = fail_on,
+                     .layout = {.color = UseColor(flags.no_color, console), .width = ConsoleWidth(console)},
+                     .console = console});
+  int exit_code = published.exit_code;
+  bool backend_skipped = published.backend_skipped;
   if (report->interrupted) {
     std::cerr << "sandprobe run: interrupted; unfinished checks are reported as errors\n";
     exit_code = kExitHarness;
@@ -236,12 +233,8 @@ StatusOr<std::vector<SandboxRun>> PlanSandboxRuns(const RunFlags& flags, std::ve
 }
 
 int Run(const RunFlags& flags) {
-  std::optional<FailOn> fail_on = ParseFailOn(flags.fail_on);
-  if (!fail_on) {
-    std::cerr << "sandprobe run: --fail-on " << flags.fail_on
-              << ": expected critical, high, medium, low, info or none\n";
-    return kExitUsage;
-  }
+  const std::optional<FailOn> fail_on = ParseFailOnFlag("sandprobe run", flags.fail_on, stderr);
+  if (!fail_on) return kExitUsage;
   if (Status s = CheckSelectionGlobs(flags.selection); !s.ok()) {
     return std::cerr << "sandprobe run: " << s.message() << "\n", kExitUsage;
   }

@@ -12,6 +12,7 @@ LINKS = {
     "io": ["model", "contract"],
     "load": ["model"],
     "launch": ["model", "contract", "io"],
+    "lab": ["load", "model", "contract"],
     "families": ["load", "model", "contract"],
     "witnesses": ["families", "launch", "load", "model", "contract"],
     "gate": ["families", "load", "model", "contract"],

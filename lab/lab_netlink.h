@@ -1,0 +1,29 @@
+// The two rtnetlink requests the lab needs to set up a namespace it just made: bring a link up,
+// put an address on it. They act on the network namespace of the calling thread (a netlink
+// socket belongs to the namespace it was opened in), so lab/lab_netns.cc calls them from a
+// thread that entered the lab's namespace, never from one in the host's.
+#pragma once
+
+#include <string>
+
+#include "load/network_allow.h"
+#include "model/status.h"
+
+namespace sandprobe {
+
+// RTM_NEWLINK with IFF_UP on link `ifindex`. Errors name the request and the errno.
+Status NetlinkSetLinkUp(int ifindex);
+// RTM_NEWADDR: `address`/`prefix_length` on link `ifindex` (IPv6 without duplicate address
+// detection, so it is usable at once).
+Status NetlinkAddAddress(int ifindex, const IpAddress& address, int prefix_length);
+
+// RTM_NEWLINK: a veth pair, `name` in the caller's namespace and `peer_name` in the namespace
+// `peer_netns_fd` refers to. Both ends start down.
+Status NetlinkAddVethPair(const std::string& name, const std::string& peer_name, int peer_netns_fd);
+// RTM_NEWADDR: `local` (/32 or /128) on link `ifindex` with `peer` as the other end of the link,
+// so the kernel adds the route to `peer` through it.
+Status NetlinkAddPeerAddress(int ifindex, const IpAddress& local, const IpAddress& peer);
+// RTM_NEWROUTE: the default route of `gateway`'s family via `gateway` on link `ifindex`.
+Status NetlinkAddDefaultRoute(int ifindex, const IpAddress& gateway);
+
+}  // namespace sandprobe

@@ -1,0 +1,48 @@
+// LabNamespace: a network namespace the harness makes for one run, held by a file descriptor
+// and by nothing else: no name under /run/netns, no process inside. It goes away with the last
+// descriptor or socket that refers to it, so a crashed run leaves nothing behind.
+//
+// The namespace has only its loopback link, up, carrying the lab's addresses (/32 and /128):
+// there is no other interface, so no route out and nothing a packet could leave by. (The
+// kernel here has no dummy driver; loopback needs none, and a veth pair to a sandbox's
+// namespace is added by the launcher, lab/ design note in the report of issue 28.)
+//
+// The namespace is entered only on threads started for it (setns on a thread changes that
+// thread alone): the harness's own threads stay in the host's namespace.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "load/network_allow.h"
+#include "model/status.h"
+
+namespace sandprobe {
+
+class LabNamespace {
+ public:
+  // Unshares a new network namespace on a helper thread, brings its loopback up and puts
+  // `addresses` on it. Errors name the step (unshare needs CAP_SYS_ADMIN: "unshare(CLONE_NEWNET): EPERM").
+  static StatusOr<LabNamespace> Create(const std::vector<IpAddress>& addresses);
+  LabNamespace(LabNamespace&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  LabNamespace& operator=(LabNamespace&& other) noexcept;
+  ~LabNamespace();
+
+  // The /proc/thread-self/ns/net descriptor that holds the namespace (setns(2) takes it).
+  int fd() const { return fd_; }
+  // Runs `inside` on a new thread that entered this namespace, waits, and returns its Status.
+  // Sockets it opens belong to the namespace wherever they are used later.
+  Status RunInside(const std::function<Status()>& inside) const;
+
+ private:
+  explicit LabNamespace(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+
+// Runs `inside` on a new thread after setns(ns_fd, CLONE_NEWNET); waits for it.
+Status RunInNetworkNamespace(int ns_fd, const std::function<Status()>& inside);
+
+// The network namespace inode of the calling thread (/proc/thread-self/ns/net), 0 when unreadable.
+unsigned long ThreadNetworkNamespaceInode();
+
+}  // namespace sandprobe

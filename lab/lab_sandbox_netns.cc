@@ -1,0 +1,73 @@
+#include "lab/lab_sandbox_netns.h"
+
+#include <net/if.h>
+
+#include <cerrno>
+
+#include <fmt/format.h>
+
+#include "contract/errno_name.h"
+#include "lab/lab_names.h"
+#include "lab/lab_netlink.h"
+
+namespace sandprobe {
+namespace {
+
+constexpr char kLabEnd[] = "sp-sandbox";
+constexpr char kSandboxEnd[] = "eth0";
+
+IpAddress Parse(const char* text) { return *ParseIpAddress(text); }
+
+StatusOr<int> IndexOf(const char* name) {
+  const int index = static_cast<int>(::if_nametoindex(name));
+  if (index == 0) return Status::HarnessError(fmt::format("if_nametoindex({}): {}", name, ErrnoName(errno)));
+  return index;
+}
+
+// On a thread inside a namespace: link `name` gets `local` <-> `peer` for both families, goes up,
+// and (`route`) the default routes go via the peers.
+Status AddressLink(const char* name, const IpAddress& local4, const IpAddress& peer4, const IpAddress& local6,
+                   const IpAddress& peer6, bool route) {
+  StatusOr<int> index = IndexOf(name);
+  if (!index.ok()) return index.status();
+  // Up first: IPv6 adds an address's routes only on a link that is up.
+  if (Status s = NetlinkSetLinkUp(*index); !s.ok()) return s;
+  if (Status s = NetlinkAddPeerAddress(*index, local4, peer4); !s.ok()) return s;
+  if (Status s = NetlinkAddPeerAddress(*index, local6, peer6); !s.ok()) return s;
+  if (!route) return Status::Ok();
+  if (Status s = NetlinkAddDefaultRoute(*index, peer4); !s.ok()) return s;
+  return NetlinkAddDefaultRoute(*index, peer6);
+}
+
+}  // namespace
+
+IpAddress SandboxAddressV4() { return Parse("203.0.113.2"); }
+IpAddress SandboxAddressV6() { return Parse("2001:db8:ff::2"); }
+
+StatusOr<SandboxNetns> SandboxNetns::Create(const LabNamespace& lab) {
+  StatusOr<LabNamespace> netns = LabNamespace::Create({});
+  if (!netns.ok()) return netns.status().WithContext("sandbox network namespace");
+  SandboxNetns sandbox(std::move(*netns));
+  const IpAddress lab4 = Parse("203.0.113.1"), lab6 = Parse("2001:db8:ff::1");
+  Status status = lab.RunInside([&]() -> Status {
+    if (Status s = NetlinkAddVethPair(kLabEnd, kSandboxEnd, sandbox.netns_.fd()); !s.ok()) return s;
+    return AddressLink(kLabEnd, lab4, SandboxAddressV4(), lab6, SandboxAddressV6(), false);
+  });
+  if (status.ok()) {
+    status = sandbox.netns_.RunInside([&] {
+      return AddressLink(kSandboxEnd, SandboxAddressV4(), lab4, SandboxAddressV6(), lab6, true);
+    });
+  }
+  if (!status.ok()) return status.WithContext("sandbox network namespace");
+  return sandbox;
+}
+
+std::string LabResolvConf() {
+  return fmt::format("# sandprobe egress lab: the only resolver this sandbox has\nnameserver {}\nnameserver {}\n"
+                     "options timeout:1 attempts:1\n",
+                     LabResolverV4().Text(), LabResolverV6().Text());
+}
+
+std::string LabHostsFile() { return "127.0.0.1 localhost\n::1 localhost ip6-localhost\n"; }
+
+}  // namespace sandprobe
