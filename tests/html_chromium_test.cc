@@ -111,5 +111,30 @@ TEST(HtmlChromiumTest, RunAndMatrixPagesRenderWithEveryCheck) {
       << "fs.read's rows hidden";
 }
 
+// A saved report whose values are markup (a node's report may come from anywhere): the page shows
+// them as text, and the browser runs none of it.
+TEST(HtmlChromiumTest, MarkupInAReportIsShownAsTextNotRun) {
+  if (!BackendAvailable("chromium", {"chromium", "--version"})) return;
+  if (!BackendAvailable("bwrap", kBwrapUp)) return;
+  const std::string dir = MakeTempDir("html");
+  CliRun run = RunCli({"run", "--sandbox", "bwrap-strict", "--no-color", "--json", dir + "/r.json"});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  nlohmann::json report = ReadJson(dir + "/r.json");
+  const std::string id = "fs.read:<script>document.body.setAttribute('data-pwned','1')</script>";
+  report["checks"][0]["id"] = id;
+  report["checks"][0]["observed"] = "<img src=x onerror=\"document.body.setAttribute('data-pwned','2')\">";
+  report["profile"]["name"] = "<b>evil</b>";
+  std::ofstream(dir + "/evil.json") << report.dump();
+  CliRun matrix = RunCli({"matrix", dir + "/evil.json", dir + "/r.json", "--html", dir + "/m.html"});
+  ASSERT_EQ(matrix.exit_code, 0) << matrix.err;
+  CliRun dom = RunCommand(Chromium(dir, {"--dump-dom", "file://" + dir + "/m.html"}));
+  ASSERT_EQ(dom.exit_code, 0) << dom.err.substr(0, 2000);
+  EXPECT_NE(dom.out.find("<body data-filter=\"ready\">"), std::string::npos) << "only the page's script ran";
+  EXPECT_EQ(dom.out.find("data-pwned=\""), std::string::npos);
+  EXPECT_NE(dom.out.find(">" + AsDomText(id) + "</code>"), std::string::npos);
+  EXPECT_NE(dom.out.find("&lt;b&gt;evil&lt;/b&gt;"), std::string::npos);
+  EXPECT_EQ(dom.out.find("<b>evil</b>"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sandprobe::testing
