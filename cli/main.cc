@@ -15,6 +15,7 @@
 
 #include "cli/cli_command.h"
 #include "cli/cli_inputs.h"
+#include "cli/cli_matrix.h"
 #include "cli/cli_mutate.h"
 #include "cli/cli_recorded.h"
 #include "cli/cli_run.h"
@@ -220,6 +221,8 @@ constexpr CliCommand kCommands[] = {
     {"report", "judge a recorded run (a JSON report) again, against another policy, launching nothing",
      SetupReport},
     {"infer", "the policy a recorded run's sandbox actually enforces, as a policy file", SetupInfer},
+    {"matrix", "merge saved JSON reports (one per sandbox and node) into one checks x sandboxes matrix",
+     SetupMatrix},
     {"mutate", "audit one-variable weakenings of a sandbox beside it; list those no check tells apart",
      SetupMutate},
     // About the CLI itself (cli/help_command.h).
