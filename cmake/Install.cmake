@@ -53,6 +53,12 @@ install(DIRECTORY scripts/microvm DESTINATION "${SANDPROBE_INSTALL_DATA}/scripts
 # The images are built on the user's machine (no registry): the script finds the installed probe
 # beside itself (../../../lib/sandprobe/sandprobe-probe).
 install(PROGRAMS docker/build-images.sh DESTINATION "${SANDPROBE_INSTALL_DATA}/docker")
+# The fleet audit (docs/fleet.md): the image of sandprobe itself is built from this package by
+# build-sandprobe-image.sh (a debootstrap root made by scripts/debroot.sh), and runs
+# node-audit.sh, the DaemonSet's command.
+install(PROGRAMS docker/build-sandprobe-image.sh docker/node-audit.sh
+        DESTINATION "${SANDPROBE_INSTALL_DATA}/docker")
+install(PROGRAMS scripts/debroot.sh DESTINATION "${SANDPROBE_INSTALL_DATA}/scripts")
 install(FILES docker/agent.Dockerfile docker/probe.Dockerfile
         DESTINATION "${SANDPROBE_INSTALL_DATA}/docker")
 install(FILES cmake/README.Debian DESTINATION share/doc/sandprobe)

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# The fleet audit's image, run as the DaemonSet's pod would run it, against the same audit on
+# the host (issue 29, item 3):
+#   1. packs the .deb from a build tree (cpack) and builds sandprobe/sandprobe:VERSION from it
+#      (docker/build-sandprobe-image.sh: a debootstrap minbase root, docker import);
+#   2. starts it with `docker run` flags derived from deploy/kubernetes/daemonset.yaml
+#      (tests/fleet_pod_docker_args.py: host network/UTS/PID/IPC, the docker socket and the
+#      node directory as hostPath binds at their own path, the command, args and env), so the
+#      image's node-audit.sh runs a full audit (all five suites) of each profile the DaemonSet
+#      names (docker-hardened, gvisor) through the host's docker socket, with its witnesses in
+#      the host's namespaces; waits for its `done` file, as Sonobuoy does, then removes it;
+#   3. runs the same audits (profile, policy, suites) from the build tree on the host and
+#      compares the reports check by check: the same checks, the same verdicts, the same exit
+#      code. A check allowed to differ must be listed in KNOWN_DIFFERENCES below with its reason,
+#      and a listed difference that did not occur is reported too (the list stays true).
+# The node directory is relocated from /var/lib/sandprobe-fleet to a fresh /var/tmp directory
+# (hostPath, mountPath and env together, so it is still mounted at its own path).
+#
+# usage: tests/fleet_image_test.sh BUILD_DIR
+# Exit 0: held; 1: failed (said on stderr); 77: skipped (not root, no docker, no cached
+# debootstrap root, no runsc), which fails under SANDPROBE_REQUIRE_BACKENDS=1.
+# About 2 minutes here: 30 s for the image (cached root, apt lists current), the node audit of
+# two profiles x five suites in the container, the same on the host.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/.." && pwd)
+build=$(cd "${1:?usage: fleet_image_test.sh BUILD_DIR}" && pwd)
+py=/usr/bin/python3  # Debian's, with python3-yaml
+
+fail() { echo "fleet_image_test: FAIL: $*" >&2; exit 1; }
+skip() {
+  if [ "${SANDPROBE_REQUIRE_BACKENDS:-}" = 1 ]; then
+    fail "$* (SANDPROBE_REQUIRE_BACKENDS=1: a missing prerequisite fails)"
+  fi
+  echo "fleet_image_test: SKIP: $*" >&2
+  exit 77
+}
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (debootstrap root, docker)"
+"$src/scripts/debroot.sh" cached --variant minbase >/dev/null \
+  || skip "no cached clean root: scripts/setup.sh --with debroot makes it"
+docker info >/dev/null 2>&1 || skip "no docker daemon on this host"
+"$py" -c 'import yaml' 2>/dev/null || skip "no python3-yaml"
+[ -x "$build/sandprobe" ] || fail "$build/sandprobe not built"
+
+daemonset=$src/deploy/kubernetes/daemonset.yaml
+profiles=$("$py" -c 'import sys, yaml
+[d] = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "DaemonSet"]
+print(" ".join(d["spec"]["template"]["spec"]["containers"][0]["args"]))' "$daemonset")
+case " $profiles " in *" gvisor "*)
+  docker info --format '{{json .Runtimes}}' | grep -q '"runsc"' \
+    || skip "the DaemonSet audits gvisor, and runsc is not registered with this dockerd (scripts/setup.sh --with gvisor)" ;;
+esac
+
+work=$(mktemp -d /var/tmp/fleet-image-test.XXXXXX)
+name=fleet-image-test-$(basename "$work" | cut -d. -f2 | tr 'A-Z' 'a-z')
+cleanup() {
+  docker rm -f "$name" >/dev/null 2>&1 || true
+  rm -rf --one-file-system "$work"
+}
+trap cleanup EXIT
+
+start=$(date +%s)
+cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work/pkg" >"$work/cpack.log" 2>&1 \
+  || { cat "$work/cpack.log" >&2; fail "cpack failed"; }
+deb=$(ls "$work/pkg"/sandprobe_*.deb | head -n1)
+tag=$("$src/docker/build-sandprobe-image.sh" "$deb" 2>"$work/image.log") \
+  || { tail -n 30 "$work/image.log" >&2; fail "build-sandprobe-image.sh failed"; }
+image=$("$py" -c 'import sys, yaml
+[d] = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "DaemonSet"]
+print(d["spec"]["template"]["spec"]["containers"][0]["image"])' "$daemonset")
+[ "$tag" = "$image" ] || fail "the script built $tag; the DaemonSet runs $image"
+size=$(docker image inspect --format '{{.Size}}' "$tag")
+echo "fleet_image_test: $tag: $((size / 1000000)) MB, built in $(( $(date +%s) - start )) s" >&2
+
+# The pod, as docker runs it. NODE_NAME is what the downward API would give: this host's name.
+node_dir=$work/node
+node=$(hostname)
+mapfile -t args < <("$py" "$here/fleet_pod_docker_args.py" "$daemonset" "$node" \
+  --relocate "/var/lib/sandprobe-fleet=$node_dir" --name "$name" --label "sandprobe.fleet-test=$name")
+[ "${#args[@]}" -gt 0 ] || fail "no docker run arguments derived from $daemonset"
+# What the kubelet does for each hostPath before starting the pod: create a DirectoryOrCreate,
+# refuse a Socket that is not one.
+while read -r type path; do
+  case $type in
+    DirectoryOrCreate) mkdir -p "$path" ;;
+    Socket) [ -S "$path" ] || fail "hostPath $path (type Socket) is no socket" ;;
+    *) fail "hostPath type $type not handled by this test" ;;
+  esac
+done < <("$py" "$here/fleet_pod_docker_args.py" "$daemonset" "$node" \
+  --relocate "/var/lib/sandprobe-fleet=$node_dir" --host-paths)
+echo "fleet_image_test: docker run ${args[*]}" >&2
+audit_start=$(date +%s)
+docker run "${args[@]}" >/dev/null || fail "docker run of the pod spec failed"
+results=$node_dir/results
+for _ in $(seq 1 600); do
+  [ -s "$results/done" ] && break
+  if [ "$(docker inspect --format '{{.State.Running}}' "$name" 2>/dev/null)" != true ]; then
+    docker logs "$name" 2>&1 | tail -n 40 >&2
+    fail "the pod's container stopped before writing $results/done"
+  fi
+  sleep 1
+done
+[ -s "$results/done" ] || { docker logs "$name" 2>&1 | tail -n 40 >&2; fail "no done file after 600 s"; }
+echo "fleet_image_test: node audit in the container: $(( $(date +%s) - audit_start )) s" >&2
+# Sonobuoy's contract: done names the results, and the container keeps running (no restart).
+tarball=$(cat "$results/done")
+[ -f "$tarball" ] || fail "done names $tarball, which does not exist"
+sleep 2
+[ "$(docker inspect --format '{{.State.Running}}' "$name")" = true ] \
+  || fail "the container exited after its audit: a DaemonSet would restart it and audit again"
+docker logs "$name" >"$work/pod.log" 2>&1
+docker rm -f "$name" >/dev/null
+
+# The same audits from the build tree on the host.
+suites=(--suite default --suite network --suite persistence --suite privileges --suite resources)
+for profile in $profiles; do
+  rc=0
+  "$build/sandprobe" run --sandbox "$profile" "${suites[@]}" --require-backend --no-progress \
+    --no-color --json "$work/host-$profile.json" >"$work/host-$profile.log" 2>&1 || rc=$?
+  echo "$rc" >"$work/host-$profile.exit"
+done
+
+"$py" - "$results" "$node" "$work" "$profiles" "$work/pod.log" <<'PY'
+import json, sys
+results, node, work, profiles, pod_log = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(), sys.argv[5]
+# (profile, check id) -> why the pod's verdict may differ from the host's. Keep it true: an
+# entry that did not differ is reported. (Empty: on this machine every check agreed.)
+KNOWN_DIFFERENCES = {}
+# Verdicts that rest on the machine's momentary load, not on where the harness runs.
+def timing(check_id):
+    return check_id.startswith("limits.cpu")
+problems, unused = [], set(KNOWN_DIFFERENCES)
+for profile in profiles:
+    try:
+        pod = json.load(open(f"{results}/{node}--{profile}.json"))
+    except (OSError, ValueError) as e:
+        problems.append(f"{profile}: no report from the pod ({e})\n{open(pod_log).read()[-3000:]}")
+        continue
+    host = json.load(open(f"{work}/host-{profile}.json"))
+    pod_rc = int(open(f"{results}/{node}--{profile}.exit").read())
+    host_rc = int(open(f"{work}/host-{profile}.exit").read())
+    for what in ("policy", "suite", "suites"):
+        if what in pod and pod.get(what) != host.get(what):
+            a, b = pod.get(what), host.get(what)
+            na = a.get("name") if isinstance(a, dict) else a
+            nb = b.get("name") if isinstance(b, dict) else b
+            if na != nb:
+                problems.append(f"{profile}: the pod's {what} {na}, the host's {nb}")
+    p = {c["id"]: c["verdict"] for c in pod["checks"]}
+    h = {c["id"]: c["verdict"] for c in host["checks"]}
+    if not p:
+        problems.append(f"{profile}: the pod's report has no checks")
+    if set(p) != set(h):
+        problems.append(f"{profile}: checks only in the pod's report {sorted(set(p) - set(h))}, "
+                        f"only in the host's {sorted(set(h) - set(p))}")
+    bad = sorted(k for k, v in p.items() if v in ("error", "inconclusive") and not timing(k))
+    if bad:
+        problems.append(f"{profile}: error/inconclusive in the pod: {bad}")
+    differ = []
+    for k in sorted(set(p) & set(h)):
+        if p[k] == h[k] or timing(k):
+            continue
+        if (profile, k) in KNOWN_DIFFERENCES:
+            unused.discard((profile, k))
+            print(f"fleet_image_test: {profile}: {k}: pod {p[k]}, host {h[k]}: known: "
+                  f"{KNOWN_DIFFERENCES[(profile, k)]}", file=sys.stderr)
+            continue
+        differ.append(f"{k}: pod {p[k]} host {h[k]}")
+    if differ:
+        problems.append(f"{profile}: verdicts differ: " + "; ".join(differ))
+    if pod_rc != host_rc:
+        problems.append(f"{profile}: the pod's run exit {pod_rc}, the host's {host_rc}")
+    counts = {v: sum(1 for x in p.values() if x == v) for v in sorted(set(p.values()))}
+    same = sum(1 for k in p if p[k] == h.get(k))
+    print(f"fleet_image_test: {profile}: {len(p)} checks {counts}, exit {pod_rc}; "
+          f"{same}/{len(p)} verdicts as on the host", file=sys.stderr)
+for k in sorted(unused):
+    problems.append(f"KNOWN_DIFFERENCES lists {k}, which did not differ: remove it")
+if problems:
+    print("\n".join("fleet_image_test: FAIL: " + x for x in problems), file=sys.stderr)
+    sys.exit(1)
+PY
+echo "fleet_image_test: ok in $(( $(date +%s) - start )) s" >&2
