@@ -27,3 +27,8 @@ set_tests_properties(fleet_manifests_test PROPERTIES TIMEOUT 60)
 add_test(NAME fleet_image_test
          COMMAND bash "${CMAKE_SOURCE_DIR}/tests/fleet_image_test.sh" "${CMAKE_BINARY_DIR}")
 set_tests_properties(fleet_image_test PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)
+# The RuntimeClass columns' kubectl profiles through tests/kubectl_standin/kubectl (pods carried
+# out by docker; no cluster here), with the probe path of issue 29 as the failing control. ~10 s.
+add_test(NAME fleet_kubectl_profiles_test
+         COMMAND bash "${CMAKE_SOURCE_DIR}/tests/fleet_kubectl_profiles_test.sh" "${CMAKE_BINARY_DIR}")
+set_tests_properties(fleet_kubectl_profiles_test PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
