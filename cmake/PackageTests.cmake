@@ -19,8 +19,8 @@ set_tests_properties(deb_root_test PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 1200)
 # The fleet audit (docs/fleet.md): the Kubernetes manifests against the API's models (an unknown
 # field, a wrong type, a missing required field fail; --self-test proves the checker catches
 # each), and the image of sandprobe run as the DaemonSet's pod would run it, its reports
-# compared check by check with the same audit on the host. About 2 min 10 s here (40 s of it
-# the image, from the cached debootstrap root).
+# compared check by check with the same audit on the host. 60-130 s here (30-45 s of it the
+# image, from the cached debootstrap root).
 add_test(NAME fleet_manifests_test
          COMMAND /usr/bin/python3 "${CMAKE_SOURCE_DIR}/tests/fleet_manifests_test.py" "${CMAKE_SOURCE_DIR}" --self-test)
 set_tests_properties(fleet_manifests_test PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60)

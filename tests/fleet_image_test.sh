@@ -19,8 +19,8 @@
 # usage: tests/fleet_image_test.sh BUILD_DIR
 # Exit 0: held; 1: failed (said on stderr); 77: skipped (not root, no docker, no cached
 # debootstrap root, no runsc), which fails under SANDPROBE_REQUIRE_BACKENDS=1.
-# About 2 min 10 s here: 40 s for the image (cached root, apt lists current), 45 s for the node
-# audit of five profiles x five suites in the container, the same on the host.
+# 60-130 s here, by the machine's load: 30-45 s for the image (cached root, apt lists current),
+# 25-45 s for the node audit of five profiles x five suites in the container, the same on the host.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/.." && pwd)
