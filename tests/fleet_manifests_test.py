@@ -203,6 +203,25 @@ def self_test(src):
             failures.append(f"self-test: {label}: expected an error with {expected!r}, got {errors}")
     if manifest_errors(ds, "self-test"):
         failures.append("self-test: the unchanged DaemonSet does not pass")
+    # The docker translation of the pod (tests/fleet_pod_docker_args.py, which fleet_image_test
+    # runs) refuses a field it does not translate, rather than leaving it out of the test.
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import fleet_pod_docker_args as translate
+    pod = ds["spec"]["template"]["spec"]
+    argv = translate.docker_args(pod, "node-1", [])
+    for expected in (["--pid", "host"], ["--network", "host"], ["--ipc", "host"], ["--cap-add", "SYS_PTRACE"]):
+        if not any(argv[i:i + 2] == expected for i in range(len(argv))):
+            failures.append(f"self-test: the DaemonSet's docker run lacks {expected}: {argv}")
+    for where, field in ((pod, "shareProcessNamespace"), (pod["containers"][0], "stdin"),
+                         (pod["containers"][0]["securityContext"], "readOnlyRootFilesystem")):
+        where[field] = True
+        try:
+            translate.docker_args(pod, "node-1", [])
+            failures.append(f"self-test: the docker translation accepted {field}, which it does not translate")
+        except SystemExit as refused:
+            if field not in str(refused.code):
+                failures.append(f"self-test: refusing {field} said {refused.code!r}")
+        del where[field]
     return failures
 
 
