@@ -11,6 +11,14 @@
 namespace sandprobe {
 namespace {
 
+// A launch of network families runs inside the run's egress lab, when it has one.
+bool JoinsLab(const LaunchBatch& batch) {
+  for (const ProbeInvocation& invocation : batch.invocations) {
+    if (invocation.family.rfind("net.", 0) == 0) return true;
+  }
+  return false;
+}
+
 // One run of the phase: the state its launch threads share (guarded by `between_`).
 class Launches {
  public:
@@ -96,7 +104,8 @@ class Launches {
          .fresh_instance = batch.fresh_instance,
          .host_readings = batch.host_readings,
          .probe_process = batch.probe_process,
-         .spare_processes_with_arg = batch.spare_processes_with_arg});
+         .spare_processes_with_arg = batch.spare_processes_with_arg,
+         .join_lab = JoinsLab(batch)});
     result = ToBatchResult(record, nonce, phase_.sandbox.profile().probe_exit);
     if (challenge) {
       JudgeChallenge(*challenge, record, nonce, result);
