@@ -13,6 +13,7 @@ std::vector<ProbeFamilyRow> NetworkProbeFamilies() {
       {"net.unix", "[PATH...]", CheckNetUnixArgs, RunNetUnix},
       {"net.ifaces", "", CheckNetIfacesArgs, RunNetIfaces},
       {"net.lab", "NAME...", CheckNetLabArgs, RunNetLab},
+      {"net.bypass", "VARIANT=SPELLING...", CheckNetBypassArgs, RunNetBypass},
   };
 }
 

@@ -40,6 +40,12 @@ bool InDocumentationRange(const sockaddr* sa) {
   }
   if (sa->sa_family == AF_INET6) {
     const auto* b = reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr.s6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr)) {
+      sockaddr_in v4{};
+      v4.sin_family = AF_INET;
+      std::memcpy(&v4.sin_addr, b + 12, 4);
+      return InDocumentationRange(reinterpret_cast<const sockaddr*>(&v4));
+    }
     return b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8;
   }
   return false;
@@ -135,8 +141,15 @@ void Exchange(int fd, const std::string& request, json& fact) {
   fact["status"] = status;
 }
 
-json TryName(const ProbeContext& ctx, const std::string& name, const std::string& refuse) {
-  json fact = {{"family", "net.lab"}, {"path", name}, {"nonce", ctx.nonce}};
+// One attempt: `family` "net.lab" (arg NAME: path NAME, target /sandprobe/NONCE) or
+// "net.bypass" (arg VARIANT=SPELLING: path VARIANT, target /sandprobe/NONCE/VARIANT).
+json TryName(const ProbeContext& ctx, const std::string& family, const std::string& arg, const std::string& refuse) {
+  const std::size_t eq = arg.find('=');
+  const std::string path = eq == std::string::npos ? arg : arg.substr(0, eq);
+  const std::string name = eq == std::string::npos ? arg : arg.substr(eq + 1);
+  const std::string target = "/sandprobe/" + ctx.nonce + (eq == std::string::npos ? "" : "/" + path);
+  json fact = {{"family", family}, {"path", path}, {"nonce", ctx.nonce}};
+  if (eq != std::string::npos) fact["spelling"] = name;
   if (!refuse.empty()) {
     Fail(fact, "resolv.conf", "EPERM");
     fact["detail"] = refuse;
@@ -173,12 +186,23 @@ json TryName(const ProbeContext& ctx, const std::string& name, const std::string
     Fail(fact, "connect", ErrnoName(errno));
     return fact;
   }
+  // Host as a client writes it for that URL: an IPv6 literal in brackets.
+  const std::string host = name.find(':') == std::string::npos ? name : "[" + name + "]";
   Exchange(fd,
-           "GET /sandprobe/" + ctx.nonce + " HTTP/1.1\r\nHost: " + name +
-               "\r\nUser-Agent: sandprobe\r\nConnection: close\r\n\r\n",
+           "GET " + target + " HTTP/1.1\r\nHost: " + host + "\r\nUser-Agent: sandprobe\r\nConnection: close\r\n\r\n",
            fact);
   ::close(fd);
   return fact;
+}
+
+}  // namespace
+
+namespace {
+
+constexpr char kHostChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-";
+
+bool IsSpelling(const std::string& text, const char* chars) {
+  return !text.empty() && text.size() <= 253 && text.find_first_not_of(chars) == std::string::npos;
 }
 
 }  // namespace
@@ -187,16 +211,32 @@ std::string CheckNetLabArgs(const FamilyArgs& args) {
   if (args.empty()) return "net.lab: no host names";
   if (args.size() > kMaxLabNames) return "net.lab: more than 512 host names";
   for (const std::string& name : args) {
-    const bool host_name = !name.empty() && name.size() <= 253 && name.find_first_not_of(
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == std::string::npos;
-    if (!host_name) return "net.lab: not a host name: " + name;
+    if (!IsSpelling(name, kHostChars)) return "net.lab: not a host name: " + name;
+  }
+  return "";
+}
+
+std::string CheckNetBypassArgs(const FamilyArgs& args) {
+  if (args.empty()) return "net.bypass: no VARIANT=SPELLING";
+  if (args.size() > kMaxLabNames) return "net.bypass: more than 512 spellings";
+  for (const std::string& arg : args) {
+    const std::size_t eq = arg.find('=');
+    if (eq == std::string::npos || !IsSpelling(arg.substr(0, eq), kHostChars) ||
+        !IsSpelling(arg.substr(eq + 1), "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:")) {
+      return "net.bypass: not VARIANT=SPELLING (a host name or a numeric address): " + arg;
+    }
   }
   return "";
 }
 
 void RunNetLab(const ProbeContext& ctx, const FamilyArgs& args) {
   const std::string refuse = ResolverOutsideLab();
-  for (const std::string& name : args) ctx.out.Emit(TryName(ctx, name, refuse));
+  for (const std::string& name : args) ctx.out.Emit(TryName(ctx, "net.lab", name, refuse));
+}
+
+void RunNetBypass(const ProbeContext& ctx, const FamilyArgs& args) {
+  const std::string refuse = ResolverOutsideLab();
+  for (const std::string& arg : args) ctx.out.Emit(TryName(ctx, "net.bypass", arg, refuse));
 }
 
 }  // namespace sandprobe

@@ -75,6 +75,7 @@ std::string CheckNetDnsArgs(const FamilyArgs& args);
 std::string CheckNetUnixArgs(const FamilyArgs& args);
 std::string CheckNetIfacesArgs(const FamilyArgs& args);
 std::string CheckNetLabArgs(const FamilyArgs& args);
+std::string CheckNetBypassArgs(const FamilyArgs& args);
 
 // net.tcp NAME=ADDR:PORT...: non-blocking connect (2 s cap), send the canary payload, wait
 // up to 2 s for the canary's ack line.
@@ -95,5 +96,8 @@ void RunNetIfaces(const ProbeContext& ctx, const FamilyArgs& args);
 // request with Host: NAME and the nonce to its first (documentation-range) address; the only
 // family that resolves names, and only through a resolver in a documentation range.
 void RunNetLab(const ProbeContext& ctx, const FamilyArgs& args);
+// net.bypass VARIANT=SPELLING...: the same for spellings of a denied destination (numeric forms
+// of an address, a trailing dot, mixed case); the request's target ends in /VARIANT.
+void RunNetBypass(const ProbeContext& ctx, const FamilyArgs& args);
 
 }  // namespace sandprobe

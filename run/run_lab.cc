@@ -10,9 +10,10 @@
 namespace sandprobe {
 namespace {
 
-bool SuiteNames(const Suite& suite, const char* family) {
+// net.lab or net.bypass: the families the lab is for.
+bool SuiteNamesALabFamily(const Suite& suite) {
   for (const SuiteEntry& entry : suite.entries) {
-    if (entry.family == family) return true;
+    if (entry.family == kLabFamily || entry.family == "net.bypass") return true;
   }
   return false;
 }
@@ -56,7 +57,7 @@ nlohmann::json LinksIn(const LabNamespace& netns) {
 
 StatusOr<std::unique_ptr<RunLab>> RunLab::StartIfNeeded(const Policy& policy, const Profile& profile,
                                                         const Suite& suite, const std::string& run_dir) {
-  if (profile.lab != LabMode::kJoin || !SuiteNames(suite, kLabFamily) || !AllowsAHost(policy)) {
+  if (profile.lab != LabMode::kJoin || !SuiteNamesALabFamily(suite) || !AllowsAHost(policy)) {
     return std::unique_ptr<RunLab>();
   }
   StatusOr<LabNames> names = MakeLabNames(policy.network.allow);
@@ -83,7 +84,16 @@ std::map<std::string, std::string> RunLab::PlanValues() const {
     std::string& list = name.kind == LabNameKind::kAllowed ? allowed : controls;
     list += (list.empty() ? "" : ",") + name.name;
   }
-  return {{"allowed", allowed}, {"controls", controls}};
+  std::map<std::string, std::string> values = {{"allowed", allowed}, {"controls", controls}};
+  // net.bypass's denied destination: the first control unlike any allowed name.
+  for (const LabName& name : lab_->names().names) {
+    if (name.kind != LabNameKind::kUnrelated) continue;
+    values["denied_name"] = name.name;
+    values["denied_v4"] = name.v4.Text();
+    values["denied_v6"] = name.v6.Text();
+    break;
+  }
+  return values;
 }
 
 nlohmann::json RunLab::Collect() {

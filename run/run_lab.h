@@ -4,7 +4,7 @@
 // question and sink connection it received, and the links of its namespaces). The judges of
 // net.lab (families/family_net_lab.cc) decide by these receipts, never by the probe's word.
 //
-// A run has a lab when the profile says "lab": "join", the suite names net.lab, and the
+// A run has a lab when the profile says "lab": "join", the suite names net.lab or net.bypass, and the
 // policy's network.allow names at least one host (an exact name or a "*." wildcard).
 #pragma once
 
@@ -35,7 +35,8 @@ class RunLab final : public RunWitness {
                                                          const Suite& suite, const std::string& run_dir);
 
   std::string name() const override { return "lab"; }
-  // "allowed" and "controls": the lab's names of each kind, comma-separated.
+  // "allowed" and "controls": the lab's names of each kind, comma-separated; "denied_name",
+  // "denied_v4", "denied_v6": net.bypass's denied destination (the first unrelated control).
   std::map<std::string, std::string> PlanValues() const override;
   nlohmann::json Collect() override;
   // What a probe launch joining the lab hands the launcher; valid while this object lives.

@@ -83,6 +83,15 @@ TEST(LabRunTest, BwrapWithoutAnAllowlistPassesTheAllowedNameAndFailsEveryControl
     EXPECT_NE(check.value("observed", "").find("the lab received"), std::string::npos) << id;
   }
   EXPECT_GE(controls, 5) << "the lab's look-alike and unrelated names";
+  // Every spelling of the denied destination got through too: bwrap filters nothing.
+  int bypasses = 0;
+  for (const json& check : r["checks"]) {
+    const std::string id = check.value("id", "");
+    if (id.rfind("net.bypass.refused:", 0) != 0) continue;
+    ++bypasses;
+    EXPECT_EQ(check.value("verdict", ""), "fail") << id << ": " << check.value("observed", "");
+  }
+  EXPECT_EQ(bypasses, 8);
   // The host names are judged in the lab now, not skipped as untested.
   for (const json& check : r["checks"]) {
     EXPECT_NE(check.value("id", ""), "net.allow.untested:pkg.lab.test");
