@@ -1,7 +1,5 @@
 #include "cli/cli_recorded.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -10,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/color_choice.h"
 #include "contract/exit_code.h"
 #include "io/atomic_file.h"
 #include "cli/console_width.h"
@@ -31,10 +30,6 @@ struct ReportFlags {
   ReportPaths outputs = ReportPaths(ReportFormats().size());  // one per ReportFormats() row
   bool no_color = false;
 };
-
-bool UseColor(bool no_color, FILE* stream) {
-  return !no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
-}
 
 // Exit codes as `run`: the gate over the re-judged verdicts; 2 for bad input.
 int Report(ReportFlags flags, const std::string& data_dir) {
@@ -108,12 +103,16 @@ CliHandler SetupReport(CLI::App& command, const CliGlobals& globals) {
       ->check(CLI::IsMember(names))
       ->capture_default_str();
   for (std::size_t i = 0; i < formats.size(); ++i) {
-    command.add_option(std::string(formats[i].flag), flags->outputs[i], std::string(formats[i].help));
+    // The run's help for --matrix speaks of every --sandbox, an option `report` does not have.
+    const std::string help = formats[i].name == "matrix"
+                                 ? "write this run's checks table here (Markdown; JSON for *.json)"
+                                 : std::string(formats[i].help);
+    command.add_option(std::string(formats[i].flag), flags->outputs[i], help);
   }
   command.add_option("--fail-on", flags->fail_on, "lowest severity whose fail gives exit 1 (none: report only)")
       ->capture_default_str();
   command.add_option("--waivers", flags->waivers, "JSON file of waived fails (check glob, reason, expires)");
-  command.add_flag("--no-color", flags->no_color, "no ANSI colours (NO_COLOR is honoured too)");
+  command.add_flag("--no-color", flags->no_color, "no ANSI colours (also NO_COLOR=1; FORCE_COLOR=1 colours a pipe)");
   return [flags, &globals] { return Report(*flags, globals.data_dir); };
 }
 

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli_inputs.h"
+#include "cli/color_choice.h"
 #include "contract/exit_code.h"
 #include "io/atomic_file.h"
 #include "cli/console_width.h"
@@ -121,10 +122,6 @@ std::size_t TerminalWidth() {
   (void)WriteReports({AbandonedRunReport(SANDPROBE_VERSION, sandbox, why)}, outputs,
                      /*skip_stdout=*/true);
   std::_Exit(kExitHarness);
-}
-
-bool UseColor(bool no_color, FILE* stream) {
-  return !no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
 }
 
 // One sandbox of the run: its profile file, what was loaded from it (with the policy and the
@@ -357,7 +354,7 @@ CliHandler SetupRun(CLI::App& run, const CliGlobals& globals) {
   run.add_flag("--require-backend", flags->require_backend,
                "accepted for compatibility: a backend whose preflight fails is an error (exit 3) by default")
       ->excludes("--allow-missing-backend");
-  run.add_flag("--no-color", flags->no_color, "no ANSI colours (NO_COLOR is honoured too)");
+  run.add_flag("--no-color", flags->no_color, "no ANSI colours (also NO_COLOR=1; FORCE_COLOR=1 colours a pipe)");
   run.add_flag("--keep-run-dir", flags->keep_run_dir, "keep /var/tmp/sandprobe-<run_id>");
   run.add_option("-j,--jobs", flags->jobs, "shared launches at once (resource probes always run alone)")
       ->check(CLI::Range(1, 64));

@@ -15,9 +15,12 @@
 
 #include "cli/cli_command.h"
 #include "cli/cli_inputs.h"
+#include "cli/cli_matrix.h"
 #include "cli/cli_mutate.h"
 #include "cli/cli_recorded.h"
 #include "cli/cli_run.h"
+#include "cli/help_command.h"
+#include "cli/validate_report.h"
 #include "contract/exit_code.h"
 #include "families/plan.h"
 #include "launch/launcher.h"
@@ -99,6 +102,15 @@ std::optional<JsonDocument> MutationOperatorDocument(const std::string& file) {
 int Validate(const std::vector<std::string>& files, const std::string& data_dir) {
   int failures = 0;
   for (const std::string& file : files) {
+    if (std::optional<StatusOr<std::string>> report = ValidateReportFile(file)) {
+      if (report->ok()) {
+        std::cout << **report << "\n";
+      } else {
+        std::cerr << report->status().message() << "\n";
+        ++failures;
+      }
+      continue;
+    }
     if (std::optional<JsonDocument> doc = MutationOperatorDocument(file)) {
       StatusOr<MutationOperatorFile> operators = ParseMutationOperators(*doc);
       if (!operators.ok()) {
@@ -209,8 +221,13 @@ constexpr CliCommand kCommands[] = {
     {"report", "judge a recorded run (a JSON report) again, against another policy, launching nothing",
      SetupReport},
     {"infer", "the policy a recorded run's sandbox actually enforces, as a policy file", SetupInfer},
+    {"matrix", "merge saved JSON reports (one per sandbox and node) into one checks x sandboxes matrix",
+     SetupMatrix},
     {"mutate", "audit one-variable weakenings of a sandbox beside it; list those no check tells apart",
      SetupMutate},
+    // About the CLI itself (cli/help_command.h).
+    {"help", "this text, or a command's (help COMMAND): as --help prints it", SetupHelp},
+    {"completion", "print the bash completion script (completion bash)", SetupCompletion},
 };
 
 int Main(int argc, char** argv) {

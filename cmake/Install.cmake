@@ -8,10 +8,12 @@
 #   /usr/share/sandprobe/scripts/restricted_runner.py (their sandbox: see the profiles' install_hint)
 #   /usr/lib/sandprobe-wasi/sandprobe-probe.wasm (the wasm32-wasi probe, when built) and
 #   /usr/share/sandprobe/scripts/wasi_node_runner.mjs (the wasi-node profiles' runner)
-#   /usr/share/sandprobe/{suites,policies,sandboxes,docs/*.schema.json,scripts/microvm}
+#   /usr/share/sandprobe/{suites,policies,sandboxes,docs/*.schema.json,docs/checks.md,scripts/microvm}
 #   /usr/share/sandprobe/docker/            (build-images.sh and the Dockerfiles of the images
 #                                            the docker profiles run: sandprobe/agent, /probe)
-#   /usr/share/man/man1/sandprobe.1.gz      (help2man from `sandprobe --help`)
+#   /usr/share/man/man1/sandprobe.1.gz      (help2man from `sandprobe --help`), and
+#   /usr/share/man/man1/sandprobe-NAME.1.gz (from `sandprobe NAME --help`, one per subcommand)
+#   /usr/share/bash-completion/completions/sandprobe (`sandprobe completion bash`)
 #   /usr/share/doc/sandprobe/               (README.Debian: after the install; the CI templates)
 # scripts/microvm is data for the microvm profiles: their guest is built from it (see
 # sandboxes/microvm.json) into /var/lib/sandprobe-microvm by
@@ -45,7 +47,7 @@ install(PROGRAMS probes/wasi/wasi_node_runner.mjs DESTINATION "${SANDPROBE_INSTA
 install(PROGRAMS probes/python/restricted_runner.py DESTINATION "${SANDPROBE_INSTALL_DATA}/scripts")
 install(DIRECTORY suites policies sandboxes DESTINATION "${SANDPROBE_INSTALL_DATA}")
 file(GLOB SP_SCHEMAS CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/docs/*.schema.json")
-install(FILES ${SP_SCHEMAS} DESTINATION "${SANDPROBE_INSTALL_DATA}/docs")
+install(FILES ${SP_SCHEMAS} docs/checks.md DESTINATION "${SANDPROBE_INSTALL_DATA}/docs")
 install(DIRECTORY scripts/microvm DESTINATION "${SANDPROBE_INSTALL_DATA}/scripts"
         USE_SOURCE_PERMISSIONS)
 # The images are built on the user's machine (no registry): the script finds the installed probe
@@ -73,8 +75,34 @@ add_custom_command(
   DEPENDS sandprobe "${CMAKE_SOURCE_DIR}/cmake/sandprobe.h2m"
   COMMENT "man page sandprobe.1 (help2man)"
   VERBATIM)
-add_custom_target(sandprobe_man ALL DEPENDS "${SP_MAN}.gz")
-install(FILES "${SP_MAN}.gz" DESTINATION share/man/man1)
+# One page per subcommand, the same way (cmake/SubcommandManPages.cmake asks the binary which).
+set(SP_SUBCOMMAND_MANS "${CMAKE_BINARY_DIR}/man/subcommands.stamp")
+add_custom_command(
+  OUTPUT "${SP_SUBCOMMAND_MANS}"
+  COMMAND "${CMAKE_COMMAND}" -E make_directory "${CMAKE_BINARY_DIR}/man"
+  COMMAND "${CMAKE_COMMAND}" "-DSANDPROBE=$<TARGET_FILE:sandprobe>" "-DHELP2MAN=${HELP2MAN}"
+          "-DGZIP=${GZIP}" "-DVERSION=${PROJECT_VERSION}"
+          "-DINCLUDE=${CMAKE_SOURCE_DIR}/cmake/sandprobe-subcommand.h2m"
+          "-DOUT_DIR=${CMAKE_BINARY_DIR}/man" -P "${CMAKE_SOURCE_DIR}/cmake/SubcommandManPages.cmake"
+  COMMAND "${CMAKE_COMMAND}" -E touch "${SP_SUBCOMMAND_MANS}"
+  DEPENDS sandprobe "${CMAKE_SOURCE_DIR}/cmake/SubcommandManPages.cmake"
+          "${CMAKE_SOURCE_DIR}/cmake/sandprobe-subcommand.h2m"
+  COMMENT "man pages sandprobe-SUBCOMMAND.1 (help2man)"
+  VERBATIM)
+add_custom_target(sandprobe_man ALL DEPENDS "${SP_MAN}.gz" "${SP_SUBCOMMAND_MANS}")
+install(DIRECTORY "${CMAKE_BINARY_DIR}/man/" DESTINATION share/man/man1 FILES_MATCHING PATTERN "*.1.gz")
+
+# Bash completion, written by the binary from its own command table (cli/bash_completion.h).
+set(SP_COMPLETION "${CMAKE_BINARY_DIR}/completion/sandprobe")
+add_custom_command(
+  OUTPUT "${SP_COMPLETION}"
+  COMMAND "${CMAKE_COMMAND}" -E make_directory "${CMAKE_BINARY_DIR}/completion"
+  COMMAND sh -c "\"$1\" completion bash > \"$2\"" sh $<TARGET_FILE:sandprobe> "${SP_COMPLETION}"
+  DEPENDS sandprobe
+  COMMENT "bash completion (sandprobe completion bash)"
+  VERBATIM)
+add_custom_target(sandprobe_completion ALL DEPENDS "${SP_COMPLETION}")
+install(FILES "${SP_COMPLETION}" DESTINATION share/bash-completion/completions)
 
 # The package. Library dependencies come from dpkg-shlibdeps (dpkg-dev); setpriv (util-linux) is
 # what the bwrap profiles start bwrap with. The backends are Recommends/Suggests: a missing one

@@ -71,10 +71,10 @@ BatchResult ToBatchResult(const LaunchRecord& record, const std::string& nonce,
   // The sandbox's exit status is the host's own fact: complete frames followed by exit 1 or a
   // signal are not a clean run (the probe exits 0 after its done frame).
   const bool clean_exit = result.end.exit_code == 0 && !record.signal;
-  // A sandbox command that anyone could have replaced (a writable directory, a stranger's file,
-  // a bare name found outside the system paths) may print any frames it likes: what it says
-  // decides nothing but the leaks it proves.
-  const bool trusted_program = record.executable_warning.empty();
+  // A sandbox command that anyone could have replaced (a writable directory, a stranger's file)
+  // may print any frames it likes: what it says decides nothing but the leaks it proves. Where
+  // PATH found it (~/.local/bin, /snap/bin) is only warned about: its path and hash are recorded.
+  const bool trusted_program = !record.executable_forgeable;
   // A profile whose status comes from the exit status line (a VM) proves nothing by exit 0.
   const std::string missing_exit_line = MissingExitLine(record, probe_exit);
   result.complete = record.error.empty() && !record.timed_out && clean_exit && trusted_program &&

@@ -65,10 +65,20 @@ TEST(BatchResultTest, AProgramAnyoneCouldHaveReplacedDecidesNothing) {
   LaunchRecord shadowed = Complete();
   shadowed.executable = "/tmp/x/env";
   shadowed.executable_warning = "it lives in a world-writable directory /tmp/x";
+  shadowed.executable_forgeable = true;
   BatchResult result = ToBatchResult(shadowed, kNonce);
   EXPECT_FALSE(result.complete);
   EXPECT_NE(result.reason.find("/tmp/x/env: it lives in a world-writable directory"), std::string::npos)
       << result.reason;
+}
+
+// ~/.local/bin or /snap/bin on PATH: a warning (its path and hash are in the report), not distrust.
+TEST(BatchResultTest, AProgramFoundOnPathOutsideTheSystemDirectoriesIsJudged) {
+  LaunchRecord local = Complete();
+  local.executable = "/root/.local/bin/bwrap";
+  local.executable_warning = "found on PATH in /root/.local/bin, outside the system paths /usr/bin";
+  BatchResult result = ToBatchResult(local, kNonce);
+  EXPECT_TRUE(result.complete) << result.reason;
 }
 
 }  // namespace

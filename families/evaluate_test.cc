@@ -97,11 +97,11 @@ TEST(EvaluateTest, CanaryLeakCountsOnlyWithTheCanaryHash) {
   auto facts = PerfectFacts();
   SetFact(facts, "fs.read", "/var/tmp/sp/canary.txt", {{"ok", true}, {"kind", "file"}, {"bytes", 5}, {"sha256", "different"}});
   auto other_file = Evaluate(TierLowPlan(), {Ran(facts)}, kWitnesses);
-  EXPECT_EQ(Find(other_file, "fs.read.denied:{host_canary}").outcome, Outcome::kPass);
+  EXPECT_EQ(Find(other_file, "fs.read.denied:host-canary").outcome, Outcome::kPass);
 
   SetFact(facts, "fs.read", "/var/tmp/sp/canary.txt", {{"sha256", kWitnesses.canary_sha256}});
   auto leaked = Evaluate(TierLowPlan(), {Ran(facts)}, kWitnesses);
-  const Verdict& v = Find(leaked, "fs.read.denied:{host_canary}");
+  const Verdict& v = Find(leaked, "fs.read.denied:host-canary");
   EXPECT_EQ(v.outcome, Outcome::kFail);
   EXPECT_NE(v.observed.find("matches the host canary"), std::string::npos);
   EXPECT_FALSE(v.evidence.witness_facts.empty());
@@ -111,7 +111,7 @@ TEST(EvaluateTest, UnwritableWorkspaceFailsTooRestrictive) {
   auto facts = PerfectFacts();
   SetFact(facts, "fs.write", "/workspace", {{"ok", false}, {"step", "open"}, {"errno", "EROFS"}, {"ro_mount", true}});
   auto verdicts = Evaluate(TierLowPlan(), {Ran(facts)}, kWitnesses);
-  const Verdict& v = Find(verdicts, "fs.write.allowed:{workspace}");
+  const Verdict& v = Find(verdicts, "fs.write.allowed:workspace");
   EXPECT_EQ(v.outcome, Outcome::kFail);
   EXPECT_EQ(v.direction, Direction::kTooRestrictive);
   EXPECT_NE(v.observed.find("EROFS"), std::string::npos);
@@ -181,7 +181,7 @@ TEST(EvaluateTest, IncompleteLaunchTurnsPassesIntoErrorsButKeepsProvenFails) {
   auto facts = PerfectFacts();
   SetFact(facts, "fs.read", "/var/tmp/sp/canary.txt", {{"ok", true}, {"kind", "file"}, {"bytes", 5}, {"sha256", kWitnesses.canary_sha256}});
   auto verdicts = Evaluate(TierLowPlan(), {Ran(facts, /*complete=*/false)}, kWitnesses);
-  EXPECT_EQ(Find(verdicts, "fs.read.denied:{host_canary}").outcome, Outcome::kFail);
+  EXPECT_EQ(Find(verdicts, "fs.read.denied:host-canary").outcome, Outcome::kFail);
   const Verdict& v = Find(verdicts, "fs.read.denied:/etc/shadow");
   EXPECT_EQ(v.outcome, Outcome::kError);
   EXPECT_NE(v.observed.find("incomplete"), std::string::npos);
@@ -310,7 +310,7 @@ TEST(EvaluateTest, ABackendLostAfterALeakKeepsTheLeakAFail) {
   BatchResult result = Ran(facts, /*complete=*/false);
   result.backend_unavailable = "backend docker unavailable: docker info: Cannot connect";
   auto verdicts = Evaluate(TierLowPlan(), {result}, kWitnesses);
-  EXPECT_EQ(Find(verdicts, "fs.read.denied:{host_canary}").outcome, Outcome::kFail);
+  EXPECT_EQ(Find(verdicts, "fs.read.denied:host-canary").outcome, Outcome::kFail);
   EXPECT_EQ(Find(verdicts, "fs.read.denied:/etc/shadow").outcome, Outcome::kSkip);
   EXPECT_EQ(Find(verdicts, "fs.read.denied:/etc/shadow").observed, result.backend_unavailable);
   // A check with a fact from the broken launch is an error, not a skip: there was evidence.

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "families/family_fs.h"
+#include "model/check_id.h"
 
 namespace sandprobe {
 namespace {
@@ -20,7 +21,7 @@ Status ExpandAccess(const ExpandInput& in, BatchBuilder& batch, const std::strin
     Check check;
     check.family = family;
     check.expect = expect;
-    check.id = fmt::format("{}.{}:{}", family, ExpectationName(expect), path.path);
+    check.id = PlaceholderFreeId(fmt::format("{}.{}:{}", family, ExpectationName(expect), path.path));
     // A forbidden access is a leak; a missing allowed one breaks the workload.
     check.severity = expect == Expectation::kDenied ? Severity::kHigh : Severity::kMedium;
     check.target = path.path;
@@ -39,7 +40,7 @@ Status ExpandAccess(const ExpandInput& in, BatchBuilder& batch, const std::strin
 }
 
 // One denied read per canary the profile planted in a host directory it mounts (`canaries_in`,
-// witness_mounted_canary.cc): "fs.read.denied:{mounted_canary:/root}".
+// witness_mounted_canary.cc): "fs.read.denied:mounted-canary:/root".
 Status ExpandMountedCanaries(const ExpandInput& in, BatchBuilder& batch) {
   const auto& values = in.context.values;
   auto count = values.find("mounted_canaries.count");
@@ -50,7 +51,7 @@ Status ExpandMountedCanaries(const ExpandInput& in, BatchBuilder& batch) {
     check.family = "fs.read";
     check.expect = Expectation::kDenied;
     check.target = fmt::format("{{mounted_canary:{}}}", label);
-    check.id = "fs.read.denied:" + check.target;
+    check.id = PlaceholderFreeId("fs.read.denied:" + check.target);
     check.severity = Severity::kHigh;
     check.resolved_target = values.at(fmt::format("mounted_canaries.{}.inside", i));
     check.reference = PolicyRef::InWords("the profile's canaries_in");
@@ -84,7 +85,7 @@ Status ExpandFsAlias(const ExpandInput& in, BatchBuilder& batch) {
       Check check;
       check.family = "fs.alias";
       check.expect = Expectation::kDenied;
-      check.id = fmt::format("fs.alias.denied:{}[{}]", path.path, variant);
+      check.id = PlaceholderFreeId(fmt::format("fs.alias.denied:{}[{}]", path.path, variant));
       check.severity = Severity::kHigh;
       check.target = path.path;
       check.resolved_target = *resolved;

@@ -145,8 +145,8 @@ TEST(FamilyFsTest, CanaryHashInAnotherFactFailsEveryCanaryCheck) {
   // A lying sandbox (or a probe of another family) prints the real canary hash elsewhere.
   facts.push_back({{"family", "env.secret"}, {"note", "x " + kCanarySha}});
   int index = static_cast<int>(facts.size()) - 1;
-  for (const char* id : {"fs.read.denied:{host_canary}", "fs.alias.denied:{host_canary}[symlink]",
-                         "fs.alias.denied:{host_canary}[mount_root]"}) {
+  for (const char* id : {"fs.read.denied:host-canary", "fs.alias.denied:host-canary[symlink]",
+                         "fs.alias.denied:host-canary[mount_root]"}) {
     Verdict v = Judged(facts, id);
     EXPECT_EQ(v.outcome, Outcome::kFail) << id << ": " << v.observed;
     EXPECT_EQ(v.direction, Direction::kTooPermissive);
@@ -161,7 +161,7 @@ TEST(FamilyFsTest, CanaryHashInASecondFactForTheSameKeyFails) {
   auto facts = TightFacts();
   json second = {{"family", "fs.read"}, {"path", kCanary}, {"ok", true}, {"kind", "file"}, {"bytes", 55}, {"sha256", kCanarySha}};
   facts.push_back(second);
-  EXPECT_EQ(Judged(facts, "fs.read.denied:{host_canary}").outcome, Outcome::kFail);
+  EXPECT_EQ(Judged(facts, "fs.read.denied:host-canary").outcome, Outcome::kFail);
 }
 
 TEST(FamilyFsTest, CanaryHashInAnotherLaunchFails) {
@@ -172,7 +172,7 @@ TEST(FamilyFsTest, CanaryHashInAnotherLaunchFails) {
   BatchResult leak = Ran({{{"family", "x"}, {"sha256", kCanarySha}}});
   leak.launch_id = "L9";
   for (const Verdict& v : Evaluate(plan, {Ran(TightFacts()), leak}, Witness())) {
-    if (v.check.id != "fs.read.denied:{host_canary}") continue;
+    if (v.check.id != "fs.read.denied:host-canary") continue;
     EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
     EXPECT_NE(v.observed.find("launch B9"), std::string::npos) << v.observed;
   }
@@ -190,7 +190,7 @@ WitnessFacts Watched(json opens, json changes, bool watched = true) {
 TEST(FamilyFsTest, AnOpenTheHostSawFailsTheCanaryWhateverTheProbeSaid) {
   // The probe (or a launcher rewriting its frames) reports EACCES for every canary path.
   const WitnessFacts w = Watched({{{"after_launch", "L1"}, {"count", 1}}}, json::array());
-  for (const char* id : {"fs.read.denied:{host_canary}", "fs.alias.denied:{host_canary}[symlink]"}) {
+  for (const char* id : {"fs.read.denied:host-canary", "fs.alias.denied:host-canary[symlink]"}) {
     Verdict v = Judged(TightFacts(), id, w);
     EXPECT_EQ(v.outcome, Outcome::kFail) << id << ": " << v.observed;
     EXPECT_EQ(v.direction, Direction::kTooPermissive);
@@ -203,7 +203,7 @@ TEST(FamilyFsTest, AnOpenTheHostSawFailsTheCanaryWhateverTheProbeSaid) {
 
 TEST(FamilyFsTest, AChangedCanaryIsACriticalWriteToTheHost) {
   const WitnessFacts w = Watched(json::array(), {{{"after_launch", "L1"}, {"what", "gone from its path"}}});
-  Verdict v = Judged(TightFacts(), "fs.read.denied:{host_canary}", w);
+  Verdict v = Judged(TightFacts(), "fs.read.denied:host-canary", w);
   EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
   EXPECT_EQ(v.check.severity, Severity::kCritical);
   EXPECT_EQ(v.tier(), EvidenceTier::kWitnessed);
@@ -212,14 +212,14 @@ TEST(FamilyFsTest, AChangedCanaryIsACriticalWriteToTheHost) {
 }
 
 TEST(FamilyFsTest, ADenialTheWatchConfirmsIsWitnessedAndOneWithoutAWatchIsReported) {
-  Verdict v = Judged(TightFacts(), "fs.read.denied:{host_canary}", Watched(json::array(), json::array()));
+  Verdict v = Judged(TightFacts(), "fs.read.denied:host-canary", Watched(json::array(), json::array()));
   EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
   EXPECT_EQ(v.tier(), EvidenceTier::kWitnessed);
   EXPECT_NE(v.observed.find("saw no open of its canary and re-verified it intact 3 times"), std::string::npos);
-  v = Judged(TightFacts(), "fs.read.denied:{host_canary}");  // an older report: no watch
+  v = Judged(TightFacts(), "fs.read.denied:host-canary");  // an older report: no watch
   EXPECT_EQ(v.outcome, Outcome::kPass);
   EXPECT_EQ(v.tier(), EvidenceTier::kReported);
-  v = Judged(TightFacts(), "fs.read.denied:{host_canary}", Watched(json::array(), json::array(), false));
+  v = Judged(TightFacts(), "fs.read.denied:host-canary", Watched(json::array(), json::array(), false));
   EXPECT_EQ(v.outcome, Outcome::kPass);
   EXPECT_EQ(v.tier(), EvidenceTier::kReported);
   EXPECT_NE(v.observed.find("the host could not watch its canary (inotify_init1"), std::string::npos);
@@ -242,7 +242,7 @@ TEST(FamilyFsTest, AMountedCanaryIsJudgedByItsOwnWatch) {
                                                    {"inside_path", "/data/sandprobe-canary-x"},
                                                    {"sha256", std::string(64, 'c')}, {"watch", watch}}});
     for (Verdict& v : Evaluate(*plan, {Ran(facts)}, w)) {
-      if (v.check.id == "fs.read.denied:{mounted_canary:/srv/data}") return v;
+      if (v.check.id == "fs.read.denied:mounted-canary:/srv/data") return v;
     }
     ADD_FAILURE() << "no mounted canary check";
     return Verdict{};
@@ -323,11 +323,11 @@ TEST(FamilyFsTest, MountRootHitWithTheCanaryFails) {
   FactOf(facts, "fs.alias", kCanary, "mount_root") = {
       {"family", "fs.alias"}, {"path", kCanary}, {"variant", "mount_root"}, {"ok", true}, {"tried", 6}, {"mounts", 3},
       {"hits", json::array({{{"via", "/host" + kCanary}, {"ok", true}, {"kind", "file"}, {"bytes", 55}, {"sha256", kCanarySha}}})}};
-  Verdict v = Judged(facts, "fs.alias.denied:{host_canary}[mount_root]");
+  Verdict v = Judged(facts, "fs.alias.denied:host-canary[mount_root]");
   EXPECT_EQ(v.outcome, Outcome::kFail);
   EXPECT_NE(v.observed.find("/host" + kCanary), std::string::npos) << v.observed;
   // And, the hash being anywhere, the direct read of the canary fails with it.
-  EXPECT_EQ(Judged(facts, "fs.read.denied:{host_canary}").outcome, Outcome::kFail);
+  EXPECT_EQ(Judged(facts, "fs.read.denied:host-canary").outcome, Outcome::kFail);
 }
 
 TEST(FamilyFsTest, MountRootHitOfTheSandboxsOwnFileIsNotALeak) {
@@ -401,12 +401,12 @@ TEST(FamilyFsTest, MountedCanaryIsJudgedByItsOwnHash) {
   w.observed["mounted_canaries"] = json::array({{{"label", "/root"}, {"inside_path", inside}, {"sha256", std::string(64, 'm')}}});
   auto facts = TightFacts();
   facts.push_back({{"family", "fs.read"}, {"path", inside}, {"ok", true}, {"kind", "file"}, {"bytes", 60}, {"sha256", std::string(64, 'm')}});
-  Verdict v = Judged(facts, "fs.read.denied:{mounted_canary:/root}", w, plan);
+  Verdict v = Judged(facts, "fs.read.denied:mounted-canary:/root", w, plan);
   EXPECT_EQ(v.outcome, Outcome::kFail) << v.observed;
   facts.back()["sha256"] = std::string(64, '2');  // another file at that path: not the canary
-  EXPECT_EQ(Judged(facts, "fs.read.denied:{mounted_canary:/root}", w, plan).outcome, Outcome::kPass);
+  EXPECT_EQ(Judged(facts, "fs.read.denied:mounted-canary:/root", w, plan).outcome, Outcome::kPass);
   w.observed.erase("mounted_canaries");  // no record of the canary's hash
-  EXPECT_EQ(Judged(facts, "fs.read.denied:{mounted_canary:/root}", w, plan).outcome, Outcome::kInconclusive);
+  EXPECT_EQ(Judged(facts, "fs.read.denied:mounted-canary:/root", w, plan).outcome, Outcome::kInconclusive);
 }
 
 TEST(FamilyFsTest, CanaryThePolicyDeclaresReadableStaysAllowedWhenRead) {
@@ -419,11 +419,11 @@ TEST(FamilyFsTest, CanaryThePolicyDeclaresReadableStaysAllowedWhenRead) {
   FactOf(facts, "fs.read", kCanary) = {{"family", "fs.read"}, {"path", kCanary}, {"ok", true},
                                        {"kind", "file"}, {"bytes", 55}, {"sha256", kCanarySha}};
   // The canary's hash is in the launch (the read itself): what the policy promised, a pass.
-  Verdict v = Judged(facts, "fs.read.allowed:{host_canary}", Witness(), *plan);
+  Verdict v = Judged(facts, "fs.read.allowed:host-canary", Witness(), *plan);
   EXPECT_EQ(v.outcome, Outcome::kPass) << v.observed;
   // Unreadable although declared readable: too restrictive, as for any allowed path.
   FactOf(facts, "fs.read", kCanary) = Denied("fs.read", kCanary);
-  v = Judged(facts, "fs.read.allowed:{host_canary}", Witness(), *plan);
+  v = Judged(facts, "fs.read.allowed:host-canary", Witness(), *plan);
   EXPECT_EQ(v.outcome, Outcome::kFail);
   EXPECT_EQ(v.direction, Direction::kTooRestrictive);
 }
@@ -590,22 +590,22 @@ TEST(FamilyFsTest, AWorkspaceWriteFailingOnTheHarnesssFullDiskIsAnError) {
   WitnessFacts w = Witness();
   w.observed["run_root"] = {{"path", "/var/tmp/sandprobe-x/workspace"}, {"bytes_free", 0}, {"inodes_free", 10},
                             {"read_only", false}, {"full", true}, {"workspace_inside", "/workspace"}};
-  Verdict v = Judged(facts, "fs.write.allowed:{workspace}", w);
+  Verdict v = Judged(facts, "fs.write.allowed:workspace", w);
   EXPECT_EQ(v.outcome, Outcome::kError) << v.observed;
   EXPECT_NE(v.observed.find("the harness's run root is full (/var/tmp/sandprobe-x/workspace: 0 bytes"),
             std::string::npos) << v.observed;
   EXPECT_NE(v.remediation.find("free space"), std::string::npos) << v.remediation;
   ws["errno"] = "EDQUOT";
-  EXPECT_EQ(Judged(facts, "fs.write.allowed:{workspace}", w).outcome, Outcome::kError);
+  EXPECT_EQ(Judged(facts, "fs.write.allowed:workspace", w).outcome, Outcome::kError);
   // A sandbox's read-only workspace on a host filesystem that is not: the sandbox's fail.
   ws["errno"] = "EROFS";
-  EXPECT_EQ(Judged(facts, "fs.write.allowed:{workspace}", w).outcome, Outcome::kFail);
+  EXPECT_EQ(Judged(facts, "fs.write.allowed:workspace", w).outcome, Outcome::kFail);
   w.observed["run_root"]["read_only"] = true;
-  EXPECT_EQ(Judged(facts, "fs.write.allowed:{workspace}", w).outcome, Outcome::kError);
+  EXPECT_EQ(Judged(facts, "fs.write.allowed:workspace", w).outcome, Outcome::kError);
   // Room on the run root: ENOSPC there is the sandbox's (its own small mount over /workspace).
   ws["errno"] = "ENOSPC";
   w.observed["run_root"]["full"] = false;
-  v = Judged(facts, "fs.write.allowed:{workspace}", w);
+  v = Judged(facts, "fs.write.allowed:workspace", w);
   EXPECT_EQ(v.outcome, Outcome::kFail);
   EXPECT_EQ(v.direction, Direction::kTooRestrictive);
   // A full run root says nothing about /tmp.

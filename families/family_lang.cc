@@ -10,7 +10,7 @@
 namespace sandprobe {
 namespace {
 
-constexpr const char* kEscapeCheck = "lang.escape.denied:{host_canary}";
+constexpr const char* kEscapeCheck = "lang.escape.denied:host-canary";
 
 Status ExpandLangEscape(const ExpandInput& in, BatchBuilder& batch) {
   auto canary_file = in.path_values.find("host_canary");

@@ -14,7 +14,7 @@ using testing::SuiteOf;
 using testing::TierLowPolicy;
 
 const char kCanarySha[] = "8adac39f741f276f9223f9e8253b27ae22086a27aae2d19669021f516d737e8d";
-const char kCheck[] = "lang.escape.denied:{host_canary}";
+const char kCheck[] = "lang.escape.denied:host-canary";
 
 Policy EscapePolicy() {
   Policy policy = TierLowPolicy();

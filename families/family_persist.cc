@@ -16,6 +16,7 @@
 
 #include "families/family.h"
 #include "model/policy_enums.h"
+#include "model/check_id.h"
 
 namespace sandprobe {
 namespace {
@@ -73,8 +74,8 @@ Check LocationCheck(const Location& l, const std::string& when) {
   Check check;
   check.family = "persist";
   bool survives = when == "turn" ? l.survives != Scope::kNone : l.survives == Scope::kSessions;
-  // "persist.session.ephemeral:/tmp", "persist.turn.survives:{workspace}"
-  check.id = fmt::format("persist.{}.{}:{}", when, survives ? "survives" : "ephemeral", l.target);
+  // "persist.session.ephemeral:/tmp", "persist.turn.survives:workspace"
+  check.id = PlaceholderFreeId(fmt::format("persist.{}.{}:{}", when, survives ? "survives" : "ephemeral", l.target));
   check.variant = when;
   check.expect = survives ? Expectation::kAllowed : Expectation::kDenied;
   check.target = l.target;

@@ -146,9 +146,9 @@ TEST(FamilyPersistTest, AgentSessionKeepingItsPromisesPasses) {
   auto v = Judge(plan, {Ran("L1", PlantFacts()),
                         Ran("L2", CheckFacts({"/workspace", "/tmp", "/dev/shm", "/var/tmp", "@home"}, true)),
                         Ran("L3", CheckFacts({"/workspace"}, false))});
-  EXPECT_EQ(v.at("persist.turn.survives:{workspace}").outcome, Outcome::kPass);
+  EXPECT_EQ(v.at("persist.turn.survives:workspace").outcome, Outcome::kPass);
   EXPECT_EQ(v.at("persist.turn.survives:/tmp").outcome, Outcome::kPass);
-  EXPECT_EQ(v.at("persist.session.survives:{workspace}").outcome, Outcome::kPass);
+  EXPECT_EQ(v.at("persist.session.survives:workspace").outcome, Outcome::kPass);
   EXPECT_EQ(v.at("persist.session.ephemeral:/tmp").outcome, Outcome::kPass);
   EXPECT_EQ(v.at("persist.turn.survives:background-process").outcome, Outcome::kPass);
   EXPECT_EQ(v.at("persist.session.ephemeral:background-process").outcome, Outcome::kPass);
@@ -170,8 +170,8 @@ TEST(FamilyPersistTest, BothDirections) {
   EXPECT_EQ(v.at("persist.session.ephemeral:/tmp").outcome, Outcome::kFail);
   EXPECT_EQ(v.at("persist.session.ephemeral:/tmp").direction, Direction::kTooPermissive);
   EXPECT_EQ(v.at("persist.session.ephemeral:background-process").direction, Direction::kTooPermissive);
-  EXPECT_EQ(v.at("persist.turn.survives:{workspace}").direction, Direction::kTooRestrictive);
-  EXPECT_EQ(v.at("persist.session.survives:{workspace}").direction, Direction::kTooRestrictive);
+  EXPECT_EQ(v.at("persist.turn.survives:workspace").direction, Direction::kTooRestrictive);
+  EXPECT_EQ(v.at("persist.session.survives:workspace").direction, Direction::kTooRestrictive);
 }
 
 TEST(FamilyPersistTest, WhatCouldNotBePlantedCannotSurviveButBreaksAPromiseToKeepIt) {

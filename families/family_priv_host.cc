@@ -104,7 +104,7 @@ Verdict JudgeNamespaces(const JudgeInput& in) {
 
 // ---- priv.host_pid (the canary process) ----
 
-constexpr const char* kDoorCheck = "priv.host_pid.door:{host_canary}";
+constexpr const char* kDoorCheck = "priv.host_pid.door:host-canary";
 
 // The probe gets the canary's hash, and for the doors the canary process's host pid and the
 // canary file's host path (the process runs in the file's directory: witness_priv.cc).

@@ -27,9 +27,9 @@ TEST(PlanTest, ExpandsReadsAndWritesInBothDirectionsWithStableIds) {
   auto plan = ExpandChecks(TierLowPolicy(), SuiteOf({"fs.read", "fs.write"}), kContext);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   EXPECT_EQ(Ids(*plan), (std::vector<std::string>{
-                            "fs.read.allowed:{workspace}", "fs.read.allowed:/tmp",
-                            "fs.read.denied:/etc/shadow", "fs.read.denied:{host_canary}",
-                            "fs.write.allowed:{workspace}", "fs.write.allowed:/tmp",
+                            "fs.read.allowed:workspace", "fs.read.allowed:/tmp",
+                            "fs.read.denied:/etc/shadow", "fs.read.denied:host-canary",
+                            "fs.write.allowed:workspace", "fs.write.allowed:/tmp",
                             "fs.write.denied:/etc"}));
   EXPECT_EQ(plan->checks[3].resolved_target, "/var/tmp/sp-x/canary-1.txt");
   EXPECT_EQ(plan->checks[0].resolved_target, "/workspace");

@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   sandprobe::RunReport report;
   report.verdicts = {Verdict("fs.read.denied:/etc/shadow", sandprobe::Outcome::kFail),
-                     Verdict("fs.alias.denied:{host_canary}[symlink]", sandprobe::Outcome::kFail),
+                     Verdict("fs.alias.denied:host-canary[symlink]", sandprobe::Outcome::kFail),
                      Verdict("net.tcp.egress:127.0.0.1", sandprobe::Outcome::kError),
                      Verdict("limits.pids", sandprobe::Outcome::kPass)};
   sandprobe::ApplyWaivers(report, *file, "2026-06-15");

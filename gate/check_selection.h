@@ -2,7 +2,8 @@
 //
 // Globs are fnmatch(3) patterns without FNM_PATHNAME, so `*` spans the '/' of path ids:
 // `fs.read.*`, `*:/etc/shadow`, `priv.caps.*`. A pattern equal to an id selects it even when
-// the id holds fnmatch syntax (`fs.alias.denied:{host_canary}[symlink]`).
+// the id holds fnmatch syntax (`fs.alias.denied:host-canary[symlink]`). A pattern spelled with
+// the placeholders ids once held (`{host_canary}`) matches as if spelled as words (check_id.h).
 #pragma once
 
 #include <optional>
@@ -11,6 +12,7 @@
 
 #include "families/plan.h"
 #include "model/status.h"
+#include "model/check_id.h"
 
 namespace sandprobe {
 

@@ -54,8 +54,16 @@ TEST(CheckSelectionTest, GlobsSpanSlashesAndExactIdsMatchDespiteBrackets) {
   EXPECT_TRUE(CheckIdMatches("fs.read.*", "fs.read.denied:/etc/shadow"));
   EXPECT_TRUE(CheckIdMatches("*:/etc/shadow", "fs.read.denied:/etc/shadow"));
   EXPECT_FALSE(CheckIdMatches("fs.write.*", "fs.read.denied:/etc/shadow"));
-  EXPECT_TRUE(CheckIdMatches("fs.alias.denied:{host_canary}[symlink]", "fs.alias.denied:{host_canary}[symlink]"));
+  EXPECT_TRUE(CheckIdMatches("fs.alias.denied:host-canary[symlink]", "fs.alias.denied:host-canary[symlink]"));
   EXPECT_FALSE(CheckIdMatches("fs.read", "fs.read.denied:/etc/shadow"));
+}
+
+// A waiver or --check written when ids held placeholders still names its check.
+TEST(CheckSelectionTest, APatternWithTheOldPlaceholdersNamesTheSameCheck) {
+  EXPECT_TRUE(CheckIdMatches("fs.alias.denied:{host_canary}[symlink]", "fs.alias.denied:host-canary[symlink]"));
+  EXPECT_TRUE(CheckIdMatches("fs.read.denied:{host_canary}", "fs.read.denied:host-canary"));
+  EXPECT_TRUE(CheckIdMatches("*:{workspace}", "fs.write.allowed:workspace"));
+  EXPECT_FALSE(CheckIdMatches("fs.read.denied:{host_canary}", "fs.read.denied:/etc/shadow"));
 }
 
 // fnmatch never reports a broken pattern: "[" silently matches a literal "[", an unknown class

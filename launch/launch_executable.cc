@@ -212,18 +212,12 @@ std::future<StatusOr<std::string>> StartExecutableSha256(const std::string& path
   });
 }
 
-std::string ExecutableWarning(const std::string& path, bool found_in_path) {
+std::string ExecutableWarning(const std::string& path) {
   std::vector<std::string> problems;
   JudgeChain(path, problems);
   std::array<char, PATH_MAX> real{};
   if (::realpath(path.c_str(), real.data()) != nullptr && path != real.data()) {
     JudgeChain(real.data(), problems);
-  }
-  if (found_in_path) {
-    const std::vector<std::string> system = Split(kSystemPath, ':');
-    if (std::find(system.begin(), system.end(), DirectoryOf(path)) == system.end()) {
-      problems.push_back(fmt::format("outside the system paths {}", kSystemPath));
-    }
   }
   std::string warning;
   for (const std::string& problem : problems) {
@@ -231,6 +225,14 @@ std::string ExecutableWarning(const std::string& path, bool found_in_path) {
     warning += problem;
   }
   return warning;
+}
+
+std::string PathLocationNote(const std::string& path, bool found_in_path) {
+  if (!found_in_path) return "";
+  const std::vector<std::string> system = Split(kSystemPath, ':');
+  const std::string dir = DirectoryOf(path);
+  if (std::find(system.begin(), system.end(), dir) != system.end()) return "";
+  return fmt::format("found on PATH in {}, outside the system paths {}", dir, kSystemPath);
 }
 
 }  // namespace sandprobe

@@ -56,9 +56,14 @@ inline StatusOr<std::string> ExecutableSha256(const std::string& path) { return 
 // Why the file at absolute `path` is easy to forge, or "": a directory on its path (as named
 // and after resolving symlinks) that is group- or world-writable without the sticky bit; the
 // file itself group- or world-writable; a directory, symlink or the file owned by someone other
-// than root or this process's user; and, when `found_in_path` (argv[0] was a bare name), a
-// directory outside kSystemPath. A path the profile spelled out is the profile's choice, so it
-// is not held against it for its location, only for its permissions.
-std::string ExecutableWarning(const std::string& path, bool found_in_path);
+// than root or this process's user. Only its permissions count, never its location: a file
+// only root or this user can replace is as trustworthy in ~/.local/bin as in /usr/bin.
+std::string ExecutableWarning(const std::string& path);
+
+// Where a bare name (argv[0] without a '/') was found when that is outside kSystemPath:
+// "found on PATH in /root/.local/bin, outside the system paths /usr/bin:...", else "". Worth a
+// warning (whoever set PATH chose the program) but not a reason to distrust what it printed:
+// the report records the path and SHA-256 of exactly what ran.
+std::string PathLocationNote(const std::string& path, bool found_in_path);
 
 }  // namespace sandprobe

@@ -130,38 +130,41 @@ TEST_F(LaunchExecutableTest, HashIsTheFilesSha256AndFollowsChanges) {
 }
 
 TEST_F(LaunchExecutableTest, SystemBinaryHasNoWarning) {
-  EXPECT_EQ(ExecutableWarning("/usr/bin/true", /*found_in_path=*/true), "");
-  EXPECT_EQ(ExecutableWarning("/bin/true", /*found_in_path=*/true), "");  // /bin may be a link
+  EXPECT_EQ(ExecutableWarning("/usr/bin/true"), "");
+  EXPECT_EQ(ExecutableWarning("/bin/true"), "");  // /bin may be a link
 }
 
 TEST_F(LaunchExecutableTest, WorldAndGroupWritableDirectoriesAreNamed) {
   const std::string world = Make("world", "env", "#!/bin/sh\n");
   ASSERT_EQ(::chmod((dir_ + "/world").c_str(), 0777), 0);
-  EXPECT_THAT(ExecutableWarning(world, false),
+  EXPECT_THAT(ExecutableWarning(world),
               HasSubstr("in a world-writable directory " + dir_ + "/world"));
   const std::string group = Make("group", "env", "#!/bin/sh\n");
   ASSERT_EQ(::chmod((dir_ + "/group").c_str(), 0775), 0);
-  EXPECT_THAT(ExecutableWarning(group, false),
+  EXPECT_THAT(ExecutableWarning(group),
               HasSubstr("in a group-writable directory " + dir_ + "/group"));
   // The sticky bit (as on /tmp) keeps others from swapping the file: no directory warning.
   const std::string sticky = Make("sticky", "env", "#!/bin/sh\n");
   ASSERT_EQ(::chmod((dir_ + "/sticky").c_str(), 01777), 0);
-  EXPECT_EQ(ExecutableWarning(sticky, false), "");
+  EXPECT_EQ(ExecutableWarning(sticky), "");
 }
 
 TEST_F(LaunchExecutableTest, WritableOrForeignFileIsNamed) {
   const std::string writable = Make("bin", "env", "#!/bin/sh\n", 0757);
-  EXPECT_THAT(ExecutableWarning(writable, false), HasSubstr("the file is world-writable"));
+  EXPECT_THAT(ExecutableWarning(writable), HasSubstr("the file is world-writable"));
   const std::string foreign = Make("bin", "other", "#!/bin/sh\n");
   if (::chown(foreign.c_str(), 12345, 12345) != 0) GTEST_SKIP() << "chown needs root";
-  EXPECT_THAT(ExecutableWarning(foreign, false), HasSubstr("the file is owned by uid 12345"));
+  EXPECT_THAT(ExecutableWarning(foreign), HasSubstr("the file is owned by uid 12345"));
 }
 
 TEST_F(LaunchExecutableTest, BareNameFoundOutsideTheSystemPathsIsNamedOnlyThen) {
   const std::string shadow = Make("shadow", "env", "#!/bin/sh\n");
-  EXPECT_EQ(ExecutableWarning(shadow, /*found_in_path=*/true),
-            "outside the system paths " + std::string(kSystemPath));
-  EXPECT_EQ(ExecutableWarning(shadow, /*found_in_path=*/false), "");
+  EXPECT_EQ(PathLocationNote(shadow, /*found_in_path=*/true),
+            "found on PATH in " + dir_ + "/shadow, outside the system paths " + std::string(kSystemPath));
+  EXPECT_EQ(PathLocationNote(shadow, /*found_in_path=*/false), "");
+  EXPECT_EQ(PathLocationNote("/usr/bin/env", /*found_in_path=*/true), "");
+  // Its location is no reason to distrust it: only who could replace it is.
+  EXPECT_EQ(ExecutableWarning(shadow), "");
 }
 
 TEST_F(LaunchExecutableTest, SymlinkIntoAWritableDirectoryIsJudgedAtItsTarget) {
@@ -169,7 +172,7 @@ TEST_F(LaunchExecutableTest, SymlinkIntoAWritableDirectoryIsJudgedAtItsTarget) {
   ASSERT_EQ(::chmod((dir_ + "/world").c_str(), 0777), 0);
   fs::create_directory(dir_ + "/bin");
   fs::create_symlink(target, dir_ + "/bin/env");
-  EXPECT_THAT(ExecutableWarning(dir_ + "/bin/env", false),
+  EXPECT_THAT(ExecutableWarning(dir_ + "/bin/env"),
               HasSubstr("in a world-writable directory " + dir_ + "/world"));
 }
 

@@ -131,8 +131,11 @@ Status LaunchSession::Spawn() {
   if (!resolved.ok()) return resolved.status();
   const std::string exe = resolved->path;
   result_.executable = exe;
-  result_.executable_warning =
-      ExecutableWarning(exe, /*found_in_path=*/spec_.argv[0].find('/') == std::string::npos);
+  // Forgeable (untrusted) only by its permissions; where PATH found it is said, not held against it.
+  const std::string forgeable = ExecutableWarning(exe);
+  const std::string location = PathLocationNote(exe, /*found_in_path=*/spec_.argv[0].find('/') == std::string::npos);
+  result_.executable_forgeable = !forgeable.empty();
+  result_.executable_warning = forgeable.empty() || location.empty() ? forgeable + location : forgeable + "; " + location;
   executable_hash_ = StartExecutableSha256(exe);  // read while the launch runs
   std::vector<std::string> args(spec_.argv.begin() + 1, spec_.argv.end());
 
@@ -344,6 +347,7 @@ void LaunchSession::RecordExecutableHash() {
   } else {
     if (!result_.executable_warning.empty()) result_.executable_warning += "; ";
     result_.executable_warning += "not hashed: " + hash.status().message();
+    result_.executable_forgeable = true;  // no identity for what ran
   }
 }
 

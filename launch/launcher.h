@@ -111,7 +111,9 @@ struct LaunchResult {
   // absolute, and exec'd by exactly this path (launch/launch_executable.h).
   std::string executable;
   std::string executable_sha256;   // hex SHA-256 of that file at launch; "" when unreadable
-  std::string executable_warning;  // "" or why the file is easy to forge ("in a world-writable directory /tmp/x")
+  // "" or why the file is easy to forge ("in a world-writable directory /tmp/x"), and where PATH
+  // found it when outside the system directories (executable_forgeable tells the two apart)
+  std::string executable_warning;
   // Processes of this launch still alive after its direct child ended, SIGKILLed and (when
   // ours to reap) reaped by the launcher: group stragglers, and orphans that left the group
   // (only seen when the process is a child subreaper). Evidence that something outlived the
@@ -128,6 +130,10 @@ struct LaunchResult {
   // The launch's pids cgroup when a spared process is still inside it: left in place (removing
   // it would kill them); the caller removes it (RemoveCgroupDir) once it has ended them.
   std::string kept_cgroup;
+  // executable_warning names a way someone other than root or this user could have replaced
+  // the file (ExecutableWarning), or it could not be hashed: what it printed decides nothing.
+  // False when the warning only says where PATH found it (PathLocationNote).
+  bool executable_forgeable = false;
 };
 
 class Launcher {  // interface, so lifecycles can be unit-tested with a fake

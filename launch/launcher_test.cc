@@ -453,7 +453,8 @@ TEST(Launcher, ShadowingNameInPathIsRecordedAsTheProgramThatRan) {
   StatusOr<std::string> hash = ExecutableSha256(script);
   ASSERT_TRUE(hash.ok());
   EXPECT_EQ(r.executable_sha256, *hash);
-  EXPECT_THAT(r.executable_warning, HasSubstr("outside the system paths"));
+  EXPECT_THAT(r.executable_warning, HasSubstr("found on PATH in " + dir + ", outside the system paths"));
+  EXPECT_FALSE(r.executable_forgeable);  // only root or we could have replaced it
   std::filesystem::remove_all(dir);
 }
 
@@ -491,6 +492,7 @@ TEST(Launcher, ProgramInAWorldWritableDirectoryIsWarnedAbout) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.executable, script);
   EXPECT_THAT(r.executable_warning, HasSubstr("in a world-writable directory " + dir));
+  EXPECT_TRUE(r.executable_forgeable);
   // Spelled out by path: its location is the caller's choice, only its permissions count.
   EXPECT_THAT(r.executable_warning, Not(HasSubstr("outside the system paths")));
   std::filesystem::remove_all(dir);

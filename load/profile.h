@@ -185,7 +185,7 @@ struct Profile {
   std::map<std::string, std::string> vars;
   // JSON "canaries_in": host directories (CanaryDir) to plant a canary file in before the first
   // launch (O_CREAT|O_EXCL, random name; removed after the run, or by `sandprobe sweep`); each
-  // becomes a denied read check "fs.read.denied:{mounted_canary:DIR}". Optional, at most 16.
+  // becomes a denied read check "fs.read.denied:mounted-canary:DIR". Optional, at most 16.
   std::vector<CanaryDir> canaries_in;
   int timeout_seconds = 60;  // per launch, 1..3600
   nlohmann::json raw;        // as loaded

@@ -41,7 +41,8 @@ struct Tolerance {
 
 struct Check {
   // Stable and unique within one profile's run: "fs.read.denied:/etc/shadow",
-  // "fs.alias.denied:{host_canary}[symlink]", "env.secret.hidden".
+  // "fs.alias.denied:host-canary[symlink]", "env.secret.hidden"; placeholder-free
+  // (check_id.h).
   std::string id;
   // Probe family whose facts decide the check: "fs.read", "fs.write", "fs.alias", "env.secret".
   std::string family;

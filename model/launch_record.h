@@ -46,6 +46,10 @@ struct LaunchRecord {
   // Processes that outlived the launch and were left running because the policy says they
   // survive it (LaunchResult::leftovers_spared). "spared_processes" in the report.
   std::vector<LeftoverProcess> spared_processes;
+  // LaunchResult::executable_forgeable: executable_warning is a reason to distrust the
+  // program's frames, not only a note of where PATH found it. Judged at run time only (the
+  // report keeps the warning text; a re-judge reads verdicts, not frames).
+  bool executable_forgeable = false;
 };
 
 }  // namespace sandprobe

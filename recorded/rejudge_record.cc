@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "model/run_report.h"
+#include "model/check_id.h"
 
 namespace sandprobe {
 namespace {
@@ -80,7 +81,7 @@ json BatchRecord(const Plan& plan, const LaunchBatch& batch, const BatchResult& 
 // A check as the report's checks[] keeps it.
 Check ReadCheck(const json& row) {
   Check c;
-  c.id = row.at("id").get<std::string>();
+  c.id = PlaceholderFreeId(row.at("id").get<std::string>());  // an older report's "{host_canary}" ids
   c.family = row.at("family").get<std::string>();
   c.severity = ParseSeverity(row.at("severity").get<std::string>()).value_or(Severity::kMedium);
   c.expect = row.at("expect").get<std::string>() == "allowed" ? Expectation::kAllowed : Expectation::kDenied;
@@ -164,7 +165,7 @@ StatusOr<RecordedRun> ReadRecord(const json& report) {
   run.context.launchless_checks = context.at("launchless_checks").get<bool>();
   std::map<std::string, std::size_t> check_index;
   for (const json& row : report.at("checks")) {
-    check_index.emplace(row.at("id").get<std::string>(), run.plan.checks.size());
+    check_index.emplace(PlaceholderFreeId(row.at("id").get<std::string>()), run.plan.checks.size());
     run.plan.checks.push_back(ReadCheck(row));
   }
   std::map<std::string, const json*> launches;
@@ -176,7 +177,7 @@ StatusOr<RecordedRun> ReadRecord(const json& report) {
       batch.invocations.push_back({inv.at("family").get<std::string>(), inv.at("args").get<std::vector<std::string>>()});
     }
     for (const json& id : row.at("checks")) {
-      auto found = check_index.find(id.get<std::string>());
+      auto found = check_index.find(PlaceholderFreeId(id.get<std::string>()));
       if (found == check_index.end()) throw std::invalid_argument("batch " + batch.id + " names no check " + id.dump());
       batch.check_indexes.push_back(found->second);
     }

@@ -33,7 +33,7 @@ TEST(RenderConsole, ListsEachCheckThatDidNotPassWithItsRemediation) {
                       "suite default");
   // Fails first (worst first), then errors, then inconclusive: a headline, what was observed
   // and expected, the fix.
-  EXPECT_EQ(lines[1], "FAIL         critical fs.read.denied:{host_canary}  too-permissive, witnessed");
+  EXPECT_EQ(lines[1], "FAIL         critical fs.read.denied:host-canary  too-permissive, witnessed");
   EXPECT_THAT(lines[2], HasSubstr("    observed read ok"));
   EXPECT_THAT(lines[2], HasSubstr("; expected read denied"));
   EXPECT_EQ(lines[3], "    fix: mount the host canary directory out of the sandbox");
@@ -102,7 +102,7 @@ TEST(RenderConsole, LinesAreCutToTheWidthAndTheEndSaysWhereTheWholeTextIs) {
   EXPECT_THAT(cut, HasSubstr("(lines cut at 60 columns: the reports hold the whole text; COLUMNS=0 prints it here)\n"));
   // Colour codes do not count as columns: the same lines, coloured, are cut at the same place.
   const std::string colored = RenderConsole(HardenedReport(), ConsoleLayout{.color = true, .width = 60});
-  EXPECT_THAT(colored, HasSubstr("\x1b[1;31mFAIL        \x1b[0m critical fs.read.denied:{host_canary}  too-per\u2026\n"));
+  EXPECT_THAT(colored, HasSubstr("\x1b[1;31mFAIL        \x1b[0m critical fs.read.denied:host-canary  too-permi\u2026\n"));
 }
 
 TEST(RenderConsole, EndsWithACountTable) {
@@ -195,13 +195,13 @@ Verdict* Find(RunReport& r, const std::string& id) {
 
 TEST(RenderConsole, OneLeakedFileIsOneLineWithItsAliases) {
   RunReport r = HardenedReport();
-  const Verdict* leak = Find(r, "fs.read.denied:{host_canary}");
+  const Verdict* leak = Find(r, "fs.read.denied:host-canary");
   ASSERT_NE(leak, nullptr);
   ASSERT_EQ(leak->check.target, "{host_canary}");
   const Verdict read = *leak;
   for (const char* variant : {"symlink", "dotdot", "proc_root"}) r.verdicts.push_back(AliasOf(read, variant));
   const std::string out = RenderConsole(r, /*color=*/false);
-  EXPECT_THAT(out, HasSubstr("fs.read.denied:{host_canary}  too-permissive, witnessed  "
+  EXPECT_THAT(out, HasSubstr("fs.read.denied:host-canary  too-permissive, witnessed  "
                              "(also through 3 more ways: symlink, dotdot, proc_root)\n"));
   EXPECT_THAT(out, Not(HasSubstr("FAIL         critical fs.alias.denied")));
   // The counts stay per check.
@@ -229,7 +229,7 @@ TEST(RenderConsole, WaivedFailsAreCountedWhenTheRunHadWaivers) {
   EXPECT_THAT(RenderConsole(r, false), Not(HasSubstr("waived")));
   r.waivers = WaiverSummary{.source_path = "w.json"};
   EXPECT_THAT(RenderConsole(r, false), HasSubstr("  medium         1\n  waived         0\nINCONCLUSIVE"));
-  Find(r, "fs.read.denied:{host_canary}")->waiver =
+  Find(r, "fs.read.denied:host-canary")->waiver =
       AppliedWaiver{"fs.read.*", "tracked in SEC-12", "2027-01-31", "w.json:3:5", false};
   EXPECT_THAT(RenderConsole(r, false), HasSubstr("  medium         1\n  waived         1\n"));
 }

@@ -11,6 +11,7 @@
 
 #include "reports/sanitize.h"
 #include "gate/check_selection.h"
+#include "model/check_id.h"
 
 namespace sandprobe {
 namespace {
@@ -70,15 +71,15 @@ StatusOr<std::vector<std::pair<std::string, CheckState>>> States(const json& rep
     }
     // Checks are matched by id: a report naming one twice (sandprobe never writes one) has no
     // single verdict for it to compare (fuzz_report_read: it "changed" against itself).
-    if (!seen.insert(Str(check, "id")).second) {
-      return Status::Error(fmt::format("{}: check {} appears twice", which, Str(check, "id")));
-    }
+    // An older report's ids may hold placeholders ("{host_canary}"): the same checks.
+    const std::string id = PlaceholderFreeId(Str(check, "id"));
+    if (!seen.insert(id).second) return Status::Error(fmt::format("{}: check {} appears twice", which, id));
     CheckState state{true, Str(check, "verdict"), Str(check, "direction"), "", Str(check, "severity"),
                      Str(check, "observed"), {}, "", {}};
     state.family = Str(check, "family");
     ParseMeasured(Str(check, "observed"), state);
     state.allowed_drift = AllowedDrift(check);
-    out.push_back({Str(check, "id"), std::move(state)});
+    out.push_back({id, std::move(state)});
   }
   return out;
 }

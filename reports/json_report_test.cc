@@ -177,7 +177,7 @@ TEST(JsonReport, ChecksCarryVerdictDirectionAndEvidence) {
   const json checks = ReportToJson(HardenedReport()).at("checks");
   ASSERT_EQ(checks.size(), 7u);
   const json& leak = checks[1];
-  EXPECT_EQ(leak.at("id"), "fs.read.denied:{host_canary}");
+  EXPECT_EQ(leak.at("id"), "fs.read.denied:host-canary");
   EXPECT_EQ(leak.at("verdict"), "fail");
   EXPECT_EQ(leak.at("direction"), "too-permissive");
   EXPECT_EQ(leak.at("severity"), "critical");

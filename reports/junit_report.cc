@@ -218,26 +218,6 @@ std::string RunName(const RunReport& r) {
                      NamePart(r.policy_name, r.policy_path), NamePart(r.suite_name, ""));
 }
 
-// A check id as a case name: a placeholder target reads as words, not as a template that was
-// never expanded: "fs.read.denied:{host_canary}" -> "fs.read.denied:(host canary)". The id
-// itself is the first line of a failure's body.
-std::string CaseName(const std::string& id) {
-  std::string name;
-  bool in_placeholder = false;
-  for (char ch : id) {
-    if (ch == '{') {
-      in_placeholder = true;
-      name += '(';
-    } else if (ch == '}' && in_placeholder) {
-      in_placeholder = false;
-      name += ')';
-    } else {
-      name += in_placeholder && ch == '_' ? ' ' : ch;
-    }
-  }
-  return name;
-}
-
 std::string Hostname(const RunReport& r) {
   const auto it = r.host.find("hostname");
   if (it != r.host.end() && it->is_string() && !it->get<std::string>().empty()) {
@@ -265,7 +245,7 @@ Counts AddSuite(pugi::xml_node root, const RunReport& r, const std::string& fami
   for (const Verdict& v : r.verdicts) {
     if (v.check.family != family) continue;
     AddEvidenceProperty(props, v);
-    const std::string base = SanitizeForXml(CaseName(v.check.id), kJunitMessageCap);
+    const std::string base = SanitizeForXml(v.check.id, kJunitMessageCap);
     std::string name = base;
     for (int n = 2; !names.insert(name).second; ++n) name = fmt::format("{} #{}", base, n);
     pugi::xml_node tc = suite.append_child("testcase");

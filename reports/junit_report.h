@@ -4,7 +4,7 @@
 // per run (profile x policy x suite) x check family, named "profile/policy/suite/family" (the
 // classname likewise, with dots), so the reports of a matrix job merge without collisions; the
 // run's properties once, on its first suite. One <testcase> per check, named by its id with
-// placeholders as words ("fs.read.denied:(host canary)"). The severity leads the type and the
+// its id, as in every other format ("fs.read.denied:host-canary"). The severity leads the type and the
 // message: fail -> <failure type="high:too-permissive|high:too-restrictive" message="[high] ...">,
 // error -> <error type="high:error">, inconclusive -> <error type="high:inconclusive">,
 // skip -> <skipped>. The failure body has no line for a field left empty.

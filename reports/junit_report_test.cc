@@ -76,7 +76,7 @@ TEST_F(JunitReportTest, HostileProbeOutputLeavesNoForbiddenCharacters) {
   // "]]>" may not appear in element content (it is fine in attributes); xmllint in
   // ValidatesAgainstTheJenkinsXsd enforces that too.
   EXPECT_THAT(xml_, HasSubstr("cdata-end:]]&gt;"));
-  const auto leak = doc_.select_node("//testcase[@name='fs.read.denied:(host canary)']/failure");
+  const auto leak = doc_.select_node("//testcase[@name='fs.read.denied:host-canary']/failure");
   EXPECT_THAT(leak.node().text().get(), HasSubstr("cdata-end:]]> amp:& lt:<"));
   EXPECT_THAT(xml_, HasSubstr("valid: caf\xc3\xa9 \xe2\x9c\x93"));
   EXPECT_THAT(xml_, HasSubstr("red plain  after-osc"));  // escapes gone, text kept
@@ -119,7 +119,7 @@ TEST_F(JunitReportTest, OneSuitePerProfileAndFamilyWithCounts) {
 }
 
 TEST_F(JunitReportTest, FailuresCarryDirectionExpectedObservedAndRemediation) {
-  const auto leak = One("//testcase[@name='fs.read.denied:(host canary)']");
+  const auto leak = One("//testcase[@name='fs.read.denied:host-canary']");
   ASSERT_TRUE(leak);
   EXPECT_EQ(Attr(leak, "classname"), "docker-hardened.tier-low.default.fs.read");
   EXPECT_EQ(Attr(leak, "time"), "0.250");
@@ -128,7 +128,7 @@ TEST_F(JunitReportTest, FailuresCarryDirectionExpectedObservedAndRemediation) {
   EXPECT_THAT(failure.attribute("message").value(),
               HasSubstr("[critical; evidence witnessed] expected read denied; observed read ok"));
   const std::string body = failure.text().get();
-  EXPECT_THAT(body, ::testing::StartsWith("check: fs.read.denied:{host_canary} (severity critical)\n"));
+  EXPECT_THAT(body, ::testing::StartsWith("check: fs.read.denied:host-canary (severity critical)\n"));
   EXPECT_THAT(body, HasSubstr("expected: read denied\n"));
   EXPECT_THAT(body, HasSubstr("observed: read ok: 33 bytes"));
   EXPECT_THAT(body, HasSubstr("remediation: mount the host canary directory out of the sandbox\n"));
@@ -169,20 +169,20 @@ TEST_F(JunitReportTest, ErrorInconclusiveSkipAndPassMapToTheirElements) {
 TEST_F(JunitReportTest, AWaivedFailIsASkipThatNamesItsWaiverAndStillValidates) {
   std::vector<RunReport> reports = BothReports();
   for (Verdict& v : reports[0].verdicts) {
-    if (v.check.id == "fs.read.denied:{host_canary}") {
+    if (v.check.id == "fs.read.denied:host-canary") {
       v.waiver = AppliedWaiver{"fs.read.*", "tracked in SEC-12", "2027-01-31", "w.json:3:5", false};
     }
   }
   pugi::xml_document doc;
   ASSERT_TRUE(doc.load_string(RenderJunit(reports).c_str()));
-  const auto leak = doc.select_node("//testcase[@name='fs.read.denied:(host canary)']").node();
+  const auto leak = doc.select_node("//testcase[@name='fs.read.denied:host-canary']").node();
   EXPECT_FALSE(leak.child("failure"));
   const auto skipped = leak.child("skipped");
   ASSERT_TRUE(skipped);
   EXPECT_STREQ(skipped.attribute("type").value(), "critical:waived");
   EXPECT_THAT(skipped.attribute("message").value(),
               HasSubstr("waived until 2027-01-31: tracked in SEC-12 ([critical; evidence witnessed] expected read denied"));
-  EXPECT_THAT(skipped.text().get(), HasSubstr("check: fs.read.denied:{host_canary}"));
+  EXPECT_THAT(skipped.text().get(), HasSubstr("check: fs.read.denied:host-canary"));
   EXPECT_THAT(skipped.text().get(), HasSubstr("waiver: fs.read.* (w.json:3:5), until 2027-01-31: tracked in SEC-12"));
   const auto suite = doc.select_node("//testsuite[@name='docker-hardened/tier-low/default/fs.read']");
   EXPECT_EQ(Attr(suite, "failures"), "0");
@@ -197,14 +197,14 @@ TEST_F(JunitReportTest, AWaivedFailIsASkipThatNamesItsWaiverAndStillValidates) {
 TEST_F(JunitReportTest, AnExpiredWaiverLeavesAFailureThatSaysSo) {
   std::vector<RunReport> reports = BothReports();
   for (Verdict& v : reports[0].verdicts) {
-    if (v.check.id == "fs.read.denied:{host_canary}") {
+    if (v.check.id == "fs.read.denied:host-canary") {
       v.waiver = AppliedWaiver{"fs.read.*", "tracked in SEC-12", "2026-01-31", "w.json:3:5", true};
     }
   }
   pugi::xml_document doc;
   ASSERT_TRUE(doc.load_string(RenderJunit(reports).c_str()));
   const auto failure =
-      doc.select_node("//testcase[@name='fs.read.denied:(host canary)']/failure").node();
+      doc.select_node("//testcase[@name='fs.read.denied:host-canary']/failure").node();
   ASSERT_TRUE(failure);
   EXPECT_THAT(failure.attribute("message").value(), HasSubstr("(waiver expired 2026-01-31)"));
   EXPECT_THAT(failure.text().get(), HasSubstr("waiver: fs.read.* (w.json:3:5), expired after 2026-01-31"));
@@ -245,14 +245,14 @@ TEST_F(JunitReportTest, EveryCaseNamesItsEvidenceTier) {
   EXPECT_TRUE(One("//testsuite[@name='docker-hardened/tier-low/default/fs.read']/properties/"
                   "property[@name='evidence:fs.read.allowed:/workspace/a' and @value='reported']"));
   EXPECT_TRUE(One("//testsuite[@name='docker-hardened/tier-low/default/fs.read']/properties/"
-                  "property[@name='evidence:fs.read.denied:{host_canary}' and @value='witnessed']"));
+                  "property[@name='evidence:fs.read.denied:host-canary' and @value='witnessed']"));
   EXPECT_TRUE(One("//testsuite[@name='docker-hardened/tier-low/default/fs.write']/properties/"
                   "property[@name='evidence:fs.write.allowed:/tmp' and @value='reported']"));
   EXPECT_TRUE(One("//testsuite[@name='docker-hardened/tier-low/default/fs.read']/properties/"
                   "property[@name='passes_reported' and @value='1']"));
   EXPECT_TRUE(One("//testsuite[@name='docker-hardened/tier-low/default/fs.read']/properties/"
                   "property[@name='passes_witnessed' and @value='0']"));
-  const auto leak = One("//testcase[@name='fs.read.denied:(host canary)']");
+  const auto leak = One("//testcase[@name='fs.read.denied:host-canary']");
   ASSERT_TRUE(leak);
   EXPECT_THAT(leak.node().child("failure").attribute("message").value(), HasSubstr("[critical; evidence witnessed] "));
   EXPECT_THAT(leak.node().child("failure").text().get(), HasSubstr("evidence tier: witnessed\n"));

@@ -40,7 +40,7 @@ TEST_F(MarkdownSummaryTest, FailuresBySeverityMostSevereFirstWithTheirFix) {
   EXPECT_LT(critical, medium);
   EXPECT_THAT(md_, HasSubstr("| `fs.write.allowed:/tmp` | reported | write ok | write denied: EROFS | "
                              "add --tmpfs /tmp to the profile |\n"));
-  EXPECT_THAT(md_, HasSubstr("| `fs.read.denied:{host_canary}` | witnessed | read denied | read ok: 33 bytes"));
+  EXPECT_THAT(md_, HasSubstr("| `fs.read.denied:host-canary` | witnessed | read denied | read ok: 33 bytes"));
 }
 
 TEST_F(MarkdownSummaryTest, UnprovenChecksAndSkipsWithReasons) {
@@ -57,7 +57,7 @@ TEST_F(MarkdownSummaryTest, HostileTextCannotBreakTheTableOrInjectHtml) {
   EXPECT_THAT(md_, Not(HasSubstr("END-OF-200K")));
   EXPECT_THAT(md_, HasSubstr("lt:&lt; quote"));
   // Every table row of the leak stays one line with its five cells.
-  const std::size_t row = md_.find("| `fs.read.denied:{host_canary}`");
+  const std::size_t row = md_.find("| `fs.read.denied:host-canary`");
   const std::string line = md_.substr(row, md_.find('\n', row) - row);
   int pipes = 0;
   for (std::size_t i = 0; i < line.size(); ++i) pipes += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
@@ -79,12 +79,12 @@ TEST(MarkdownSummaryHousekeepingTest, NamesWhatTheDeadlineCutAndALeftoverRunDir)
 TEST(MarkdownSummaryWaiverTest, AWaivedFailIsMarkedWithItsWaiver) {
   std::vector<RunReport> reports = BothReports();
   for (Verdict& v : reports[0].verdicts) {
-    if (v.check.id == "fs.read.denied:{host_canary}") {
+    if (v.check.id == "fs.read.denied:host-canary") {
       v.waiver = AppliedWaiver{"fs.read.*", "tracked in SEC-12", "2027-01-31", "w.json:3:5", false};
     }
   }
   EXPECT_THAT(RenderMarkdownSummary(reports),
-              HasSubstr("| `fs.read.denied:{host_canary}` (waived until 2027-01-31: tracked in SEC-12) |"));
+              HasSubstr("| `fs.read.denied:host-canary` (waived until 2027-01-31: tracked in SEC-12) |"));
   reports[0].verdicts[0].waiver.reset();
   for (Verdict& v : reports[0].verdicts) {
     if (v.waiver) v.waiver->expired = true;
@@ -97,7 +97,7 @@ TEST(MarkdownSummaryWaiverTest, TheCountTableHasAWaivedColumnWhenTheRunHadWaiver
   EXPECT_THAT(RenderMarkdownSummary(reports), Not(HasSubstr("| waived |")));
   reports[0].waivers = WaiverSummary{.source_path = "w.json"};
   for (Verdict& v : reports[0].verdicts) {
-    if (v.check.id == "fs.read.denied:{host_canary}") {
+    if (v.check.id == "fs.read.denied:host-canary") {
       v.waiver = AppliedWaiver{"fs.read.*", "tracked in SEC-12", "2027-01-31", "w.json:3:5", false};
     }
   }
@@ -111,20 +111,20 @@ TEST(MarkdownSummaryGroupTest, OneLeakedFileIsOneRowWithItsAliases) {
   std::vector<RunReport> reports = BothReports();
   Verdict read;
   for (const Verdict& v : reports[0].verdicts) {
-    if (v.check.id == "fs.read.denied:{host_canary}") read = v;
+    if (v.check.id == "fs.read.denied:host-canary") read = v;
   }
   ASSERT_EQ(read.outcome, Outcome::kFail);
   for (const char* variant : {"symlink", "dotdot"}) {
     Verdict alias = read;
     alias.check.family = "fs.alias";
     alias.check.variant = variant;
-    alias.check.id = std::string("fs.alias.denied:{host_canary}[") + variant + "]";
+    alias.check.id = std::string("fs.alias.denied:host-canary[") + variant + "]";
     reports[0].verdicts.push_back(alias);
   }
   const std::string md = RenderMarkdownSummary({reports[0]});
-  EXPECT_THAT(md, HasSubstr("| `fs.read.denied:{host_canary}`<br>also through symlink, dotdot "
-                            "(`fs.alias.denied:{host_canary}[symlink]`, "
-                            "`fs.alias.denied:{host_canary}[dotdot]`) |"));
+  EXPECT_THAT(md, HasSubstr("| `fs.read.denied:host-canary`<br>also through symlink, dotdot "
+                            "(`fs.alias.denied:host-canary[symlink]`, "
+                            "`fs.alias.denied:host-canary[dotdot]`) |"));
   EXPECT_THAT(md, HasSubstr("#### critical (3)"));  // still counted per check
   EXPECT_THAT(md, Not(HasSubstr("| `fs.alias.denied")));  // no row of their own
 }

@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "io/atomic_file.h"
+#include "reports/html_report.h"
 #include "reports/json_report.h"
+#include "reports/json_report_read.h"
 #include "reports/markdown_report.h"
 #include "reports/sanitize.h"
 
@@ -91,10 +95,130 @@ Matrix BuildMatrix(const std::vector<RunReport>& reports) {
       }
       MatrixRow& row = matrix.rows[it->second];
       row.severity = std::min(row.severity, v.check.severity);  // kCritical is 0
-      row.cells[c] = MatrixCell{v.outcome, v.direction, v.waived()};
+      row.cells[c] = MatrixCell{v.outcome, v.direction, v.waived(), OneLine(v.observed, 300)};
     }
   }
   return matrix;
+}
+
+void PutDisagreementsFirst(Matrix& matrix) {
+  std::stable_partition(matrix.rows.begin(), matrix.rows.end(), [](const MatrixRow& row) { return !row.Agrees(); });
+}
+
+namespace {
+
+// The enum whose name is `name` among `values` (a report's "verdict", "direction").
+template <typename Enum, std::size_t N>
+std::optional<Enum> ByName(const Enum (&values)[N], std::string_view (*name_of)(Enum), std::string_view name) {
+  for (Enum value : values) {
+    if (name_of(value) == name) return value;
+  }
+  return std::nullopt;
+}
+
+constexpr Outcome kOutcomes[] = {Outcome::kPass, Outcome::kFail, Outcome::kInconclusive, Outcome::kError,
+                                 Outcome::kSkip};
+constexpr Direction kDirections[] = {Direction::kNone, Direction::kTooPermissive, Direction::kTooRestrictive};
+
+// One checks[] entry as the run recorded it; an error says which field is wrong.
+StatusOr<Verdict> ReadSavedVerdict(const json& c) {
+  Verdict v;
+  v.check.id = c.at("id").get<std::string>();
+  v.check.family = c.at("family").get<std::string>();
+  std::optional<Severity> severity = ParseSeverity(c.at("severity").get<std::string>());
+  if (!severity) return Status::Error(fmt::format("check {}: unknown severity {}", v.check.id, c.at("severity").dump()));
+  v.check.severity = *severity;
+  std::optional<Outcome> outcome = ByName(kOutcomes, OutcomeName, c.at("verdict").get<std::string>());
+  if (!outcome) return Status::Error(fmt::format("check {}: unknown verdict {}", v.check.id, c.at("verdict").dump()));
+  v.outcome = *outcome;
+  const json& direction = c.at("direction");
+  std::optional<Direction> dir = ByName(kDirections, DirectionName, direction.is_null() ? "" : direction.get<std::string>());
+  if (!dir) return Status::Error(fmt::format("check {}: unknown direction {}", v.check.id, direction.dump()));
+  v.direction = *dir;
+  v.expected = c.value("expected", "");
+  v.observed = c.value("observed", "");
+  v.remediation = c.value("remediation", "");
+  v.duration_seconds = c.value("duration_seconds", 0.0);
+  if (const json& e = c.value("evidence", json::object()); e.is_object()) {
+    if (e.contains("tier")) v.evidence.tier = ParseEvidenceTier(e.at("tier").get<std::string>());
+    if (e.value("launch_id", json()).is_string()) v.evidence.launch_id = e.at("launch_id").get<std::string>();
+    v.evidence.frame_indexes = e.value("frame_indexes", std::vector<int>{});
+    v.evidence.witness_facts = e.value("witness_facts", std::vector<std::string>{});
+    if (e.value("expected_end", json()).is_string()) v.evidence.expected_end = e.at("expected_end").get<std::string>();
+  }
+  if (c.contains("waiver")) {
+    const json& w = c.at("waiver");
+    v.waiver = AppliedWaiver{w.at("check").get<std::string>(), w.at("reason").get<std::string>(),
+                             w.at("expires").get<std::string>(), w.at("source").get<std::string>(),
+                             w.at("expired").get<bool>()};
+  }
+  return v;
+}
+
+std::string HostOf(const RunReport& r) {
+  return r.host.is_object() && r.host.value("hostname", json()).is_string() ? r.host["hostname"].get<std::string>() : "";
+}
+
+// Renames the columns whose name `name_of` gives more than once; the others keep theirs.
+void RenameClashes(Matrix& matrix, const std::function<std::string(std::size_t)>& name_of) {
+  std::map<std::string, int> uses;
+  for (const MatrixColumn& col : matrix.columns) ++uses[col.sandbox];
+  for (std::size_t c = 0; c < matrix.columns.size(); ++c) {
+    if (uses[matrix.columns[c].sandbox] < 2) continue;
+    if (std::string name = name_of(c); !name.empty()) matrix.columns[c].sandbox = name;
+  }
+}
+
+}  // namespace
+
+StatusOr<RunReport> ReadSavedRun(const json& report, const std::string& file) {
+  StatusOr<RunReport> run = ReadJsonReportFacts(report, file);
+  if (!run.ok()) return run.status();
+  try {
+    const json& checks = report.at("checks");
+    if (!checks.is_array()) return Status::Error(fmt::format("{}: checks: not an array", file));
+    for (std::size_t i = 0; i < checks.size(); ++i) {
+      StatusOr<Verdict> v = ReadSavedVerdict(checks[i]);
+      if (!v.ok()) return Status::Error(fmt::format("{}: checks[{}]: {}", file, i, v.status().message()));
+      run->verdicts.push_back(std::move(*v));
+    }
+  } catch (const json::exception& e) {
+    return Status::Error(fmt::format("{}: read the report's checks: {}", file, e.what()));
+  }
+  return run;
+}
+
+Matrix MergeSavedRuns(const std::vector<SavedRun>& runs) {
+  std::vector<RunReport> reports;
+  for (const SavedRun& run : runs) reports.push_back(run.report);
+  Matrix matrix = BuildMatrix(reports);
+  const std::vector<MatrixColumn> loaded = matrix.columns;
+  // By host first (a node's report says which node), then by file; a name still shared (the
+  // same file name in two directories) by the path as given, then by the column's place.
+  RenameClashes(matrix, [&](std::size_t c) {
+    const std::string host = HostOf(runs[c].report);
+    return host.empty() ? "" : loaded[c].sandbox + "@" + OneLine(host, 80);
+  });
+  RenameClashes(matrix, [&](std::size_t c) {
+    return fmt::format("{} ({})", matrix.columns[c].sandbox, std::filesystem::path(runs[c].file).filename().string());
+  });
+  RenameClashes(matrix, [&](std::size_t c) { return fmt::format("{} ({})", loaded[c].sandbox, runs[c].file); });
+  // The same file given twice: its columns by their place.
+  RenameClashes(matrix, [&](std::size_t c) { return fmt::format("{} #{}", matrix.columns[c].sandbox, c + 1); });
+  PutDisagreementsFirst(matrix);
+  return matrix;
+}
+
+StatusOr<std::vector<SavedRun>> LoadSavedRuns(const std::vector<std::string>& files) {
+  std::vector<SavedRun> runs;
+  for (const std::string& file : files) {
+    StatusOr<json> text = LoadJsonReport(file);
+    if (!text.ok()) return text.status();
+    StatusOr<RunReport> run = ReadSavedRun(*text, file);
+    if (!run.ok()) return run.status();
+    runs.push_back({file, std::move(*run)});
+  }
+  return runs;
 }
 
 std::string CellText(const std::optional<MatrixCell>& cell) {
@@ -190,12 +314,14 @@ std::string RenderMatrixConsole(const Matrix& matrix) {
   return out;
 }
 
+std::string RenderMatrixFile(const Matrix& matrix, const std::vector<RunReport>& reports, const std::string& path) {
+  if (path.ends_with(".json")) return MatrixToJson(matrix).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  if (path.ends_with(".html") || path.ends_with(".htm")) return RenderMatrixHtml(matrix, reports);
+  return RenderMatrixMarkdown(matrix);
+}
+
 Status WriteMatrixReport(const std::vector<RunReport>& reports, const std::string& path) {
-  Matrix matrix = BuildMatrix(reports);
-  bool as_json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
-  std::string text = as_json ? MatrixToJson(matrix).dump(2, ' ', false, json::error_handler_t::replace) + "\n"
-                             : RenderMatrixMarkdown(matrix);
-  return WriteReportOutput(path, text).WithContext("write matrix report");
+  return WriteReportOutput(path, RenderMatrixFile(BuildMatrix(reports), reports, path)).WithContext("write matrix report");
 }
 
 }  // namespace sandprobe

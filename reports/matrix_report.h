@@ -21,7 +21,9 @@
 namespace sandprobe {
 
 struct MatrixColumn {
-  std::string sandbox;  // the profile's name, else its file's stem
+  // The profile's name, else its file's stem; a merge of saved reports (MergeSavedRuns)
+  // names two columns of one sandbox apart: "docker-hardened@node-2", else by their files.
+  std::string sandbox;
   std::string policy;
   std::string suite;
   std::string run_id;
@@ -35,6 +37,7 @@ struct MatrixCell {
   Outcome outcome = Outcome::kSkip;
   Direction direction = Direction::kNone;
   bool waived = false;
+  std::string observed;  // the verdict's observation, one line, capped (a heatmap's tooltip)
 };
 
 struct MatrixRow {
@@ -54,6 +57,29 @@ struct Matrix {
 // One column per report, in the order given.
 Matrix BuildMatrix(const std::vector<RunReport>& reports);
 
+// Moves the rows where the columns disagree before those where they agree, each group in its
+// own order: what a reader of a big matrix looks for first.
+void PutDisagreementsFirst(Matrix& matrix);
+
+// A saved JSON report (`sandprobe run --json`, one per sandbox and node) as a matrix column:
+// the run's facts (json_report_read.h) and the verdicts it recorded in checks[], as that run
+// judged them (nothing is re-judged). Invalid input names `file` and what is wrong.
+StatusOr<RunReport> ReadSavedRun(const nlohmann::json& report, const std::string& file);
+
+struct SavedRun {
+  std::string file;  // as given on the command line
+  RunReport report;
+};
+
+// `sandprobe matrix`: one column per saved run, in the order given, the disagreements first.
+// Columns that would share a name (the same sandbox on two nodes) stay apart, named
+// "sandbox@host" by the host the report records, else "sandbox (file)".
+Matrix MergeSavedRuns(const std::vector<SavedRun>& runs);
+
+// Reads every file (LoadJsonReport, then ReadSavedRun); the first that does not read is
+// the error, naming the file.
+StatusOr<std::vector<SavedRun>> LoadSavedRuns(const std::vector<std::string>& files);
+
 // "pass", "fail (too-permissive)", "fail (waived)": what a cell shows; "" for no cell.
 std::string CellText(const std::optional<MatrixCell>& cell);
 
@@ -66,7 +92,12 @@ nlohmann::json MatrixToJson(const Matrix& matrix);
 // matrix of like sandboxes is a thousand equal rows), aligned.
 std::string RenderMatrixConsole(const Matrix& matrix);
 
-// The --matrix writer (a ReportFormats() row): JSON when `path` ends in ".json", else Markdown.
+// The --matrix writer (a ReportFormats() row): JSON when `path` ends in ".json", HTML (the
+// heatmap, reports/html_report.h) for ".html", else Markdown.
 Status WriteMatrixReport(const std::vector<RunReport>& reports, const std::string& path);
+
+// What `path`'s extension picks: the matrix as JSON, HTML or Markdown text. `reports`: the
+// runs behind the columns (the HTML lists their findings).
+std::string RenderMatrixFile(const Matrix& matrix, const std::vector<RunReport>& reports, const std::string& path);
 
 }  // namespace sandprobe

@@ -73,7 +73,7 @@ RunReport HardenedReport() {
   pass.evidence = {"L1", {0}, {}};
   pass.evidence.tier = EvidenceTier::kReported;
 
-  Verdict leak = MakeVerdict("fs.read.denied:{host_canary}", "fs.read", Severity::kCritical,
+  Verdict leak = MakeVerdict("fs.read.denied:host-canary", "fs.read", Severity::kCritical,
                              Outcome::kFail, Direction::kTooPermissive, "read denied",
                              "read ok: 33 bytes, sha256 = canary token; stdout: " + HostileBytes());
   leak.check.target = "{host_canary}";

@@ -1,6 +1,7 @@
 #include "reports/report_format.h"
 
 #include "io/atomic_file.h"
+#include "reports/html_report.h"
 #include "reports/json_report.h"
 #include "reports/junit_report.h"
 #include "reports/markdown_report.h"
@@ -25,8 +26,10 @@ constexpr ReportFormat kFormats[] = {
     {"sarif", "--sarif", "write the SARIF 2.1.0 report (code scanning) here", WriteSarifReport},
     {"summary", "--summary", "write a Markdown summary here (e.g. \"$GITHUB_STEP_SUMMARY\")",
      WriteMarkdownSummary},
+    {"html", "--html", "write a self-contained HTML report here (summary by severity, findings worst first)",
+     WriteHtmlReport},
     {"matrix", "--matrix",
-     "write the checks x sandboxes table of every --sandbox here (Markdown; JSON for *.json)",
+     "write the checks x sandboxes table of every --sandbox here (Markdown; JSON for *.json; an HTML heatmap for *.html)",
      WriteMatrixReport},
 };
 

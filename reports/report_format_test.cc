@@ -25,7 +25,7 @@ TEST(ReportFormatTest, EveryRowHasAUniqueNameFlagHelpAndWriter) {
   for (const char* name : {"json", "junit", "sarif", "summary"}) {
     EXPECT_NE(FindReportFormat(name), nullptr) << name;
   }
-  EXPECT_EQ(FindReportFormat("html"), nullptr);
+  EXPECT_EQ(FindReportFormat("pdf"), nullptr);
 }
 
 TEST(ReportFormatTest, WritesEveryGivenOutputAndNamesItsFlag) {

@@ -8,8 +8,10 @@
 #include <fmt/format.h>
 
 #include "io/atomic_file.h"
+#include "model/check_catalogue.h"
 #include "reports/json_report.h"
 #include "reports/sanitize.h"
+#include "load/data_dir.h"
 #include "load/json_document.h"
 
 namespace sandprobe {
@@ -19,6 +21,7 @@ using nlohmann::json;
 
 constexpr std::size_t kMessageCap = 2048;  // one result's message
 constexpr std::size_t kFieldCap = 1024;    // one property value
+constexpr const char* kSourceRoot = "%SRCROOT%";  // the directory sandprobe ran in
 
 // How a severity shows in SARIF: the result level, and GitHub's security-severity score
 // (critical >= 9.0, high 7.0-8.9, medium 4.0-6.9, low 0.1-3.9).
@@ -73,58 +76,79 @@ std::string PascalCase(const std::string& id) {
   return name;
 }
 
-// The rules of one run, one per check template, in order of first appearance.
+// The rules of one run, one per check template, in order of first appearance. A rule's text
+// is the template's own (the check catalogue): every result of the rule shares it, so it never
+// carries one check's advice to another (priv.syscall's help is not io_uring's). A result's
+// own fix is in its message.
 class Rules {
  public:
+  explicit Rules(std::string checks_doc) : checks_doc_(std::move(checks_doc)) {}
+
   std::size_t IndexOf(const Verdict& v) {
     const std::string id = CheckTemplate(v.check.id);
     auto it = by_id_.find(id);
     if (it == by_id_.end()) {
       it = by_id_.emplace(id, rules_.size()).first;
-      rules_.push_back(NewRule(id, v));
-    }
-    // The help is a fix: the first failing check's remediation is the most telling one.
-    json& rule = rules_[it->second];
-    const bool fail = v.outcome == Outcome::kFail;
-    if (!v.remediation.empty() && (!rule.contains("help") || (fail && !fail_help_.contains(id)))) {
-      rule["help"] = {{"text", Sentence(Clean(v.remediation))}};
-      if (fail) fail_help_.insert(id);
+      rules_.push_back(NewRule(id, v, checks_doc_));
     }
     return it->second;
   }
   json ToJson() const { return rules_; }
 
  private:
-  static json NewRule(const std::string& id, const Verdict& v) {
+  static json NewRule(const std::string& id, const Verdict& v, const std::string& checks_doc) {
     const SeverityStyle style = StyleOf(v.check.severity);
+    const CatalogueRow* row = FindCatalogueRow(id);
     const std::string expected = v.expected.empty() ? id : Clean(v.expected);
-    return {
+    json rule = {
         {"id", id},
         {"name", PascalCase(id)},
-        {"shortDescription", {{"text", Sentence(id + ": " + expected)}}},
+        {"shortDescription", {{"text", Sentence(row != nullptr ? id + ": " + std::string(row->proves) : id + ": " + expected)}}},
         {"fullDescription",
-         {{"text", Sentence(fmt::format("Checks of probe family {} that the sandbox keeps the "
-                                        "policy's promise ({}) for each target the policy names",
-                                        Clean(v.check.family), expected))}}},
+         {{"text", row != nullptr ? Sentence(std::string(row->proves))
+                                  : Sentence(fmt::format("Checks of probe family {} that the sandbox keeps the "
+                                                         "policy's promise ({}) for each target the policy names",
+                                                         Clean(v.check.family), expected))}}},
         {"defaultConfiguration", {{"level", style.level}}},
         {"properties",
          {{"tags", {"security", "sandbox", Clean(v.check.family)}},
           {"precision", "high"},
           {"security-severity", style.security_severity}}},
     };
+    if (row != nullptr) {
+      rule["help"] = {{"text", Sentence(std::string(row->help))},
+                      {"markdown", fmt::format("{}\n\n**Fix:** {}", Sentence(std::string(row->proves)),
+                                               Sentence(std::string(row->help)))}};
+      if (!checks_doc.empty()) rule["helpUri"] = fmt::format("{}#{}", checks_doc, CatalogueAnchor(id));
+    }
+    return rule;
   }
 
+  std::string checks_doc_;
   std::vector<json> rules_;
   std::map<std::string, std::size_t> by_id_;
-  std::set<std::string> fail_help_;  // templates whose help came from a failing check
 };
 
-json Location(const RunReport& r, const Check& check, const SourceLocator& locate) {
+// The artifact location of `file`: relative to %SRCROOT% (the directory sandprobe ran in) when
+// the file is inside it, so code scanning can place it in the repository; else file:///...
+json ArtifactLocation(const std::string& file, const std::string& base_dir) {
+  namespace fs = std::filesystem;
+  if (!base_dir.empty()) {
+    const fs::path path = fs::path(file).is_absolute() ? fs::path(file) : fs::path(base_dir) / file;
+    const fs::path relative = path.lexically_normal().lexically_relative(fs::path(base_dir).lexically_normal());
+    if (!relative.empty() && *relative.begin() != ".." && relative.is_relative()) {
+      return {{"uri", PathToUri(relative.generic_string())}, {"uriBaseId", kSourceRoot}};
+    }
+  }
+  return {{"uri", PathToUri(file)}};
+}
+
+json Location(const RunReport& r, const Check& check, const SourceLocator& locate, const std::string& base_dir) {
   const PolicyRef& ref = check.reference;
   const bool in_file = !ref.file.empty();
   std::string file = in_file ? ref.file : (!r.policy_path.empty() ? r.policy_path : r.profile_path);
   if (file.empty()) return nullptr;
-  json physical = {{"artifactLocation", {{"uri", PathToUri(file)}}}};
+  json physical = {{"artifactLocation", ArtifactLocation(file, base_dir)}};
   std::optional<SourcePosition> pos;
   if (in_file) pos = ref.position.known() ? ref.position : locate(ref.file, ref.pointer);
   // Without a position (a reference in words, a file that cannot be read now) the promise is
@@ -141,7 +165,7 @@ json Location(const RunReport& r, const Check& check, const SourceLocator& locat
 }
 
 json Result(const RunReport& r, const Verdict& v, std::size_t rule_index,
-            const SourceLocator& locate) {
+            const SourceLocator& locate, const std::string& base_dir) {
   const Check& c = v.check;
   const SeverityStyle style = StyleOf(c.severity);
   std::string text = fmt::format("[{}] {} in sandbox {}: expected {}; observed {}",
@@ -169,7 +193,7 @@ json Result(const RunReport& r, const Verdict& v, std::size_t rule_index,
         {"target", Clean(c.target)},
         {"reference", Clean(c.reference.Text())}}},
   };
-  if (json location = Location(r, c, locate); !location.is_null()) {
+  if (json location = Location(r, c, locate, base_dir); !location.is_null()) {
     result["locations"] = json::array({std::move(location)});
   }
   // A waived fail (--waivers) is a result suppressed outside the source, with the waiver's
@@ -197,15 +221,16 @@ json Notification(const RunReport& r, const Verdict& v, std::size_t rule_index) 
   };
 }
 
-json Run(const RunReport& r, const SourceLocator& locate) {
-  Rules rules;
+json Run(const RunReport& r, const SourceLocator& locate, const SarifPlaces& places) {
+  const std::string& base_dir = places.base_dir;
+  Rules rules(places.checks_doc);
   json results = json::array();
   json notifications = json::array();
   bool harness_failed = r.interrupted;
   for (const Verdict& v : r.verdicts) {
     const std::size_t index = rules.IndexOf(v);
     switch (v.outcome) {
-      case Outcome::kFail: results.push_back(Result(r, v, index, locate)); break;
+      case Outcome::kFail: results.push_back(Result(r, v, index, locate, base_dir)); break;
       case Outcome::kError:
         harness_failed = true;
         notifications.push_back(Notification(r, v, index));
@@ -224,7 +249,7 @@ json Run(const RunReport& r, const SourceLocator& locate) {
     driver["version"] = Clean(r.tool_version);
     driver["semanticVersion"] = Clean(r.tool_version);
   }
-  return {
+  json run = {
       {"tool", {{"driver", std::move(driver)}}},
       {"automationDetails",
        {{"id", fmt::format("sandprobe/{}/{}/{}/{}", NamePart(r.profile_name, r.profile_path),
@@ -244,6 +269,11 @@ json Run(const RunReport& r, const SourceLocator& locate) {
         {"summary", SummaryCounts(r.verdicts)},
         {"passes_by_evidence", PassesByEvidence(r.verdicts)}}},
   };
+  if (!base_dir.empty()) {
+    const std::string root = base_dir.ends_with('/') ? base_dir : base_dir + "/";
+    run["originalUriBaseIds"] = {{kSourceRoot, {{"uri", PathToUri(root)}}}};
+  }
+  return run;
 }
 
 }  // namespace
@@ -280,9 +310,23 @@ SourceLocator FileSourceLocator() {
   };
 }
 
-json SarifDocument(const std::vector<RunReport>& reports, const SourceLocator& locate) {
+SarifPlaces SarifPlacesHere() {
+  SarifPlaces places;
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  if (!ec) places.base_dir = cwd.string();
+  if (std::string_view(SANDPROBE_CHECKS_DOC_URL).empty()) {
+    const DataPaths data = DiscoverDataPaths(SelfExecutable());
+    if (!data.data_dir.empty()) places.checks_doc = PathToUri(data.data_dir + "/docs/checks.md");
+  } else {
+    places.checks_doc = SANDPROBE_CHECKS_DOC_URL;
+  }
+  return places;
+}
+
+json SarifDocument(const std::vector<RunReport>& reports, const SourceLocator& locate, const SarifPlaces& places) {
   json runs = json::array();
-  for (const RunReport& r : reports) runs.push_back(Run(r, locate));
+  for (const RunReport& r : reports) runs.push_back(Run(r, locate, places));
   return {
       {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
       {"version", "2.1.0"},
@@ -290,12 +334,12 @@ json SarifDocument(const std::vector<RunReport>& reports, const SourceLocator& l
   };
 }
 
-std::string RenderSarif(const std::vector<RunReport>& reports, const SourceLocator& locate) {
-  return SarifDocument(reports, locate).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+std::string RenderSarif(const std::vector<RunReport>& reports, const SourceLocator& locate, const SarifPlaces& places) {
+  return SarifDocument(reports, locate, places).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 Status WriteSarifReport(const std::vector<RunReport>& reports, const std::string& path) {
-  return WriteReportOutput(path, RenderSarif(reports, FileSourceLocator()))
+  return WriteReportOutput(path, RenderSarif(reports, FileSourceLocator(), SarifPlacesHere()))
       .WithContext("write SARIF report");
 }
 

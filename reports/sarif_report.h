@@ -5,11 +5,15 @@
 // automationDetails.id "sandprobe/<profile>/<policy>/<suite>/<run_id>" (GitHub's category is the
 // part before the last '/', so a matrix job's uploads do not replace each other).
 //   - rules: one per check template (the check id before its first ':', "fs.read.denied"),
-//     defaultConfiguration.level from the severity of its first check, help = a fix.
+//     defaultConfiguration.level from the severity of its first check; description, help and
+//     helpUri (docs/checks.md#anchor) from the check catalogue (model/check_catalogue.h): the
+//     rule's own text, never one result's fix, which is in that result's message.
 //   - results: one per failed check, kind "fail", level from the check's severity (critical and
 //     high: error, medium: warning, low and info: note), properties.security-severity for
 //     GitHub; located at the policy line:col that made the promise (Check::reference), with a
-//     partialFingerprint from profile, policy and check id so an alert survives line moves.
+//     partialFingerprint from profile, policy and check id so an alert survives line moves. A
+//     file inside the directory sandprobe ran in is located relative to %SRCROOT%
+//     (originalUriBaseIds), so code scanning can place it in the repository.
 //   - error and inconclusive checks prove nothing about the sandbox: they are tool execution
 //     notifications of the run's invocation (which is then not "executionSuccessful"), not
 //     results. Passes and skips are not results; run.properties.summary counts every outcome.
@@ -45,12 +49,26 @@ std::string CheckTemplate(const std::string& check_id);
 // percent-encoded.
 std::string PathToUri(const std::string& path);
 
-nlohmann::json SarifDocument(const std::vector<RunReport>& reports, const SourceLocator& locate);
+// Where a SARIF file's references point.
+struct SarifPlaces {
+  std::string base_dir;    // files inside it are located relative to %SRCROOT%; "": none
+  std::string checks_doc;  // the check catalogue; rules' helpUri is it + "#anchor"; "": none
+};
+
+// The working directory, and the catalogue: SANDPROBE_CHECKS_DOC_URL when the build was
+// configured with one (a project's web copy), else docs/checks.md in the data directory this
+// binary runs from (file:///usr/share/sandprobe/docs/checks.md when installed).
+SarifPlaces SarifPlacesHere();
+
+nlohmann::json SarifDocument(const std::vector<RunReport>& reports, const SourceLocator& locate,
+                             const SarifPlaces& places = {});
 
 // SarifDocument dumped with 2-space indent and a trailing newline.
-std::string RenderSarif(const std::vector<RunReport>& reports, const SourceLocator& locate);
+std::string RenderSarif(const std::vector<RunReport>& reports, const SourceLocator& locate,
+                        const SarifPlaces& places = {});
 
-// Writes RenderSarif (with FileSourceLocator) to `path` atomically, or to stdout for "-".
+// Writes RenderSarif (with FileSourceLocator, relative to the working directory) to `path`
+// atomically, or to stdout for "-".
 Status WriteSarifReport(const std::vector<RunReport>& reports, const std::string& path);
 
 }  // namespace sandprobe

@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "model/check_catalogue.h"
 #include "reports/report_fixture.h"
 
 namespace sandprobe {
@@ -19,6 +20,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using nlohmann::json;
 using report_fixture::BothReports;
+using report_fixture::HardenedReport;
 
 // The fixture's one reference, tier-low.json /filesystem/unreadable/2 (no position), is at 7:44.
 std::optional<SourcePosition> FakeLocator(const std::string& file, const std::string& pointer) {
@@ -71,17 +73,59 @@ TEST_F(SarifReportTest, OneRulePerCheckTemplateWithLevelAndHelp) {
   EXPECT_EQ((*denied)["name"], "FsReadDenied");
   EXPECT_EQ((*denied)["defaultConfiguration"]["level"], "error");  // critical
   EXPECT_EQ((*denied)["properties"]["security-severity"], "9.5");
-  EXPECT_EQ((*denied)["help"]["text"], "mount the host canary directory out of the sandbox.");
-  // Two inconclusive checks and a skip share net.egress.denied: still one rule.
-  EXPECT_EQ((*Rule(0, "net.egress.denied"))["help"]["text"],
-            "rerun with --verbose; the probe died before reporting.");
+  // The rule's own text (the check catalogue), not its first failing check's fix.
+  EXPECT_EQ((*denied)["help"]["text"], std::string(FindCatalogueRow("fs.read.denied")->help));
+  EXPECT_EQ((*denied)["fullDescription"]["text"], std::string(FindCatalogueRow("fs.read.denied")->proves));
+  EXPECT_FALSE(denied->contains("helpUri"));  // no catalogue place given
+  // Two inconclusive checks and a skip share net.egress.denied: still one rule, and a template
+  // the catalogue does not know has no help rather than a borrowed one.
+  EXPECT_FALSE(Rule(0, "net.egress.denied")->contains("help"));
   EXPECT_EQ((*Rule(0, "fs.write.allowed"))["defaultConfiguration"]["level"], "warning");  // medium
+}
+
+// Two checks of one template with different fixes: the rule's help is the template's, each
+// result's message keeps its own fix (the AF_VSOCK alert once showed io_uring's advice).
+TEST(SarifRuleHelp, ComesFromTheRuleNotFromItsFirstFailingResult) {
+  RunReport r = HardenedReport();
+  Verdict first = r.verdicts[1];
+  first.check.id = "priv.syscall:io_uring_setup";
+  first.check.family = "priv.syscalls";
+  first.outcome = Outcome::kFail;
+  first.remediation = "io_uring advice";
+  Verdict second = first;
+  second.check.id = "priv.syscall:socket(AF_VSOCK)";
+  second.remediation = "vsock advice";
+  r.verdicts = {first, second};
+  const json doc = SarifDocument({r}, FakeLocator, SarifPlaces{.checks_doc = "https://example.test/checks.md"});
+  const json& rule = doc["runs"][0]["tool"]["driver"]["rules"][0];
+  EXPECT_EQ(rule["help"]["text"], std::string(FindCatalogueRow("priv.syscall")->help));
+  EXPECT_EQ(rule["helpUri"], "https://example.test/checks.md#priv-syscall");
+  const std::string vsock = doc["runs"][0]["results"][1]["message"]["text"];
+  EXPECT_THAT(vsock, ::testing::HasSubstr("Fix: vsock advice."));
+  EXPECT_THAT(vsock, ::testing::Not(::testing::HasSubstr("io_uring")));
+}
+
+// A policy inside the directory sandprobe ran in is located relative to %SRCROOT%, which code
+// scanning maps onto the repository; one outside keeps its file:// URI.
+TEST(SarifLocations, AreRepositoryRelativeInsideTheWorkingDirectory) {
+  RunReport r = HardenedReport();
+  r.verdicts[1].check.reference.file = "/repo/policies/tier-low.json";
+  r.verdicts[2].check.reference.file = "/elsewhere/p.json";
+  const json doc = SarifDocument({r}, FakeLocator, SarifPlaces{.base_dir = "/repo"});
+  const json& run = doc["runs"][0];
+  EXPECT_EQ(run["originalUriBaseIds"]["%SRCROOT%"]["uri"], "file:///repo/");
+  const json& inside = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
+  EXPECT_EQ(inside["uri"], "policies/tier-low.json");
+  EXPECT_EQ(inside["uriBaseId"], "%SRCROOT%");
+  const json& outside = run["results"][1]["locations"][0]["physicalLocation"]["artifactLocation"];
+  EXPECT_EQ(outside["uri"], "file:///elsewhere/p.json");
+  EXPECT_FALSE(outside.contains("uriBaseId"));
 }
 
 TEST_F(SarifReportTest, FailuresAreResultsAtThePolicyLineAndColumn) {
   EXPECT_EQ(Run(0)["results"].size(), 2u);  // pass, skip, error, inconclusive are no results
   EXPECT_EQ(Run(1)["results"].size(), 1u);
-  const json* leak = Result(0, "fs.read.denied:{host_canary}");
+  const json* leak = Result(0, "fs.read.denied:host-canary");
   ASSERT_NE(leak, nullptr);
   EXPECT_EQ((*leak)["ruleId"], "fs.read.denied");
   EXPECT_EQ((*leak)["ruleIndex"], 1);
@@ -95,11 +139,11 @@ TEST_F(SarifReportTest, FailuresAreResultsAtThePolicyLineAndColumn) {
   EXPECT_EQ((*leak)["locations"][0]["logicalLocations"][0]["fullyQualifiedName"],
             "/filesystem/unreadable/2");
   const std::string text = (*leak)["message"]["text"];
-  EXPECT_THAT(text, HasSubstr("[critical] fs.read.denied:{host_canary} in sandbox docker-hardened: "
+  EXPECT_THAT(text, HasSubstr("[critical] fs.read.denied:host-canary in sandbox docker-hardened: "
                               "expected read denied; observed read ok: 33 bytes"));
   EXPECT_THAT(text, HasSubstr("Fix: mount the host canary directory out of the sandbox."));
   EXPECT_EQ((*leak)["partialFingerprints"]["sandprobeCheck/v1"],
-            "docker-hardened/tier-low/fs.read.denied:{host_canary}");
+            "docker-hardened/tier-low/fs.read.denied:host-canary");
 
   // No reference: located at the policy file as a whole (its first line).
   const json* blocked = Result(0, "fs.write.allowed:/tmp");
@@ -147,7 +191,7 @@ TEST(SarifHarnessFailureTest, IsANotificationNamedByItsProfileFile) {
 }
 
 TEST(SarifReferenceTest, TemplatesAndUris) {
-  EXPECT_EQ(CheckTemplate("fs.alias.denied:{host_canary}[symlink]"), "fs.alias.denied");
+  EXPECT_EQ(CheckTemplate("fs.alias.denied:host-canary[symlink]"), "fs.alias.denied");
   EXPECT_EQ(CheckTemplate("env.secret.hidden"), "env.secret.hidden");
   EXPECT_EQ(PathToUri("policies/tier-low.json"), "policies/tier-low.json");
   EXPECT_EQ(PathToUri("/srv/my policies/p#1.json"), "file:///srv/my%20policies/p%231.json");
@@ -176,7 +220,7 @@ std::string Multitool() {
 std::vector<RunReport> WithWaivedLeak(bool expired) {
   std::vector<RunReport> reports = BothReports();
   for (Verdict& v : reports[0].verdicts) {
-    if (v.check.id == "fs.read.denied:{host_canary}") {
+    if (v.check.id == "fs.read.denied:host-canary") {
       v.waiver = AppliedWaiver{"fs.read.denied:*", "tracked in SEC-12", "2027-01-31", "waivers.json:3:5", expired};
     }
   }
@@ -192,7 +236,7 @@ const json* ResultOf(const json& doc, const std::string& check) {
 
 TEST(SarifWaiverTest, AWaivedFailIsAnAcceptedExternalSuppression) {
   json doc = SarifDocument(WithWaivedLeak(false), FakeLocator);
-  const json* leak = ResultOf(doc, "fs.read.denied:{host_canary}");
+  const json* leak = ResultOf(doc, "fs.read.denied:host-canary");
   ASSERT_NE(leak, nullptr);
   ASSERT_TRUE(leak->contains("suppressions"));
   const json& suppression = (*leak)["suppressions"][0];
@@ -202,7 +246,7 @@ TEST(SarifWaiverTest, AWaivedFailIsAnAcceptedExternalSuppression) {
   EXPECT_FALSE(ResultOf(doc, "fs.write.allowed:/tmp")->contains("suppressions")) << "not waived";
 
   json expired = SarifDocument(WithWaivedLeak(true), FakeLocator);
-  EXPECT_FALSE(ResultOf(expired, "fs.read.denied:{host_canary}")->contains("suppressions"))
+  EXPECT_FALSE(ResultOf(expired, "fs.read.denied:host-canary")->contains("suppressions"))
       << "an expired waiver suppresses nothing";
 }
 

@@ -210,7 +210,7 @@ class RunTest : public ::testing::Test {
 TEST_F(RunTest, LeakIsJudgedByTheHarnessHashAndTheRunCleansUp) {
   StatusOr<RunReport> report = RunIt();
   ASSERT_TRUE(report.ok()) << report.status().message();
-  const Verdict* canary = Find(*report, "fs.read.denied:{host_canary}");
+  const Verdict* canary = Find(*report, "fs.read.denied:host-canary");
   ASSERT_NE(canary, nullptr);
   EXPECT_EQ(canary->outcome, Outcome::kFail);
   EXPECT_EQ(report->witnesses["sweep"], "skipped: the cleanup of every instance (1) exited 0 and no launch was cut short");
@@ -250,7 +250,7 @@ TEST_F(RunTest, AReplayedControlAnswerPassesNothing) {
                          std::string::npos;
   }
   EXPECT_TRUE(named);
-  EXPECT_EQ(Find(*report, "fs.read.denied:{host_canary}")->outcome, Outcome::kFail);
+  EXPECT_EQ(Find(*report, "fs.read.denied:host-canary")->outcome, Outcome::kFail);
   for (const nlohmann::json& launch : report->witnesses["launch_control"]["launches"]) {
     EXPECT_TRUE(launch.contains("failed")) << launch.dump();
   }
@@ -284,7 +284,7 @@ TEST_F(RunTest, ProvenLeakSurvivesAFailedCleanupAndTheRunDirStaysForSweep) {
   launcher_.steps["fake-list"] = {.exit_code = 1};
   StatusOr<RunReport> report = RunIt();
   ASSERT_TRUE(report.ok()) << report.status().message();
-  EXPECT_EQ(Find(*report, "fs.read.denied:{host_canary}")->outcome, Outcome::kFail);
+  EXPECT_EQ(Find(*report, "fs.read.denied:host-canary")->outcome, Outcome::kFail);
   EXPECT_TRUE(launcher_.Launched("fake-list")) << "a failed cleanup is swept";
   EXPECT_EQ(report->witnesses["sweep"].get<std::string>().rfind("failed: `fake-list", 0), 0u)
       << report->witnesses["sweep"];
@@ -338,9 +338,9 @@ TEST_F(RunTest, ABackendThatWentAwayMidRunIsAnErrorEvenWhenMissingBackendsAreAll
   StatusOr<RunReport> report = RunIt();
   ASSERT_TRUE(report.ok()) << report.status().message();
   ASSERT_TRUE(launcher_.Launched("fake-requires"));
-  EXPECT_EQ(Find(*report, "fs.read.denied:{host_canary}")->outcome, Outcome::kFail)
+  EXPECT_EQ(Find(*report, "fs.read.denied:host-canary")->outcome, Outcome::kFail)
       << "the canary's hash was read before the backend went away: still a leak";
-  const Verdict* workspace = Find(*report, "fs.read.allowed:{workspace}");
+  const Verdict* workspace = Find(*report, "fs.read.allowed:workspace");
   ASSERT_NE(workspace, nullptr);
   EXPECT_EQ(workspace->outcome, Outcome::kError) << workspace->observed;
   EXPECT_NE(workspace->observed.find("went away during the run"), std::string::npos) << workspace->observed;
@@ -374,9 +374,9 @@ TEST_F(RunTest, AMandatoryExitLineThatIsMissingTurnsPassesIntoErrors) {
   WriteProfile(R"(, "probe_exit": "exit_line")");
   StatusOr<RunReport> report = RunIt();
   ASSERT_TRUE(report.ok()) << report.status().message();
-  EXPECT_EQ(Find(*report, "fs.read.denied:{host_canary}")->outcome, Outcome::kFail)
+  EXPECT_EQ(Find(*report, "fs.read.denied:host-canary")->outcome, Outcome::kFail)
       << "the harness's hash proves the leak whatever the launch's status";
-  const Verdict* workspace = Find(*report, "fs.read.allowed:{workspace}");
+  const Verdict* workspace = Find(*report, "fs.read.allowed:workspace");
   ASSERT_NE(workspace, nullptr);
   EXPECT_EQ(workspace->outcome, Outcome::kError);
   EXPECT_NE(workspace->observed.find("probe_exit: exit_line"), std::string::npos) << workspace->observed;
@@ -387,8 +387,8 @@ TEST_F(RunTest, AMandatoryExitLineThatIsThereDecides) {
   launcher_.exit_line = "@@sandprobe-exit 0\r\n";
   StatusOr<RunReport> report = RunIt();
   ASSERT_TRUE(report.ok()) << report.status().message();
-  EXPECT_EQ(Find(*report, "fs.read.allowed:{workspace}")->outcome, Outcome::kPass);
-  EXPECT_EQ(Find(*report, "fs.read.denied:{host_canary}")->outcome, Outcome::kFail);
+  EXPECT_EQ(Find(*report, "fs.read.allowed:workspace")->outcome, Outcome::kPass);
+  EXPECT_EQ(Find(*report, "fs.read.denied:host-canary")->outcome, Outcome::kFail);
 }
 
 TEST_F(RunTest, TheDeadlineBoundsEveryStepAndTheReportNamesWhatItCut) {
@@ -404,7 +404,7 @@ TEST_F(RunTest, TheDeadlineBoundsEveryStepAndTheReportNamesWhatItCut) {
         << seen.argv[0];
   }
   EXPECT_LE(now_ - started, seconds(5) + Deadline::kRemovalWindow);
-  EXPECT_EQ(Find(*report, "fs.read.denied:{host_canary}")->outcome, Outcome::kFail);
+  EXPECT_EQ(Find(*report, "fs.read.denied:host-canary")->outcome, Outcome::kFail);
   EXPECT_FALSE(launcher_.Launched("fake-cleanup"));
   EXPECT_FALSE(launcher_.Launched("fake-list"));
   EXPECT_EQ(report->cut_short,
@@ -526,7 +526,7 @@ TEST_F(RunTest, FamiliesTheProbeLacksAreSkippedAsNotExpressibleAndNeverSent) {
   ASSERT_NE(env, nullptr);
   EXPECT_EQ(env->outcome, Outcome::kSkip);
   EXPECT_EQ(env->observed, "not expressible in js: the js probe does not implement env.secret");
-  EXPECT_EQ(Find(*report, "fs.read.denied:{host_canary}")->outcome, Outcome::kFail) << "the rest is judged";
+  EXPECT_EQ(Find(*report, "fs.read.denied:host-canary")->outcome, Outcome::kFail) << "the rest is judged";
   for (const auto& launch : launcher_.launches) {
     for (const std::string& arg : launch.argv) EXPECT_NE(arg, "env.secret") << "never sent to the probe";
   }

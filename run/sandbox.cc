@@ -155,6 +155,7 @@ LaunchRecord Sandbox::LaunchTemplate(const TemplateLaunch& launch, LaunchResult*
     record.executable = result->executable;
     record.executable_sha256 = result->executable_sha256;
     record.executable_warning = result->executable_warning;
+    record.executable_forgeable = result->executable_forgeable;
     if (result->cancelled) record.error = "interrupted";
     if (result->timed_out) record.cut_short = DescribeCut(bound, launch.timeout);
     if (!result->envelope_note.empty()) record.stderr_tail += "\n[sandprobe] " + result->envelope_note;

@@ -11,7 +11,7 @@ out=${1:-out}
 scripts/setup.sh --without docker --with deb --no-build
 build=build-deb
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" >/dev/null
-cmake --build "$build" -j"$(nproc)" --target sandprobe sandprobe-probe sandprobe_man
+cmake --build "$build" -j"$(nproc)" --target sandprobe sandprobe-probe sandprobe_man sandprobe_completion
 mkdir -p "$out"
 cpack -G DEB --config "$build/CPackConfig.cmake" -B "$out/.cpack" >/dev/null
 mv "$out"/.cpack/sandprobe_*.deb "$out"/

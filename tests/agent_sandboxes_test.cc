@@ -52,8 +52,8 @@ TEST(AgentSandboxesTest, SrtFindings) {
 
   // True findings.
   // Reads are allowed everywhere but denyRead (documented): the host canary is read.
-  ExpectFails(r, {"fs.read.denied:{host_canary}", "fs.alias.denied:{host_canary}[symlink]",
-                  "fs.alias.denied:{host_canary}[dotdot]", "fs.alias.denied:{host_canary}[proc_root]"});
+  ExpectFails(r, {"fs.read.denied:host-canary", "fs.alias.denied:host-canary[symlink]",
+                  "fs.alias.denied:host-canary[dotdot]", "fs.alias.denied:host-canary[proc_root]"});
   // A root caller's command holds every capability in srt's nested user namespace (documented),
   // whose uid 0 is the host's: DAC override holds for root-owned host files.
   ExpectFails(r, {"priv.caps.effective", "priv.caps.sys_admin", "priv.caps.bounding"});
@@ -69,7 +69,7 @@ TEST(AgentSandboxesTest, SrtFindings) {
   ExpectFails(r, {"priv.masked:/proc/keys", "priv.masked:/proc/timer_list", "priv.masked:/sys/firmware"});
   // What srt enforces as documented.
   ExpectPasses(r, {"fs.read.denied:/etc/shadow", "fs.alias.denied:/etc/shadow[proc_root]",
-                   "fs.write.allowed:{workspace}", "fs.write.denied:/", "fs.write.denied:/etc",
+                   "fs.write.allowed:workspace", "fs.write.denied:/", "fs.write.denied:/etc",
                    "fs.write.denied:/tmp", "fs.write.denied:/var/tmp", "env.secret.visible",
                    "net.tcp.denied:loopback", "net.tcp.denied:bridge", "net.udp.denied:loopback",
                    "net.udp.denied:bridge", "net.dns.denied", "priv.identity.root", "priv.seccomp",
@@ -106,8 +106,8 @@ TEST(AgentSandboxesTest, CodexFindings) {
 
   // True findings.
   // Commands run as the caller (root) and read the whole disk: /etc/shadow and the host canary.
-  ExpectFails(r, {"priv.identity.root", "fs.read.denied:/etc/shadow", "fs.read.denied:{host_canary}",
-                  "fs.alias.denied:/etc/shadow[proc_root]", "fs.alias.denied:{host_canary}[dotdot]"});
+  ExpectFails(r, {"priv.identity.root", "fs.read.denied:/etc/shadow", "fs.read.denied:host-canary",
+                  "fs.alias.denied:/etc/shadow[proc_root]", "fs.alias.denied:host-canary[dotdot]"});
   // The whole environment goes through, the harness's canary secret included.
   ExpectFails(r, {"env.secret.hidden"});
   // Codex's seccomp filter is a network filter: namespace and other calls reach the kernel, and
@@ -121,7 +121,7 @@ TEST(AgentSandboxesTest, CodexFindings) {
   ExpectFails(r, {"priv.kernel_knob:/proc/sys/kernel/core_pattern", "priv.kernel_knob:/proc/sys[mount]"});
   ExpectFails(r, {"priv.masked:/proc/keys", "priv.masked:/proc/timer_list", "priv.masked:/sys/firmware"});
   // What codex enforces as documented.
-  ExpectPasses(r, {"fs.write.allowed:{workspace}", "fs.write.allowed:/tmp", "fs.write.denied:/",
+  ExpectPasses(r, {"fs.write.allowed:workspace", "fs.write.allowed:/tmp", "fs.write.denied:/",
                    "fs.write.denied:/etc", "fs.write.denied:/var/tmp", "fs.write.denied:/root",
                    "net.tcp.denied:loopback", "net.tcp.denied:bridge", "net.udp.denied:loopback",
                    "net.udp.denied:bridge", "net.dns.denied", "priv.caps.effective",
@@ -145,7 +145,7 @@ TEST(AgentSandboxesTest, CodexTmpIsTheHostsAndOutlivesTheCommand) {
   ASSERT_TRUE(r.is_object()) << run.out << run.err;
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   ExpectFails(r, {"persist.session.ephemeral:/tmp"});
-  ExpectPasses(r, {"persist.session.survives:{workspace}", "persist.session.ephemeral:/var/tmp",
+  ExpectPasses(r, {"persist.session.survives:workspace", "persist.session.ephemeral:/var/tmp",
                    "persist.session.ephemeral:/root", "persist.session.ephemeral:background-process",
                    "persist.host:background-process"});
 }

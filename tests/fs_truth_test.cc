@@ -74,11 +74,11 @@ TEST(FsTruthTest, HostRootBoundAtHostFailsTheCanaryAndTheMountCheck) {
   CliRun run = RunProfile("tests/data/docker-host-root.json", {"--require-backend"});
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   const json& r = run.report;
-  ExpectVerdict(r, "fs.alias.denied:{host_canary}[mount_root]", "fail", "too-permissive");
-  EXPECT_NE(Observed(r, "fs.alias.denied:{host_canary}[mount_root]").find("via /host/var/tmp/"),
+  ExpectVerdict(r, "fs.alias.denied:host-canary[mount_root]", "fail", "too-permissive");
+  EXPECT_NE(Observed(r, "fs.alias.denied:host-canary[mount_root]").find("via /host/var/tmp/"),
             std::string::npos);
   // The canary's hash is in the launch's frames, so the direct read fails too.
-  ExpectVerdict(r, "fs.read.denied:{host_canary}", "fail", "too-permissive");
+  ExpectVerdict(r, "fs.read.denied:host-canary", "fail", "too-permissive");
   ExpectVerdict(r, "fs.mounts.host-root-bind", "fail", "too-permissive");
   EXPECT_EQ(CheckField(r, "fs.mounts.host-root-bind", "severity"), "critical");
   EXPECT_NE(Observed(r, "fs.mounts.host-root-bind").find("/host"), std::string::npos);
@@ -93,8 +93,8 @@ TEST(FsTruthTest, DockerHardenedPassesTheMountChecks) {
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   ExpectVerdict(run.report, "fs.mounts.host-root-bind", "pass");
   ExpectVerdict(run.report, "fs.mounts.host-block-device", "pass");
-  ExpectVerdict(run.report, "fs.alias.denied:{host_canary}[mount_root]", "pass");
-  ExpectVerdict(run.report, "fs.read.denied:{host_canary}", "pass");
+  ExpectVerdict(run.report, "fs.alias.denied:host-canary[mount_root]", "pass");
+  ExpectVerdict(run.report, "fs.read.denied:host-canary", "pass");
 }
 
 TEST(FsTruthTest, DecoysOverDeniedPathsPassAndSaySo) {
@@ -110,7 +110,7 @@ TEST(FsTruthTest, DecoysOverDeniedPathsPassAndSaySo) {
   EXPECT_NE(Observed(r, "fs.read.denied:/etc/shadow").find("decoy"), std::string::npos);
   ExpectVerdict(r, "fs.alias.denied:/etc/shadow[proc_root]", "pass");
   // The rest of the host root is still there: the canary fails.
-  ExpectVerdict(r, "fs.read.denied:{host_canary}", "fail", "too-permissive");
+  ExpectVerdict(r, "fs.read.denied:host-canary", "fail", "too-permissive");
 }
 
 TEST(FsTruthTest, RealShadowStillFailsInBwrapLeaky) {
@@ -131,7 +131,7 @@ TEST(FsTruthTest, CanaryInAMountedHostDirLeaksAndIsRemovedAfterTheRun) {
   CliRun run = RunAt(FromTemplate("bwrap-mounted-canary.json", dir.path()), dir.path());
   const json& r = run.report;
   ASSERT_TRUE(r.contains("checks")) << run.out << run.err;
-  const std::string id = "fs.read.denied:{mounted_canary:" + mounted + "}";
+  const std::string id = "fs.read.denied:mounted-canary:" + mounted;
   ExpectVerdict(r, id, "fail", "too-permissive");
   EXPECT_NE(Observed(r, id).find("matches the host canary"), std::string::npos) << Observed(r, id);
   ASSERT_TRUE(r["witnesses"]["mounted_canaries"].is_array()) << r["witnesses"].dump();
@@ -144,7 +144,7 @@ TEST(FsTruthTest, CanaryInAMountedHostDirLeaksAndIsRemovedAfterTheRun) {
   ASSERT_NE(FindCheck(r, id), nullptr);
   EXPECT_EQ((*FindCheck(r, id))["evidence"].value("tier", ""), "witnessed") << FindCheck(r, id)->dump();
   // The run's own canary is still unreachable: only the mounted one leaks.
-  ExpectVerdict(r, "fs.read.denied:{host_canary}", "pass");
+  ExpectVerdict(r, "fs.read.denied:host-canary", "pass");
   // Afterwards only the user's file is left.
   std::vector<std::string> left;
   for (const auto& entry : fs::directory_iterator(mounted)) left.push_back(entry.path().filename());

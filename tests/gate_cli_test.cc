@@ -96,7 +96,7 @@ TEST(GateCliTest, CheckAndSkipSelectByGlob) {
     EXPECT_EQ(id.find("{workspace}"), std::string::npos) << id;
   }
   // The denied reads still fail on the host: selection does not change judgement.
-  EXPECT_EQ(CheckField(run.report, "fs.read.denied:{host_canary}", "verdict"), "fail");
+  EXPECT_EQ(CheckField(run.report, "fs.read.denied:host-canary", "verdict"), "fail");
   EXPECT_EQ(SchemaProblem(run.report), "");
 
   CliRun typo = RunWithReport({"--sandbox", "host", "--check", "fs.raed.*"});
@@ -120,7 +120,7 @@ TEST(GateCliTest, AnActiveWaiverLetsTheFailThroughAndTheReportSaysWaived) {
 })");
   CliRun run = RunWithReport({"--sandbox", "host", "--check", "fs.read.denied:*", "--waivers", waivers});
   EXPECT_EQ(run.exit_code, 0) << run.err << run.out;
-  const nlohmann::json* check = FindCheck(run.report, "fs.read.denied:{host_canary}");
+  const nlohmann::json* check = FindCheck(run.report, "fs.read.denied:host-canary");
   ASSERT_NE(check, nullptr);
   EXPECT_EQ((*check)["verdict"], "fail");
   EXPECT_EQ((*check)["waived"], true);
@@ -141,7 +141,7 @@ TEST(GateCliTest, AnExpiredWaiverFailsTheGateAndSaysSo) {
   EXPECT_NE(run.out.find("waiver expired: " + waivers + ":2:3: waiver for fs.read.denied:* expired on 2020-01-31"),
             std::string::npos) << run.out;
   EXPECT_NE(run.out.find("expired waiver(s) (renew or remove them)"), std::string::npos) << run.out;
-  const nlohmann::json* check = FindCheck(run.report, "fs.read.denied:{host_canary}");
+  const nlohmann::json* check = FindCheck(run.report, "fs.read.denied:host-canary");
   ASSERT_NE(check, nullptr);
   EXPECT_EQ((*check)["waived"], false);
   EXPECT_EQ((*check)["waiver"]["expired"], true);

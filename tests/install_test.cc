@@ -101,9 +101,21 @@ TEST_F(InstallTest, ThePackageHoldsBinaryProbeDataSchemasAndManPage) {
                            "usr/share/sandprobe/docker/probe.Dockerfile",
                            "usr/share/doc/sandprobe/README.Debian",
                            "usr/share/doc/sandprobe/examples/ci/github-actions.yml",
-                           "usr/share/man/man1/sandprobe.1.gz"}) {
+                           "usr/share/man/man1/sandprobe.1.gz",
+                           "usr/share/bash-completion/completions/sandprobe"}) {
     EXPECT_TRUE(fs::is_regular_file(fs::path(root_) / path)) << path << " not in " << deb_;
   }
+  // A man page per subcommand, as the installed binary lists them.
+  CliRun commands = RunCommand({Installed(), "help", "--commands"});
+  ASSERT_EQ(commands.exit_code, 0) << commands.err;
+  std::istringstream lines(commands.out);
+  int pages = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const std::string page = "usr/share/man/man1/sandprobe-" + line.substr(0, line.find('\t')) + ".1.gz";
+    EXPECT_TRUE(fs::is_regular_file(fs::path(root_) / page)) << page << " not in " << deb_;
+    ++pages;
+  }
+  EXPECT_GE(pages, 10);
   // The probe directory is bound into sandboxes: the probe and nothing else.
   for (const char* dir : {"/usr/lib/sandprobe", "/usr/lib/sandprobe-js", "/usr/lib/sandprobe-python"}) {
     int entries = 0;
@@ -215,7 +227,7 @@ TEST_F(InstallTest, AHostRunFromTheInstalledTreeFailsAndWritesItsReport) {
   EXPECT_EQ(report["policy"]["name"], "tier-low");
   EXPECT_EQ(SchemaProblem(report), "");
   // The baseline fails, on the harness's own witness: the probe read the host canary.
-  ExpectVerdict(report, "fs.read.denied:{host_canary}", "fail");
+  ExpectVerdict(report, "fs.read.denied:host-canary", "fail");
 }
 
 }  // namespace

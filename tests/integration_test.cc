@@ -42,14 +42,14 @@ TEST(IntegrationTest, HostFailsTierLowWithTheCanaryReadProvenByHash) {
   CliRun run = RunProfile("sandboxes/host.json");
   EXPECT_EQ(run.exit_code, 1) << run.err;
   const json& r = run.report;
-  EXPECT_EQ(Verdict(r, "fs.read.denied:{host_canary}"), "fail");
-  EXPECT_EQ(Direction(r, "fs.read.denied:{host_canary}"), "too-permissive");
-  const json* canary = FindCheck(r, "fs.read.denied:{host_canary}");
+  EXPECT_EQ(Verdict(r, "fs.read.denied:host-canary"), "fail");
+  EXPECT_EQ(Direction(r, "fs.read.denied:host-canary"), "too-permissive");
+  const json* canary = FindCheck(r, "fs.read.denied:host-canary");
   ASSERT_NE(canary, nullptr);
   EXPECT_NE(canary->value("observed", "").find("matches the host canary"), std::string::npos);
-  EXPECT_EQ(Verdict(r, "fs.alias.denied:{host_canary}[symlink]"), "fail");
+  EXPECT_EQ(Verdict(r, "fs.alias.denied:host-canary[symlink]"), "fail");
   EXPECT_EQ(Verdict(r, "env.secret.hidden"), "fail");
-  EXPECT_EQ(Verdict(r, "fs.write.allowed:{workspace}"), "pass");
+  EXPECT_EQ(Verdict(r, "fs.write.allowed:workspace"), "pass");
   EXPECT_EQ(Verdict(r, "fs.read.allowed:/tmp"), "pass");
   ExpectValidJunit(run);
 }
@@ -67,8 +67,8 @@ TEST(IntegrationTest, BwrapLeakyFailsTheCanaryRead) {
   if (!BackendAvailable("bwrap", kBwrapUp)) return;
   CliRun run = RunProfile("sandboxes/bwrap-leaky.json", {"--require-backend"});
   EXPECT_EQ(run.exit_code, 1) << run.err;
-  EXPECT_EQ(Verdict(run.report, "fs.read.denied:{host_canary}"), "fail");
-  EXPECT_EQ(Direction(run.report, "fs.read.denied:{host_canary}"), "too-permissive");
+  EXPECT_EQ(Verdict(run.report, "fs.read.denied:host-canary"), "fail");
+  EXPECT_EQ(Direction(run.report, "fs.read.denied:host-canary"), "too-permissive");
   EXPECT_EQ(Verdict(run.report, "env.secret.hidden"), "fail");
   ExpectValidJunit(run);
 }
@@ -77,8 +77,8 @@ TEST(IntegrationTest, ReadOnlyWorkspaceFailsAsTooRestrictive) {
   if (!BackendAvailable("bwrap", kBwrapUp)) return;
   CliRun run = RunProfile("tests/data/bwrap-ro-workspace.json", {"--require-backend"});
   EXPECT_EQ(run.exit_code, 1) << run.err;
-  EXPECT_EQ(Verdict(run.report, "fs.write.allowed:{workspace}"), "fail");
-  EXPECT_EQ(Direction(run.report, "fs.write.allowed:{workspace}"), "too-restrictive");
+  EXPECT_EQ(Verdict(run.report, "fs.write.allowed:workspace"), "fail");
+  EXPECT_EQ(Direction(run.report, "fs.write.allowed:workspace"), "too-restrictive");
   EXPECT_EQ(Verdict(run.report, "fs.write.allowed:/tmp"), "pass");
 }
 

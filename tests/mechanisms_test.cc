@@ -168,21 +168,21 @@ TEST(MechanismsTest, HostPidWithPtraceReadsTheCanaryThroughTheCanaryProcess) {
                            {"--pid", "host", "--cap-add", "SYS_PTRACE", "--user", "0:0"}, dir),
                    {"--suite", "default,privileges"});
   EXPECT_EQ(run.exit_code, 1) << run.err;
-  ExpectVerdict(run.report, "priv.host_pid.door:{host_canary}", "fail", "too-permissive");
-  const std::string door = Observed(run.report, "priv.host_pid.door:{host_canary}");
+  ExpectVerdict(run.report, "priv.host_pid.door:host-canary", "fail", "too-permissive");
+  const std::string door = Observed(run.report, "priv.host_pid.door:host-canary");
   EXPECT_TRUE(Has(door, "/root/var/tmp/") && Has(door, "read the canary")) << door;
   EXPECT_TRUE(Has(door, "/cwd/canary-")) << door;
   // The canary's hash in the door's fact fails the direct canary read too.
-  ExpectVerdict(run.report, "fs.read.denied:{host_canary}", "fail", "too-permissive");
+  ExpectVerdict(run.report, "fs.read.denied:host-canary", "fail", "too-permissive");
   ExpectNoContainerLeft(run.report);
 
   // The shipped --pid host profile (uid 1000, no capabilities): the process is visible, its
   // doors are closed.
   CliRun closed = RunStrict(SourcePath("sandboxes/docker-hostpid.json"), {"--suite", "privileges"});
   ExpectVerdict(closed.report, "host.pid_namespace", "fail", "too-permissive");
-  ExpectVerdict(closed.report, "priv.host_pid.door:{host_canary}", "pass");
-  EXPECT_TRUE(Has(Observed(closed.report, "priv.host_pid.door:{host_canary}"), "every door closed"))
-      << Observed(closed.report, "priv.host_pid.door:{host_canary}");
+  ExpectVerdict(closed.report, "priv.host_pid.door:host-canary", "pass");
+  EXPECT_TRUE(Has(Observed(closed.report, "priv.host_pid.door:host-canary"), "every door closed"))
+      << Observed(closed.report, "priv.host_pid.door:host-canary");
 }
 
 // ---- 9. expected-allowed stays allowed ----
@@ -192,9 +192,9 @@ TEST(MechanismsTest, CanaryThePolicyDeclaresReadableStaysAllowed) {
   const std::string dir = MakeTempDir("mech9");
   const std::string policy = Policy(dir, "canary-readable", {"/etc/shadow", "/root"}, {"{workspace}", "/tmp", "{host_canary}"});
   CliRun run = RunStrict(SourcePath("sandboxes/bwrap-leaky.json"), {"--policy", policy});
-  ExpectVerdict(run.report, "fs.read.allowed:{host_canary}", "pass");
-  EXPECT_TRUE(Has(Observed(run.report, "fs.read.allowed:{host_canary}"), "matches the host canary"))
-      << Observed(run.report, "fs.read.allowed:{host_canary}");
+  ExpectVerdict(run.report, "fs.read.allowed:host-canary", "pass");
+  EXPECT_TRUE(Has(Observed(run.report, "fs.read.allowed:host-canary"), "matches the host canary"))
+      << Observed(run.report, "fs.read.allowed:host-canary");
 }
 
 // ---- 12. denied by mode is denied ----

@@ -51,8 +51,8 @@ TEST(PersistenceTest, AgentDockerSessionKeepsTheWorkspaceAcrossSessionsAndTmpAcr
   if (!BackendAvailable("docker", kDockerUp)) return;
   CliRun run = RunPersistence("sandboxes/agent-docker-session.json");
   const json& r = run.report;
-  ExpectVerdict(r, "persist.turn.survives:{workspace}", "pass");
-  ExpectVerdict(r, "persist.session.survives:{workspace}", "pass");
+  ExpectVerdict(r, "persist.turn.survives:workspace", "pass");
+  ExpectVerdict(r, "persist.session.survives:workspace", "pass");
   ExpectVerdict(r, "persist.turn.survives:/tmp", "pass");
   ExpectVerdict(r, "persist.session.ephemeral:/tmp", "pass");
   ExpectVerdict(r, "persist.turn.survives:background-process", "pass");
@@ -76,7 +76,7 @@ TEST(PersistenceTest, ASessionThatReusesItsContainerIsCaught) {
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   ExpectVerdict(r, "persist.session.ephemeral:/tmp", "fail", "too-permissive");
   ExpectVerdict(r, "persist.session.ephemeral:background-process", "fail", "too-permissive");
-  ExpectVerdict(r, "persist.session.survives:{workspace}", "pass");
+  ExpectVerdict(r, "persist.session.survives:workspace", "pass");
   ExpectNothingLeft(r);
 }
 
@@ -84,7 +84,7 @@ TEST(PersistenceTest, AgentDockerManagedReportsWhatItsConfigurationMisses) {
   if (!BackendAvailable("docker", kDockerUp)) return;
   CliRun run = RunPersistence("sandboxes/agent-docker-managed.json");
   const json& r = run.report;
-  ExpectVerdict(r, "persist.session.survives:{workspace}", "pass");
+  ExpectVerdict(r, "persist.session.survives:workspace", "pass");
   ExpectVerdict(r, "persist.turn.survives:/tmp", "pass");
   ExpectVerdict(r, "persist.session.ephemeral:/tmp", "pass");
   ExpectNothingLeft(r);
@@ -143,7 +143,7 @@ TEST(PersistenceTest, BwrapStrictKeepsTheBoundWorkspaceNotTmp) {
   CliRun run = RunPersistence("sandboxes/bwrap-strict.json");
   const json& r = run.report;
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
-  ExpectVerdict(r, "persist.session.survives:{workspace}", "pass");
+  ExpectVerdict(r, "persist.session.survives:workspace", "pass");
   ExpectVerdict(r, "persist.session.ephemeral:/tmp", "pass");
   ExpectVerdict(r, "persist.host:background-process", "pass");
   // The token reached the host side of the workspace: the sandbox's /workspace is that dir.

@@ -197,7 +197,7 @@ TEST(RuntimesTest, RestrictedPythonAsDocumentedKeepsTheCanaryAndLangEscapePasses
   }
   CliRun run = RunRestrictedPython("sandboxes/restrictedpython.json");
   ASSERT_TRUE(run.report.contains("checks")) << run.out << run.err;
-  const json* escape = CheckById(run.report, "lang.escape.denied:{host_canary}");
+  const json* escape = CheckById(run.report, "lang.escape.denied:host-canary");
   ASSERT_NE(escape, nullptr) << run.out;
   EXPECT_EQ(escape->value("verdict", ""), "pass") << escape->dump();
   EXPECT_THAT(escape->value("observed", ""), HasSubstr("escape routes were refused"));
@@ -216,7 +216,7 @@ TEST(RuntimesTest, RestrictedPythonWithThePlainGetattrFailsLangEscapeByTheCanary
   }
   CliRun run = RunRestrictedPython("sandboxes/restrictedpython-unguarded.json");
   ASSERT_TRUE(run.report.contains("checks")) << run.out << run.err;
-  const json* escape = CheckById(run.report, "lang.escape.denied:{host_canary}");
+  const json* escape = CheckById(run.report, "lang.escape.denied:host-canary");
   ASSERT_NE(escape, nullptr) << run.out;
   EXPECT_EQ(escape->value("verdict", ""), "fail") << escape->dump();
   EXPECT_THAT(escape->value("observed", ""), HasSubstr("generator_frame"));

@@ -115,7 +115,7 @@ std::string KilledRun(const std::string& runs, const std::string& profile, const
   std::thread runner([&] {
     killed = RunCliUnder(runs, {"run", "--no-color", "--sandbox", profile, "--policy",
                                 SourcePath("policies/tier-low.json"), "--check",
-                                "fs.write.allowed:{workspace}", "--json", report});
+                                "fs.write.allowed:workspace", "--json", report});
   });
   int pid = 0;
   bool up = WaitFor([&] {
@@ -171,7 +171,7 @@ TEST(SharedMachineTest, ADeadRunWhoseProfileIsGoneIsSweptFromTheRecord) {
   CliRun killed;
   std::thread runner([&] {
     killed = RunCliUnder(runs, {"run", "--no-color", "--sandbox", copy, "--policy", SourcePath("policies/tier-low.json"),
-                                "--check", "fs.write.allowed:{workspace}", "--json", report});
+                                "--check", "fs.write.allowed:workspace", "--json", report});
   });
   int pid = 0;
   std::string run_id;
@@ -210,7 +210,7 @@ TEST(SharedMachineTest, TheWorkspaceIsWritableOnlyByTheSandboxsUid) {
   CliRun run;
   std::thread runner([&] {
     run = RunCliUnder(runs, {"run", "--no-color", "--sandbox", profile, "--policy", SourcePath("policies/tier-low.json"),
-                             "--check", "fs.write.allowed:{workspace}", "--json", report});
+                             "--check", "fs.write.allowed:workspace", "--json", report});
   });
   std::string workspace;
   bool up = WaitFor([&] {
@@ -236,19 +236,19 @@ TEST(SharedMachineTest, TheWorkspaceIsWritableOnlyByTheSandboxsUid) {
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
 
   if (BackendAvailable("docker", kDockerUp)) {
-    CliRun hardened = RunProfile("sandboxes/docker-hardened.json", {"--check", "fs.write.allowed:{workspace}"});
-    ExpectVerdict(hardened.report, "fs.write.allowed:{workspace}", "pass");
+    CliRun hardened = RunProfile("sandboxes/docker-hardened.json", {"--check", "fs.write.allowed:workspace"});
+    ExpectVerdict(hardened.report, "fs.write.allowed:workspace", "pass");
   }
   if (BackendAvailable("bwrap", kBwrapUp)) {
-    CliRun strict = RunProfile("sandboxes/bwrap-strict.json", {"--check", "fs.write.allowed:{workspace}"});
-    ExpectVerdict(strict.report, "fs.write.allowed:{workspace}", "pass");
+    CliRun strict = RunProfile("sandboxes/bwrap-strict.json", {"--check", "fs.write.allowed:workspace"});
+    ExpectVerdict(strict.report, "fs.write.allowed:workspace", "pass");
   }
 }
 
 // `sandprobe run ... --json FILE`, with `umask` set first (as a login shell would).
 CliRun RunWithUmask(const std::string& umask, const std::string& json_path) {
   return RunCommand({"sh", "-c", "umask " + umask + "; exec \"$@\"", "sh", SANDPROBE_CLI, "run", "--no-color",
-                     "--sandbox", SourcePath("sandboxes/host.json"), "--check", "fs.write.allowed:{workspace}",
+                     "--sandbox", SourcePath("sandboxes/host.json"), "--check", "fs.write.allowed:workspace",
                      "--json", json_path});
 }
 
@@ -315,7 +315,7 @@ TEST(SharedMachineTest, APartialReportLeftByAKilledRunIsRemovedBySweepAndByTheNe
                            "-e", "trace=rename,renameat,renameat2", "-e",
                            "inject=rename,renameat,renameat2:delay_enter=2000000", SANDPROBE_CLI, "run",
                            "--no-color", "--sandbox", SourcePath("sandboxes/host.json"), "--check",
-                           "fs.write.allowed:{workspace}", "--json", report});
+                           "fs.write.allowed:workspace", "--json", report});
     });
     bool in_rename = WaitFor([&] { return !HiddenFiles(dir).empty(); }, seconds(120));
     int pid = RunnerPid(report);
@@ -337,7 +337,7 @@ TEST(SharedMachineTest, APartialReportLeftByAKilledRunIsRemovedBySweepAndByTheNe
   killed_mid_write();
   ASSERT_EQ(HiddenFiles(dir).size(), 1u);
   CliRun next = RunCliUnder(runs, {"run", "--no-color", "--sandbox", SourcePath("sandboxes/host.json"), "--check",
-                                   "fs.write.allowed:{workspace}", "--json", report});
+                                   "fs.write.allowed:workspace", "--json", report});
   EXPECT_EQ(next.exit_code, 0) << next.err;
   EXPECT_EQ(HiddenFiles(dir), std::vector<std::string>{});
   EXPECT_TRUE(fs::exists(report));
@@ -360,7 +360,7 @@ TEST(SharedMachineTest, AFullRunRootIsAHarnessErrorNotTheSandboxsFail) {
   CliRun run;
   std::thread runner([&] {
     run = RunCliUnder(runs, {"run", "--no-color", "--sandbox", profile, "--policy", SourcePath("policies/tier-low.json"),
-                             "--check", "fs.write.allowed:{workspace}", "--json", report});
+                             "--check", "fs.write.allowed:workspace", "--json", report});
   });
   int pid = 0;
   bool waiting = WaitFor([&] {
@@ -381,10 +381,10 @@ TEST(SharedMachineTest, AFullRunRootIsAHarnessErrorNotTheSandboxsFail) {
   EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
   ASSERT_TRUE(fs::exists(report)) << run.err;
   json parsed = json::parse(ReadAll(report), nullptr, false);
-  EXPECT_EQ(CheckField(parsed, "fs.write.allowed:{workspace}", "verdict"), "error")
-      << CheckField(parsed, "fs.write.allowed:{workspace}", "observed");
-  EXPECT_NE(CheckField(parsed, "fs.write.allowed:{workspace}", "observed").find("full"), std::string::npos)
-      << CheckField(parsed, "fs.write.allowed:{workspace}", "observed");
+  EXPECT_EQ(CheckField(parsed, "fs.write.allowed:workspace", "verdict"), "error")
+      << CheckField(parsed, "fs.write.allowed:workspace", "observed");
+  EXPECT_NE(CheckField(parsed, "fs.write.allowed:workspace", "observed").find("full"), std::string::npos)
+      << CheckField(parsed, "fs.write.allowed:workspace", "observed");
 }
 
 }  // namespace
