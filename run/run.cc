@@ -175,7 +175,7 @@ class Run {
 
   // The egress lab, when this run has one (run/run_lab.h): a witness joined by the launches.
   Status StartLab() {
-    StatusOr<std::unique_ptr<RunLab>> lab = RunLab::StartIfNeeded(*policy_, *profile_, *suite_, run_dir_->root());
+    StatusOr<std::unique_ptr<RunLab>> lab = RunLab::StartIfNeeded(*policy_, *profile_, run_dir_->root());
     if (!lab.ok()) return lab.status();
     if (*lab == nullptr) return Status::Ok();
     lab_join_ = (*lab)->join();

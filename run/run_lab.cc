@@ -10,21 +10,6 @@
 namespace sandprobe {
 namespace {
 
-// net.lab or net.bypass: the families the lab is for.
-bool SuiteNamesALabFamily(const Suite& suite) {
-  for (const SuiteEntry& entry : suite.entries) {
-    if (entry.family == kLabFamily || entry.family == "net.bypass") return true;
-  }
-  return false;
-}
-
-bool AllowsAHost(const Policy& policy) {
-  for (const AllowEntry& entry : policy.network.allow) {
-    if (entry.kind == AllowKind::kName || entry.kind == AllowKind::kWildcard) return true;
-  }
-  return false;
-}
-
 StatusOr<std::string> WriteFile(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::trunc);
   out << text;
@@ -56,10 +41,8 @@ nlohmann::json LinksIn(const LabNamespace& netns) {
 }  // namespace
 
 StatusOr<std::unique_ptr<RunLab>> RunLab::StartIfNeeded(const Policy& policy, const Profile& profile,
-                                                        const Suite& suite, const std::string& run_dir) {
-  if (profile.lab != LabMode::kJoin || !SuiteNamesALabFamily(suite) || !AllowsAHost(policy)) {
-    return std::unique_ptr<RunLab>();
-  }
+                                                        const std::string& run_dir) {
+  if (profile.lab != LabMode::kJoin) return std::unique_ptr<RunLab>();
   StatusOr<LabNames> names = MakeLabNames(policy.network.allow);
   if (!names.ok()) return names.status().WithContext(policy.source_path);
   StatusOr<std::unique_ptr<Lab>> lab = Lab::Start(std::move(*names));

@@ -1,11 +1,14 @@
 // RunLab: the egress lab of one run (issue 28), with a witness's lifetime: started before the
-// plan (the planner reads its names from PlanValues), joined by the probe launches of network
-// families (Sandbox: LaunchSpec::lab_join), and read after the last launch (Collect: every DNS
-// question and sink connection it received, and the links of its namespaces). The judges of
-// net.lab (families/family_net_lab.cc) decide by these receipts, never by the probe's word.
+// plan (the planner reads its names from PlanValues), joined by every probe launch (Sandbox:
+// LaunchSpec::lab_join), and read after the last launch (Collect: every DNS question and sink
+// connection it received, and the links of its namespaces). The judges of net.lab and
+// net.bypass (families/family_net_lab.cc, family_net_bypass.cc) decide by these receipts,
+// never by the probe's word.
 //
-// A run has a lab when the profile says "lab": "join", the suite names net.lab or net.bypass, and the
-// policy's network.allow names at least one host (an exact name or a "*." wildcard).
+// A run has a lab exactly when the profile says "lab": "join", whatever the suite and policy:
+// such a profile's argv assumes it runs inside the lab (bwrap-lab's --share-net would otherwise
+// share the host's network), so no probe launch of it may run outside. A policy naming no host
+// gets a lab with only the unrelated control names (every egress to them refused).
 #pragma once
 
 #include <memory>
@@ -18,21 +21,17 @@
 #include "launch/launcher.h"
 #include "load/policy.h"
 #include "load/profile.h"
-#include "load/suite.h"
 #include "witnesses/witness.h"
 
 namespace sandprobe {
 
-// The suite family whose probe launches join the lab and whose checks it judges.
-inline constexpr const char* kLabFamily = "net.lab";
-
 class RunLab final : public RunWitness {
  public:
-  // The lab this run needs, or null (and ok) when it needs none (see above). Its resolv.conf
+  // The lab this run needs, or null (and ok) when the profile does not join one. Its resolv.conf
   // and hosts files are written under `run_dir`. Errors name the step (no CAP_SYS_ADMIN:
   // "unshare(CLONE_NEWNET): EPERM").
   static StatusOr<std::unique_ptr<RunLab>> StartIfNeeded(const Policy& policy, const Profile& profile,
-                                                         const Suite& suite, const std::string& run_dir);
+                                                         const std::string& run_dir);
 
   std::string name() const override { return "lab"; }
   // "allowed" and "controls": the lab's names of each kind, comma-separated; "denied_name",

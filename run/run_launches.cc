@@ -11,14 +11,6 @@
 namespace sandprobe {
 namespace {
 
-// A launch of network families runs inside the run's egress lab, when it has one.
-bool JoinsLab(const LaunchBatch& batch) {
-  for (const ProbeInvocation& invocation : batch.invocations) {
-    if (invocation.family.rfind("net.", 0) == 0) return true;
-  }
-  return false;
-}
-
 // One run of the phase: the state its launch threads share (guarded by `between_`).
 class Launches {
  public:
@@ -105,7 +97,8 @@ class Launches {
          .host_readings = batch.host_readings,
          .probe_process = batch.probe_process,
          .spare_processes_with_arg = batch.spare_processes_with_arg,
-         .join_lab = JoinsLab(batch)});
+         // Every launch of a run with a lab joins it (run/run_lab.h says why).
+         .join_lab = true});
     result = ToBatchResult(record, nonce, phase_.sandbox.profile().probe_exit);
     if (challenge) {
       JudgeChallenge(*challenge, record, nonce, result);

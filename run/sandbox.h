@@ -41,7 +41,7 @@ struct SandboxContext {
   // what is left), and one with nothing left is not started (LaunchRecord::cut_short).
   Deadline deadline;
   // Set when the run has an egress lab (run/run_lab.h): probe launches that ask for it
-  // (ProbeLaunchOptions::join_lab) run inside it. A session profile's exec joins, its start
+  // (ProbeLaunchOptions::join_lab; the run's launches all do) run inside it. A session profile's exec joins, its start
   // does not: "lab": "join" is meant for one-shot process sandboxes.
   std::optional<LabJoin> lab_join;
 };

@@ -29,18 +29,34 @@ std::string ReadAll(const std::string& path) {
   return text.str();
 }
 
-// What the host must still look like after the run.
+// The mounts at or under /etc (the rest of the table changes with whatever else runs here).
+std::string EtcMounts() {
+  std::istringstream table(ReadAll("/proc/self/mountinfo"));
+  std::string out;
+  for (std::string line; std::getline(table, line);) {
+    std::istringstream fields(line);
+    std::string id, parent, device, root, point;
+    fields >> id >> parent >> device >> root >> point;
+    if (point.rfind("/etc", 0) == 0) out += line + "\n";
+  }
+  return out;
+}
+
+// What the host must still look like after the run (docker's veth* interfaces come and go with
+// other users' containers).
 struct HostState {
   std::string resolv_conf, hosts, mountinfo;
   ino_t resolv_inode = 0, hosts_inode = 0;
   std::set<std::string> interfaces;
   static HostState Now() {
-    HostState s{ReadAll("/etc/resolv.conf"), ReadAll("/etc/hosts"), ReadAll("/proc/self/mountinfo")};
+    HostState s{ReadAll("/etc/resolv.conf"), ReadAll("/etc/hosts"), EtcMounts()};
     struct stat st {};
     if (::stat("/etc/resolv.conf", &st) == 0) s.resolv_inode = st.st_ino;
     if (::stat("/etc/hosts", &st) == 0) s.hosts_inode = st.st_ino;
     if (struct if_nameindex* list = ::if_nameindex()) {
-      for (struct if_nameindex* i = list; i->if_index != 0; ++i) s.interfaces.insert(i->if_name);
+      for (struct if_nameindex* i = list; i->if_index != 0; ++i) {
+        if (std::string(i->if_name).rfind("veth", 0) != 0) s.interfaces.insert(i->if_name);
+      }
       ::if_freenameindex(list);
     }
     return s;
@@ -118,6 +134,28 @@ TEST(LabRunTest, BwrapWithoutAnAllowlistPassesTheAllowedNameAndFailsEveryControl
     EXPECT_TRUE(receipt.value("nonce", "").empty()) << "a host canary heard the run: " << receipt.dump();
   }
   EXPECT_EQ(HostState::Now(), before) << "the host's resolv.conf, hosts, mounts or interfaces changed";
+}
+
+}  // namespace
+}  // namespace sandprobe::testing
+
+namespace sandprobe::testing {
+namespace {
+
+// A "lab": "join" profile runs every probe launch in the lab, whatever the suite: bwrap-lab's
+// --share-net must never share the host's network namespace.
+TEST(LabRunTest, EveryLaunchOfAJoiningProfileRunsInTheLab) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the egress lab needs a root harness (setns, mount)";
+  if (!BackendAvailable("bwrap", kBwrapUp)) return;
+  CliRun run = RunProfile("sandboxes/bwrap-lab.json",
+                          {"--suite", SourcePath("suites/privileges.json"), "--require-backend"});
+  const json& r = run.report;
+  ASSERT_TRUE(r.is_object()) << run.out << run.err;
+  const json* net = FindCheck(r, "priv.namespace:net");
+  ASSERT_NE(net, nullptr);
+  EXPECT_EQ(net->value("verdict", ""), "pass") << net->value("observed", "");
+  ASSERT_TRUE(r["witnesses"]["lab"].is_object()) << r["witnesses"].dump();
+  EXPECT_EQ(Strings(r["witnesses"]["lab"]["sandbox_links"]), (std::set<std::string>{"lo", "eth0"}));
 }
 
 }  // namespace
