@@ -235,6 +235,8 @@ TEST_F(SandboxMatrixRunTest, AnInterruptStopsTheSandboxesNotYetStarted) {
       RunMatrix({Profile("alpha", "policy-pass.json"), Profile("beta", "policy-pass.json")});
   EXPECT_EQ(result.exit_code, kExitHarness);
   ASSERT_EQ(result.reports.size(), 1u) << "beta never started";
+  ASSERT_EQ(result.exits.size(), 2u) << "the interrupted run, and the ones not started";
+  EXPECT_EQ(result.exits[0].exit_code, kExitHarness) << "an interrupted run is exit 3 whatever its verdicts";
   EXPECT_TRUE(result.reports[0].interrupted);
   EXPECT_TRUE(Json("r.alpha.json")["interrupted"].get<bool>()) << "the interrupted run's reports are written";
   EXPECT_FALSE(fs::exists(dir_ / "out/r.beta.json"));
@@ -256,6 +258,15 @@ TEST_F(SandboxMatrixRunTest, AHarnessFailureOfOneSandboxIsItsColumnAndTheNextSti
   EXPECT_EQ(broken["checks"][0]["id"], "sandprobe.harness");
   EXPECT_THAT(broken["checks"][0]["observed"].get<std::string>(), HasSubstr("EADDRINUSE"));
   EXPECT_EQ(Json("r.beta.json")["summary"]["pass"], Json("r.beta.json")["summary"]["total"]);
+}
+
+TEST_F(SandboxMatrixRunTest, AMatrixThatCannotBeWrittenIsExitThreeAfterTheRuns) {
+  outputs_[FormatIndex("matrix")] = (dir_ / "gone/m.json").string();
+  SandboxMatrixResult result = RunMatrix({Profile("alpha", "policy-pass.json"), Profile("beta", "policy-pass.json")});
+  EXPECT_EQ(result.exit_code, kExitHarness);
+  EXPECT_EQ(result.exits.size(), 3u) << "two runs and the matrix";
+  EXPECT_THAT(errors_.text(), HasSubstr("gone/m.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "out/r.beta.json")) << "each run's own reports are written";
 }
 
 TEST_F(SandboxMatrixRunTest, InvalidInputOneRunFindsIsExitTwoAndAColumnThatSaysSo) {
