@@ -1,4 +1,5 @@
-// `sandprobe run`: one or several sandboxes (the matrix), each run judged, gated and reported;
+// `sandprobe run`: parses the flags, loads every input, then hands the sandboxes to
+// SandboxMatrixRun (run/sandbox_matrix_run.h), which runs, publishes and combines them;
 // SIGINT/SIGTERM/SIGHUP/SIGQUIT end it with partial reports. A row of kCommands[] in main.cc.
 #include "cli/cli_run.h"
 
@@ -6,28 +7,23 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <span>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "cli/cli_inputs.h"
 #include "cli/color_choice.h"
 #include "contract/exit_code.h"
-#include "io/atomic_file.h"
 #include "cli/console_width.h"
 #include "reports/console_report.h"
 #include "reports/publish.h"
-#include "reports/matrix_report.h"
 #include "reports/progress_line.h"
 #include "reports/report_format.h"
 #include "load/data_dir.h"
@@ -38,7 +34,8 @@
 #include "load/profile.h"
 #include "run/probe_builds.h"
 #include "run/run.h"
-#include "gate/run_matrix.h"
+#include "run/run_environment.h"
+#include "run/sandbox_matrix_run.h"
 #include "run/run_sweep.h"
 #include "gate/waivers.h"
 
@@ -114,119 +111,13 @@ std::size_t TerminalWidth() {
 
 // The watchdog's last resort: the run is stuck even after its launches were killed. Writes a
 // report that says so (one error check), then exits 3 without waiting for the stuck thread.
-[[noreturn]] void AbandonStalledRun(const std::string& sandbox, const ReportPaths& outputs,
-                                    const std::string& why) {
+[[noreturn]] void AbandonStalledRun(const MatrixSandbox& sandbox, const std::string& why) {
   std::cerr << "\nsandprobe run: " << why << "; the run did not end after its launches were "
             << "killed: giving up (exit 3)\n";
   // Not to stdout: the stuck thread may hold its lock.
-  (void)WriteReports({AbandonedRunReport(SANDPROBE_VERSION, sandbox, why)}, outputs,
+  (void)WriteReports({AbandonedRunReport(SANDPROBE_VERSION, sandbox.profile_path, why)}, sandbox.outputs,
                      /*skip_stdout=*/true);
   std::_Exit(kExitHarness);
-}
-
-// One sandbox of the run: its profile file, what was loaded from it (with the policy and the
-// suites) before the first run, and the report paths it writes.
-struct SandboxRun {
-  std::string profile_path;
-  ReportPaths outputs;
-  RunInputs inputs;
-};
-
-struct SandboxResult {
-  std::optional<RunReport> report;  // unset: invalid input found by the run (exit 2)
-  int exit_code = 0;
-  std::string invalid_input;  // what it was
-  bool backend_skipped = false;  // GateResult::backend_skipped
-};
-
-// Runs one sandbox, prints its console text and gate line, writes its reports.
-SandboxResult RunOne(const RunFlags& flags, SandboxRun& sandbox, FailOn fail_on,
-                     const std::optional<WaiverFile>& waivers, ProcessLauncher& launcher) {
-  RunOptions options{.profile_path = sandbox.profile_path,
-                     .policy_path = flags.policy,
-                     .suite_paths = flags.suites,
-                     .inputs = std::move(sandbox.inputs),
-                     .probe_dir = flags.probe_dir,
-                     .layout_probe_dir = flags.layout_probe_dir,
-                     .probe_builds = BuiltProbes(),
-                     .allow_missing_backend = flags.allow_missing_backend,
-                     .keep_run_dir = flags.keep_run_dir,
-                     .tool_version = SANDPROBE_VERSION,
-                     .cancel = &g_interrupted,
-                     .jobs = flags.jobs,
-                     .run_timeout = std::chrono::seconds(flags.timeout_seconds),
-                     .selection = flags.selection};
-  options.on_stalled = [profile_path = sandbox.profile_path, outputs = sandbox.outputs](const std::string& why) {
-    AbandonStalledRun(profile_path, outputs, why);
-  };
-  ProgressPrinter printer;
-  if (ShowProgress(flags)) {
-    std::size_t width = TerminalWidth();
-    options.on_progress = [&printer, width](std::size_t done, std::size_t total,
-                                            const std::string& running) {
-      printer.Show(RenderProgressLine(done, total, running, width - 1));
-    };
-  }
-  StatusOr<RunReport> report = RunProfile(options, launcher);
-  printer.Clear();
-  if (!report.ok()) {
-    std::cerr << "sandprobe run: " << report.status().message() << "\n";
-    if (report.status().code() == StatusCode::kInvalidInput) {
-      return {std::nullopt, kExitUsage, report.status().message()};
-    }
-    // The harness failed before any verdict: the reports still say so, so a CI job that
-    // publishes them finds both files and one error in them.
-    RunReport failed = HarnessFailureReport(SANDPROBE_VERSION, sandbox.profile_path, "sandprobe.harness",
-                                            report.status().message(), false);
-    for (const Status& s : WriteReports({failed}, sandbox.outputs)) {
-      std::cerr << "sandprobe run: " << s.message() << "\n";
-    }
-    return {std::move(failed), kExitHarness, ""};
-  }
-  // With `--json -` (or /dev/stdout, or any other format's "-") stdout carries the report
-  // alone; the console summary goes to stderr.
-  FILE* console = AnyOutputOnStdout(flags.outputs) ? stderr : stdout;
-  const PublishResult published = Publish(
-      *report, sandbox.outputs,
-      PublishOptions{.program = "sandprobe run", .waivers = waivers ? &*waivers : nullptr, .today = UtcToday(),
-                     .fail_on = fail_on,
-                     .layout = {.color = UseColor(flags.no_color, console), .width = ConsoleWidth(console)},
-                     .console = console});
-  int exit_code = published.exit_code;
-  bool backend_skipped = published.backend_skipped;
-  if (report->interrupted) {
-    std::cerr << "sandprobe run: interrupted; unfinished checks are reported as errors\n";
-    exit_code = kExitHarness;
-    backend_skipped = false;
-  }
-  return {std::move(*report), exit_code, "", backend_skipped};
-}
-
-// The row of --matrix in ReportFormats(): written once, over every sandbox's report.
-std::size_t MatrixFormatIndex() { return static_cast<std::size_t>(FindReportFormat("matrix") - ReportFormats().data()); }
-
-// One SandboxRun per profile. With several, every output but --matrix gets the sandbox's name
-// before its extension (one file per run: the JSON report holds one run); stdout cannot be
-// split, so "-" is refused for them.
-StatusOr<std::vector<SandboxRun>> PlanSandboxRuns(const RunFlags& flags, std::vector<RunInputs> inputs) {
-  std::vector<SandboxRun> runs;
-  for (std::size_t i = 0; i < flags.sandboxes.size(); ++i) {
-    SandboxRun run{flags.sandboxes[i], flags.outputs, std::move(inputs[i])};
-    run.outputs[MatrixFormatIndex()].clear();
-    if (flags.sandboxes.size() > 1) {
-      for (std::size_t f = 0; f < run.outputs.size(); ++f) {
-        if (run.outputs[f].empty()) continue;
-        if (WritesToStdout(run.outputs[f])) {
-          return Status::Error(fmt::format("{} {}: with several sandboxes each run writes its own file; "
-                                           "name a file (--matrix may go to stdout)",
-                                           ReportFormats()[f].flag, run.outputs[f]));
-        }
-        run.outputs[f] = PerSandboxPath(run.outputs[f], run.inputs.profile.name);
-      }
-    }
-    runs.push_back(std::move(run));
-  }
-  return runs;
 }
 
 int Run(const RunFlags& flags) {
@@ -252,16 +143,11 @@ int Run(const RunFlags& flags) {
       std::cerr << "sandprobe run: " << DescribeContradiction(c) << "\n";
     }
   }
-  StatusOr<std::vector<SandboxRun>> runs = PlanSandboxRuns(flags, std::move(*inputs));
-  if (!runs.ok()) return std::cerr << "sandprobe run: " << runs.status().message() << "\n", kExitUsage;
+  StatusOr<std::vector<MatrixSandbox>> sandboxes = PlanMatrixSandboxes(flags.sandboxes, flags.outputs, std::move(*inputs));
+  if (!sandboxes.ok()) return std::cerr << "sandprobe run: " << sandboxes.status().message() << "\n", kExitUsage;
   // Before a run of minutes, not after it: a report path that cannot be written is refused.
-  std::vector<std::pair<std::string, std::string>> outputs;
-  for (const SandboxRun& run : *runs) {
-    for (auto& named : NamedOutputs(run.outputs)) outputs.push_back(std::move(named));
-  }
-  const std::string& matrix_path = flags.outputs[MatrixFormatIndex()];
-  if (!matrix_path.empty()) outputs.emplace_back("--matrix", matrix_path);
-  if (Status s = CheckReportOutputs(outputs); !s.ok()) {
+  const std::string& matrix_path = MatrixOutputPath(flags.outputs);
+  if (Status s = CheckMatrixOutputs(*sandboxes, matrix_path); !s.ok()) {
     std::cerr << "sandprobe run: " << s.message() << "\n";
     return kExitUsage;
   }
@@ -272,51 +158,39 @@ int Run(const RunFlags& flags) {
   for (const SweepSummary& swept : SweepDeadRuns(launcher, {})) {
     std::cerr << "sandprobe run: swept a " << DescribeSweep(swept, /*dry_run=*/false);
   }
-  std::vector<RunReport> reports;
-  std::vector<MatrixRunExit> exit_codes;
-  for (SandboxRun& run : *runs) {
-    if (g_interrupted.load()) {  // the rest never start
-      std::cerr << "sandprobe run: interrupted; " << runs->size() - reports.size() << " sandbox(es) not run\n";
-      exit_codes.push_back({kExitHarness});
-      break;
-    }
-    SandboxResult result = RunOne(flags, run, *fail_on, waivers, launcher);
-    exit_codes.push_back({result.exit_code, result.backend_skipped});
-    if (result.report) {
-      reports.push_back(std::move(*result.report));
-    } else {  // invalid input only this run found (its plan): a column that says so
-      reports.push_back(HarnessFailureReport(SANDPROBE_VERSION, run.profile_path, "sandprobe.input",
-                                             "invalid input: " + result.invalid_input, false));
-    }
+  // With `--json -` (or /dev/stdout, or any other format's "-") stdout carries the report
+  // alone; the console summary, the matrix and the closing line go to stderr.
+  FILE* console = AnyOutputOnStdout(flags.outputs) ? stderr : stdout;
+  SandboxMatrixOptions options{
+      .run = {.policy_path = flags.policy,
+              .suite_paths = flags.suites,
+              .probe_dir = flags.probe_dir,
+              .layout_probe_dir = flags.layout_probe_dir,
+              .probe_builds = BuiltProbes(),
+              .allow_missing_backend = flags.allow_missing_backend,
+              .keep_run_dir = flags.keep_run_dir,
+              .tool_version = SANDPROBE_VERSION,
+              .cancel = &g_interrupted,
+              .jobs = flags.jobs,
+              .run_timeout = std::chrono::seconds(flags.timeout_seconds),
+              .selection = flags.selection},
+      .matrix_path = matrix_path,
+      .publish = {.program = "sandprobe run", .waivers = waivers ? &*waivers : nullptr, .today = UtcToday(),
+                  .fail_on = *fail_on,
+                  .layout = {.color = UseColor(flags.no_color, console), .width = ConsoleWidth(console)},
+                  .console = console},
+      .on_stalled = AbandonStalledRun};
+  ProgressPrinter printer;
+  if (ShowProgress(flags)) {
+    std::size_t width = TerminalWidth();
+    options.run.on_progress = [&printer, width](std::size_t done, std::size_t total, const std::string& running) {
+      printer.Show(RenderProgressLine(done, total, running, width - 1));
+    };
+    options.on_run_ended = [&printer] { printer.Clear(); };
   }
-  if (runs->size() > 1) {
-    FILE* console = AnyOutputOnStdout(flags.outputs) ? stderr : stdout;
-    std::fputs(("\n" + RenderMatrixConsole(BuildMatrix(reports))).c_str(), console);
-    std::fflush(console);
-  }
-  if (!matrix_path.empty()) {
-    if (Status s = WriteMatrixReport(reports, matrix_path); !s.ok()) {
-      std::cerr << "sandprobe run: " << s.message() << "\n";
-      exit_codes.push_back({kExitHarness});
-    }
-  }
-  int worst = MatrixExitCode(exit_codes);
-  if (runs->size() > 1) {
-    const auto skipped = std::count_if(exit_codes.begin(), exit_codes.end(),
-                                       [](const MatrixRunExit& e) { return e.backend_skipped; });
-    std::string why = skipped == 0 ? "the worst of the runs"
-                      : static_cast<std::size_t>(skipped) == exit_codes.size()
-                          ? "no sandbox's backend was available: nothing was judged"
-                          : fmt::format("the worst of the runs; {} whose backend was unavailable not counted "
-                                        "(--allow-missing-backend)",
-                                        skipped);
-    std::fprintf(AnyOutputOnStdout(flags.outputs) ? stderr : stdout,
-                 "sandprobe run: %zu of %zu sandboxes run; exit %d (%s)\n", reports.size(), runs->size(), worst,
-                 why.c_str());
-  }
-  return worst;
+  const RunEnvironment env = RealRunEnvironment(launcher);
+  return SandboxMatrixRun(std::move(*sandboxes), std::move(options), env).Run().exit_code;
 }
-
 
 }  // namespace
 

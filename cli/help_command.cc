@@ -42,7 +42,10 @@ CliHandler SetupHelp(CLI::App& help, const CliGlobals&) {
       for (const CLI::App* sub : Subcommands(*app)) std::cout << sub->get_name() << "\t" << sub->get_description() << "\n";
       return 0;
     }
-    if (flags->command.empty()) return std::cout << app->help(), 0;
+    // Not app->help(): after a parse it shows the selected subcommand's (help's own) text.
+    if (flags->command.empty()) {
+      return std::cout << app->get_formatter()->make_help(app, app->get_name(), CLI::AppFormatMode::Normal), 0;
+    }
     StatusOr<std::string> text = SubcommandHelp(*app, flags->command);
     if (!text.ok()) return std::cerr << "sandprobe " << text.status().message() << "\n", kExitUsage;
     return std::cout << *text, 0;

@@ -24,6 +24,8 @@ const nlohmann::json* NetObservations(const JudgeInput& in, Verdict& v) {
 std::vector<FamilyRow> NetworkFamilies() {
   std::vector<FamilyRow> rows = NetworkEgressFamilies();
   for (const FamilyRow& row : NetworkLocalFamilies()) rows.push_back(row);
+  for (const FamilyRow& row : NetworkLabFamilies()) rows.push_back(row);
+  for (const FamilyRow& row : NetworkBypassFamilies()) rows.push_back(row);
   return rows;
 }
 

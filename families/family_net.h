@@ -25,6 +25,8 @@ namespace sandprobe {
 
 std::vector<FamilyRow> NetworkEgressFamilies();  // family_net_egress.cc
 std::vector<FamilyRow> NetworkLocalFamilies();   // family_net_local.cc
+std::vector<FamilyRow> NetworkLabFamilies();     // family_net_lab.cc (net.lab, the egress lab)
+std::vector<FamilyRow> NetworkBypassFamilies();  // family_net_bypass.cc (net.bypass, in the lab)
 
 // The "net" witness's observations, or null (verdict set to error) when it reported none.
 const nlohmann::json* NetObservations(const JudgeInput& in, Verdict& v);

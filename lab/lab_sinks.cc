@@ -55,6 +55,7 @@ std::string ServeHttp(const Stream& stream, const std::string& head, SinkReceipt
     stream.Write(kTunnelOpen);
     return target;
   }
+  receipt.http_target = target;
   stream.Write(kNoContent);
   return "";
 }

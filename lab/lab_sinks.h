@@ -23,6 +23,7 @@ struct SinkReceipt {
   SinkProtocol protocol = SinkProtocol::kTcp;  // the outer protocol
   std::string http_method;     // "GET", "CONNECT"; of the innermost HTTP request seen
   std::string http_host;       // the Host header as sent (printable, at most 255)
+  std::string http_target;     // the innermost non-CONNECT request's target ("/sandprobe/NONCE"), at most 255
   std::string connect_target;  // a CONNECT request's target ("pkg.lab.test:443")
   std::string tls_sni;         // the ClientHello's server name, "" when none was sent
   bool tls_handshake_done = false;

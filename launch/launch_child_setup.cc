@@ -1,7 +1,10 @@
 #include "launch/launch_child_setup.h"
 
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -85,8 +88,58 @@ std::string DescribeChildSetupFailure(ChildStep step, int err, const LaunchSpec&
       return fmt::format("join {} for {}: {}", cgroup_procs, argv0, ErrnoText(err));
     case ChildStep::kChdir:
       return fmt::format("chdir({}) for {}: {}", spec.working_dir, argv0, ErrnoText(err));
+    case ChildStep::kLabNetns:
+      return fmt::format("setns(lab network namespace, CLONE_NEWNET) for {}: {}{}", argv0, ErrnoText(err),
+                         err == EPERM ? " (joining the lab needs CAP_SYS_ADMIN: run the harness as root)" : "");
+    case ChildStep::kLabMountNs:
+      return fmt::format("unshare(CLONE_NEWNS) and make / private for {}: {}", argv0, ErrnoText(err));
+    case ChildStep::kLabResolvConf:
+      return fmt::format("bind-mount {} over /etc/resolv.conf for {}: {}",
+                         spec.lab_join ? spec.lab_join->resolv_conf : "?", argv0, ErrnoText(err));
+    case ChildStep::kLabHosts:
+      return fmt::format("bind-mount {} over /etc/hosts for {}: {}", spec.lab_join ? spec.lab_join->hosts : "?",
+                         argv0, ErrnoText(err));
   }
   return "unreachable ChildStep";
+}
+
+namespace {
+
+// `path` resolved (symlinks followed) and checked to be a regular file.
+StatusOr<std::string> RegularFile(const std::string& path, const char* role) {
+  std::error_code ec;
+  const std::filesystem::path resolved = std::filesystem::canonical(path, ec);
+  if (ec) return Status::Error(fmt::format("lab join: {} {}: {}", role, path, ec.message()));
+  struct stat st {};
+  if (::stat(resolved.c_str(), &st) != 0) {
+    return Status::Error(fmt::format("lab join: stat({}): {}", resolved.string(), ErrnoText(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return Status::Error(fmt::format("lab join: {} {} resolves to {}, not a regular file", role, path, resolved.string()));
+  }
+  return resolved.string();
+}
+
+}  // namespace
+
+StatusOr<LabJoinPaths> ResolveLabJoin(const LabJoin& join) {
+  if (join.netns_fd < 0) return Status::Error("lab join: no network namespace descriptor");
+  LabJoinPaths paths;
+  paths.netns_fd = join.netns_fd;
+  const std::pair<const std::string*, std::string*> sources[] = {{&join.resolv_conf, &paths.resolv_conf},
+                                                                 {&join.hosts, &paths.hosts}};
+  for (const auto& [from, to] : sources) {
+    StatusOr<std::string> file = RegularFile(*from, "file");
+    if (!file.ok()) return file.status();
+    *to = *file;
+  }
+  StatusOr<std::string> resolv = RegularFile("/etc/resolv.conf", "mount target");
+  if (!resolv.ok()) return resolv.status();
+  StatusOr<std::string> hosts = RegularFile("/etc/hosts", "mount target");
+  if (!hosts.ok()) return hosts.status();
+  paths.resolv_conf_target = *resolv;
+  paths.hosts_target = *hosts;
+  return paths;
 }
 
 }  // namespace sandprobe

@@ -10,6 +10,8 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -30,7 +32,24 @@ namespace sandprobe {
 
 // Which step of the child's setup failed, written by the child into a MAP_SHARED page so the
 // parent can name it (Boost.Process only carries the errno back).
-enum class ChildStep : int { kNone, kPdeathsig, kSetpgid, kSigmask, kFdSweep, kChdir, kRlimit, kCgroup };
+enum class ChildStep : int {
+  kNone, kPdeathsig, kSetpgid, kSigmask, kFdSweep, kChdir, kRlimit, kCgroup,
+  kLabNetns,        // setns(LabJoin::netns_fd, CLONE_NEWNET)
+  kLabMountNs,      // unshare(CLONE_NEWNS), then / made recursively private
+  kLabResolvConf,   // the bind mount over /etc/resolv.conf (or its target)
+  kLabHosts,        // the bind mount over /etc/hosts (or its target)
+};
+
+// The lab join's paths, resolved by the parent before fork (the child may not allocate): each
+// source file and the regular file it is mounted over (/etc/resolv.conf's target when that is
+// a symlink).
+struct LabJoinPaths {
+  int netns_fd = -1;
+  std::string resolv_conf, resolv_conf_target;
+  std::string hosts, hosts_target;
+};
+// Checks and resolves `join` for a launch; the error names the file and why.
+StatusOr<LabJoinPaths> ResolveLabJoin(const LabJoin& join);
 struct ChildFailure {
   ChildStep step;
   int err;
@@ -45,6 +64,7 @@ struct ChildSetup : boost::process::extend::handler {
   const LaunchEnvelope* envelope;
   const char* cgroup_procs;  // nullptr: no pids cgroup to join
   pid_t launcher_pid;        // getpid() of the harness, taken before fork
+  const LabJoinPaths* lab_join = nullptr;  // nullptr: the child stays in the harness's namespaces
 
   template <class Executor>
   void on_exec_setup(Executor& exec) const {
@@ -67,6 +87,20 @@ struct ChildSetup : boost::process::extend::handler {
     if (::sigprocmask(SIG_SETMASK, &none, nullptr) != 0) fail(ChildStep::kSigmask, errno);
     ::signal(SIGPIPE, SIG_DFL);
     if (int err = MarkInheritedFdsCloexec(FdSweep::kCloseRange)) fail(ChildStep::kFdSweep, err);
+    if (lab_join) {
+      // The lab first, so everything after (and the exec) happens inside it.
+      if (::setns(lab_join->netns_fd, CLONE_NEWNET) != 0) fail(ChildStep::kLabNetns, errno);
+      if (::unshare(CLONE_NEWNS) != 0) fail(ChildStep::kLabMountNs, errno);
+      // Private before anything is mounted: a shared / would carry the mounts to the host's
+      // namespace.
+      if (::mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) fail(ChildStep::kLabMountNs, errno);
+      auto bind = [&](const std::string& from, const std::string& over, ChildStep step) {
+        if (::mount(from.c_str(), over.c_str(), nullptr, MS_BIND, nullptr) != 0) fail(step, errno);
+        if (::mount(nullptr, over.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr) != 0) fail(step, errno);
+      };
+      bind(lab_join->resolv_conf, lab_join->resolv_conf_target, ChildStep::kLabResolvConf);
+      bind(lab_join->hosts, lab_join->hosts_target, ChildStep::kLabHosts);
+    }
     if (working_dir && ::chdir(working_dir) != 0) fail(ChildStep::kChdir, errno);
     auto limit = [&](int resource, const std::optional<std::uint64_t>& value) {
       if (!value) return;

@@ -151,6 +151,16 @@ Status LaunchSession::Spawn() {
   setup.envelope = &spec_.envelope;
   setup.cgroup_procs = pids_cgroup_.made() ? pids_cgroup_.procs_path().c_str() : nullptr;
   setup.launcher_pid = ::getpid();
+  std::optional<LabJoinPaths> lab_join;
+  if (spec_.lab_join) {
+    StatusOr<LabJoinPaths> paths = ResolveLabJoin(*spec_.lab_join);
+    if (!paths.ok()) {
+      ::munmap(page, sizeof(ChildFailure));
+      return paths.status();
+    }
+    lab_join.emplace(std::move(*paths));
+    setup.lab_join = &*lab_join;
+  }
   std::error_code ec;
   auto start = [&](auto&& stdin_init) {
     return bp::child(bp::exe = exe, bp::args = args, env, stdin_init, bp::std_out > out_.pipe,

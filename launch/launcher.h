@@ -44,6 +44,24 @@ struct LaunchEnvelope {
   }
 };
 
+// The egress lab's sandbox side (issue 28, lab/lab_sandbox_netns.h): the child joins a network
+// namespace the harness made and sees the lab's resolver files, before exec. Between fork and
+// exec it setns()es into `netns_fd`, unshares a mount namespace of its own (everything under /
+// made private, so nothing propagates back), and bind-mounts `resolv_conf` over /etc/resolv.conf
+// and `hosts` over /etc/hosts, read-only (over the target when either is a symlink; the target
+// must be a regular file). The host's files are never touched: the mounts exist only in the
+// child's namespace and go with its last process.
+//
+// Needs CAP_SYS_ADMIN where the harness runs (setns into a namespace it does not own, mount):
+// a root harness has it. A non-root harness would have to run itself in a user namespace that
+// owns both the lab's and the sandbox's network namespaces (unshare -Ur before the lab is
+// made); the launch fails naming setns or mount otherwise.
+struct LabJoin {
+  int netns_fd = -1;        // the sandbox-side network namespace (SandboxNetns), kept open by the caller
+  std::string resolv_conf;  // host path of the file the child sees as /etc/resolv.conf
+  std::string hosts;        // host path of the file the child sees as /etc/hosts
+};
+
 // What to run and how long to let it run.
 struct LaunchSpec {
   std::vector<std::string> argv;   // argv[0] is searched in the child's PATH when it has no '/'
@@ -73,6 +91,8 @@ struct LaunchSpec {
   // outlive the launch (persistence.background_processes); whoever set it ends the process
   // later, found by the same element (the persist witness's token).
   std::string spare_processes_with_arg;
+  // Set: the child runs inside the egress lab (LabJoin above); unset: in the harness's namespaces.
+  std::optional<LabJoin> lab_join;
 };
 
 // Facts about one finished launch; the caller judges them.

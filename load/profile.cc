@@ -353,6 +353,26 @@ Lifecycle ParseLifecycle(std::string_view name) {
   return name == "session" ? Lifecycle::kSession : Lifecycle::kOneShot;
 }
 
+// JSON "lab": "join", for sandboxes the launcher's own child becomes (LabMode).
+void ReadLab(ObjectReader& r, Profile& p) {
+  if (r.Enum("lab", Presence::kOptional, {"join"}).value_or("") != "join") return;
+  p.lab = LabMode::kJoin;
+  switch (p.backend) {
+    case Backend::kHost:
+    case Backend::kBwrap:
+    case Backend::kFirejail:
+    case Backend::kOther:
+      return;
+    case Backend::kDocker:
+    case Backend::kPodman:
+    case Backend::kGvisor:
+      r.FailAt(r.PointerTo("lab"), fmt::format("\"join\" is for process sandboxes: a {} container is started by "
+                                               "its daemon, not in the launcher's lab namespace",
+                                               NameOf(p.backend)));
+      return;
+  }
+}
+
 }  // namespace
 
 std::string_view LifecycleName(Lifecycle lifecycle) {
@@ -368,7 +388,7 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
                  {"name", "description", "backend", "policy", "requires", "preflight", "install_hint",
                   "lifecycle", "probe_path", "workspace_path", "workspace_owner", "injection", "run", "start", "exec",
                   "stop", "cleanup", "teardown", "sweep", "vars", "timeout_seconds", "inspect",
-                  "envelope", "version", "canaries_in", "environment", "probe_exit", "probe"});
+                  "envelope", "version", "canaries_in", "environment", "probe_exit", "probe", "lab"});
   Profile p;
   p.source_path = doc.file_name();
   p.raw = doc.root();
@@ -400,6 +420,7 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
       "exit_line") {
     p.probe_exit = ProbeExit::kExitLine;
   }
+  ReadLab(r, p);
   p.lifecycle = ParseLifecycle(
       r.Enum("lifecycle", Presence::kRequired, {"oneshot", "session"}).value_or(""));
   p.injection = r.Enum("injection", Presence::kRequired, {"ro-bind", "image", "copy", "host-path"})

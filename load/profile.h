@@ -76,6 +76,16 @@ struct CanaryDir {
 //     readable in /proc/1/environ. A profile saying so needs no `env -i` in its argv.
 enum class ProbeEnvironment { kInherit, kEmpty };
 
+// JSON "lab": how the sandbox meets the egress lab (issue 28) in a run whose policy's
+// network.allow names host names.
+//   kNone (absent, the default): it does not; such allow entries are skipped as untested.
+//   kJoin ("join"): the launcher's own child runs in a network namespace joined to the lab, with
+//     the lab's resolv.conf and hosts bind-mounted in a private mount namespace (launch/launcher.h
+//     LabJoin), so the sandbox's own filter or proxy works as on a real host. Process sandboxes
+//     only (host, bwrap, firejail, other): a daemon-run container (docker, podman, gvisor) is
+//     started by the daemon, not by the launcher's child, and would need a lab network instead.
+enum class LabMode { kNone, kJoin };
+
 // When a profile's `requires` runs.
 //   kBefore ("before"): once, before the first launch; a failure means no launch at all.
 //   kOnFailure ("on_failure"): only after a probe launch that did not complete, to tell a
@@ -179,6 +189,7 @@ struct Profile {
   std::vector<CanaryDir> canaries_in;
   int timeout_seconds = 60;  // per launch, 1..3600
   nlohmann::json raw;        // as loaded
+  LabMode lab = LabMode::kNone;  // JSON "lab"; see LabMode
 };
 
 // Loads and validates a profile; the first error is returned as "file:line:col: /ptr: what".

@@ -117,6 +117,29 @@ TEST(ProfileTest, EnvironmentIsInheritOrEmpty) {
   EXPECT_EQ(ParseProfile(*doc)->environment, ProbeEnvironment::kInherit);
 }
 
+TEST(ProfileTest, LabJoinIsForProcessSandboxesOnly) {
+  auto parse = [](const std::string& backend, const std::string& lab) {
+    return JsonDocument::Parse(R"({"name": "p", "description": "d", "backend": ")" + backend +
+                                   R"(", "injection": "image", "lifecycle": "oneshot",
+"probe_path": "/p", "run": ["{probe}", "{probe_args...}"])" + lab + "}",
+                               "p.json");
+  };
+  StatusOr<JsonDocument> doc = parse("bwrap", R"(, "lab": "join")");
+  ASSERT_TRUE(doc.ok());
+  StatusOr<Profile> joined = ParseProfile(*doc);
+  ASSERT_TRUE(joined.ok()) << joined.status().message();
+  EXPECT_EQ(joined->lab, LabMode::kJoin);
+  doc = parse("bwrap", "");
+  EXPECT_EQ(ParseProfile(*doc)->lab, LabMode::kNone);
+  doc = parse("docker", R"(, "lab": "join")");
+  StatusOr<Profile> docker = ParseProfile(*doc);
+  ASSERT_FALSE(docker.ok());
+  EXPECT_THAT(docker.status().message(), ::testing::HasSubstr("p.json:2:67: /lab: \"join\" is for process sandboxes"));
+  doc = parse("bwrap", R"(, "lab": "share")");
+  EXPECT_THAT(ParseProfile(*doc).status().message(),
+              ::testing::HasSubstr(R"(/lab: expected one of "join", got "share")"));
+}
+
 TEST(ProfileTest, ProbeExitIsProcessOrExitLine) {
   EXPECT_EQ(ProfileError(R"(, "probe_exit": "exit_line")"), "ok");
   EXPECT_EQ(ProfileError(R"(, "probe_exit": "process")"), "ok");
@@ -196,7 +219,7 @@ TEST(ProfileTest, FieldErrors) {
             "requires, preflight, install_hint, lifecycle, probe_path, workspace_path, workspace_owner, injection, "
             "run, start, "
             "exec, stop, cleanup, teardown, sweep, vars, timeout_seconds, inspect, envelope, version, "
-            "canaries_in, environment, probe_exit, probe)");
+            "canaries_in, environment, probe_exit, probe, lab)");
   EXPECT_EQ(ProfileError(R"(, "vars": {"9lives": "/x"})"),
             "p.json:3:12: /vars/9lives: variable name must match [A-Za-z_][A-Za-z0-9_]*");
   EXPECT_EQ(ProfileError(R"(, "vars": {"_Image2": "x"})"), "ok");

@@ -3,7 +3,8 @@
 //
 // Safety: the probe sends traffic only to the numeric addresses the runner passes it (the
 // harness's own canaries on loopback or this machine's bridge). It never resolves a name, never
-// reads /etc/resolv.conf, and every wait is capped (2 s per connect or reply).
+// reads /etc/resolv.conf, and every wait is capped (2 s per connect or reply) -- except net.lab,
+// which resolves through /etc/resolv.conf only when it names a lab resolver (net_lab.cc).
 #pragma once
 
 #include <netinet/in.h>
@@ -73,6 +74,8 @@ std::string CheckNetUdpArgs(const FamilyArgs& args);
 std::string CheckNetDnsArgs(const FamilyArgs& args);
 std::string CheckNetUnixArgs(const FamilyArgs& args);
 std::string CheckNetIfacesArgs(const FamilyArgs& args);
+std::string CheckNetLabArgs(const FamilyArgs& args);
+std::string CheckNetBypassArgs(const FamilyArgs& args);
 
 // net.tcp NAME=ADDR:PORT...: non-blocking connect (2 s cap), send the canary payload, wait
 // up to 2 s for the canary's ack line.
@@ -89,5 +92,12 @@ void RunNetUnix(const ProbeContext& ctx, const FamilyArgs& args);
 // net.ifaces: interfaces from a netlink RTM_GETLINK dump (with MACs), /proc/net/dev (names)
 // and /sys/class/net (names, MACs), each reported as its own source with its errno.
 void RunNetIfaces(const ProbeContext& ctx, const FamilyArgs& args);
+// net.lab NAME...: in the egress lab only (net_lab.cc): getaddrinfo each name, then one HTTP
+// request with Host: NAME and the nonce to its first (documentation-range) address; the only
+// family that resolves names, and only through a resolver in a documentation range.
+void RunNetLab(const ProbeContext& ctx, const FamilyArgs& args);
+// net.bypass VARIANT=SPELLING...: the same for spellings of a denied destination (numeric forms
+// of an address, a trailing dot, mixed case); the request's target ends in /VARIANT.
+void RunNetBypass(const ProbeContext& ctx, const FamilyArgs& args);
 
 }  // namespace sandprobe

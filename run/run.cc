@@ -20,6 +20,7 @@
 #include "load/profile.h"
 #include "recorded/rejudge_record.h"
 #include "run/run_dir.h"
+#include "run/run_lab.h"
 #include "run/run_launches.h"
 #include "run/run_watchdog.h"
 #include "run/sandbox.h"
@@ -169,6 +170,16 @@ class Run {
       if (!witness.ok()) return witness.status().WithContext(std::string("witness ") + row.name).AsHarnessError();
       witnesses_.push_back(std::move(*witness));
     }
+    return StartLab();
+  }
+
+  // The egress lab, when this run has one (run/run_lab.h): a witness joined by the launches.
+  Status StartLab() {
+    StatusOr<std::unique_ptr<RunLab>> lab = RunLab::StartIfNeeded(*policy_, *profile_, run_dir_->root());
+    if (!lab.ok()) return lab.status();
+    if (*lab == nullptr) return Status::Ok();
+    lab_join_ = (*lab)->join();
+    witnesses_.push_back(std::move(*lab));
     return Status::Ok();
   }
 
@@ -206,7 +217,7 @@ class Run {
     sandbox_ = std::make_unique<Sandbox>(
         *profile_, env_.launcher,
         SandboxContext{report_.run_id, probe_dir_, workspace_,
-                       {{env_secret_.name, env_secret_.token}}, watchdog_->stop_flag(), deadline_});
+                       {{env_secret_.name, env_secret_.token}}, watchdog_->stop_flag(), deadline_, lab_join_});
     preflight_ = std::make_unique<PreflightGate>(profile_->preflight, [this] { return sandbox_->Preflight(); });
     // The host watches its canary for the launches' whole span (and only that: the host-path
     // witness read it before, the run dir's removal deletes it after).
@@ -371,6 +382,7 @@ class Run {
   std::unique_ptr<PreflightGate> preflight_;
   LaunchPhaseResult launched_;
   std::string control_unavailable_;  // why the launches had no fresh control; "" when they had one
+  std::optional<LabJoin> lab_join_;  // set while the run's egress lab (a witness) lives
 };
 
 }  // namespace

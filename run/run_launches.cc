@@ -96,7 +96,9 @@ class Launches {
          .fresh_instance = batch.fresh_instance,
          .host_readings = batch.host_readings,
          .probe_process = batch.probe_process,
-         .spare_processes_with_arg = batch.spare_processes_with_arg});
+         .spare_processes_with_arg = batch.spare_processes_with_arg,
+         // Every launch of a run with a lab joins it (run/run_lab.h says why).
+         .join_lab = true});
     result = ToBatchResult(record, nonce, phase_.sandbox.profile().probe_exit);
     if (challenge) {
       JudgeChallenge(*challenge, record, nonce, result);

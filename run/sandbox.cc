@@ -134,6 +134,7 @@ LaunchRecord Sandbox::LaunchTemplate(const TemplateLaunch& launch, LaunchResult*
   if (launch.enveloped && profile_.envelope) spec.envelope = ToLaunchEnvelope(*profile_.envelope);
   spec.empty_environment = launch.enveloped && profile_.environment == ProbeEnvironment::kEmpty;
   spec.spare_processes_with_arg = launch.spare_processes_with_arg;
+  if (launch.join_lab) spec.lab_join = context_.lab_join;
   StatusOr<LaunchResult> result = launcher_.Launch(spec);
   if (!result.ok()) {
     record.error = result.status().message();
@@ -228,7 +229,8 @@ LaunchRecord Sandbox::RunProbe(const std::vector<std::string>& probe_args,
                                         .purpose = "probe", .probe_args = probe_args,
                                         .cancellable = true, .enveloped = true,
                                         .timeout = timeout,
-                                        .spare_processes_with_arg = options.spare_processes_with_arg},
+                                        .spare_processes_with_arg = options.spare_processes_with_arg,
+                                        .join_lab = options.join_lab},
                                        &raw, &index);
   if (watch) {
     nlohmann::json seen = watch->Stop();

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -39,6 +40,10 @@ struct SandboxContext {
   // The run's deadline bounds every launch, housekeeping too: each gets min(its own timeout,
   // what is left), and one with nothing left is not started (LaunchRecord::cut_short).
   Deadline deadline;
+  // Set when the run has an egress lab (run/run_lab.h): probe launches that ask for it
+  // (ProbeLaunchOptions::join_lab; the run's launches all do) run inside it. A session profile's exec joins, its start
+  // does not: "lab": "join" is meant for one-shot process sandboxes.
+  std::optional<LabJoin> lab_join;
 };
 
 class Sandbox {
@@ -59,6 +64,7 @@ class Sandbox {
     bool probe_process = false;   // watch for the probe process (host_readings does too)
     // Left running when it outlives the launch (LaunchSpec::spare_processes_with_arg).
     std::string spare_processes_with_arg;
+    bool join_lab = false;  // run inside the egress lab, when the run has one (SandboxContext::lab_join)
   };
   // One probe launch (nonce already in `probe_args`); frames parsed with `nonce`. A one-shot
   // launch is always a fresh instance.
@@ -124,6 +130,7 @@ class Sandbox {
     bool removes = false;      // stop, cleanup, teardown, sweep: Deadline::ForRemoval
     std::chrono::milliseconds timeout{60000};
     std::string spare_processes_with_arg;  // LaunchSpec's
+    bool join_lab = false;                 // LaunchSpec::lab_join from SandboxContext::lab_join
   };
   // Launches and records it; returns a copy of the record and, if asked, the raw result and
   // the record's index in records_.

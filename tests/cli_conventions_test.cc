@@ -97,7 +97,11 @@ TEST_F(ValidateReportTest, AMalformedReportIsAnErrorAsAReport) {
 
 // FORCE_COLOR colours a pipe; NO_COLOR (non-empty) wins over it; an empty NO_COLOR is unset.
 TEST(CliConventionsTest, ColourFollowsNoColorAndForceColor) {
-  const std::string golden = SourcePath("reports/testdata/report.golden.json");
+  // A report `report` can re-judge: one check of a real run on the host profile.
+  const std::string dir = MakeTempDir("colour");
+  const std::string golden = dir + "/host.json";
+  CliRun made = RunCli({"run", "--sandbox", "host", "--check", "env.secret.hidden", "--fail-on", "none", "--json", golden});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
   auto report = [&](std::vector<std::string> env) {
     env.insert(env.begin(), "/usr/bin/env");
     env.insert(env.begin() + 1, "-u");

@@ -107,6 +107,10 @@ def direct_invocations(fx):
         "net.dns": [[f"loopback={fx['dns']}", f"closed={fx['closed']}"]],
         "net.unix": [[fx["unix"], canary, fx["missing"], fx["bad_name"]]],
         "net.ifaces": [[]],
+        # On the host the resolver is not the lab's: the probe refuses to resolve (resolv.conf
+        # shape); the lab's shapes come from the lab run (tests/lab_test.cc's reports).
+        "net.lab": [["pkg.lab.test", "evilpkg.lab.test"]],
+        "net.bypass": [["decimal=3325256714", "trailing-dot=unrelated.evil.test."]],
         "priv.identity": [[]],
         "priv.caps": [[]],
         "priv.seccomp": [[]],

@@ -18,7 +18,7 @@ LINKS = {
     "gate": ["families", "load", "model", "contract"],
     "reports": ["gate", "load", "io", "model"],
     "recorded": ["families", "reports", "load", "model"],
-    "run": ["recorded", "witnesses", "gate", "reports", "families", "launch", "io", "load", "model",
+    "run": ["lab", "recorded", "witnesses", "gate", "reports", "families", "launch", "io", "load", "model",
             "contract"],
     "mutate": ["run", "reports", "families", "launch", "load", "model"],
     "cli": ["mutate", "run", "recorded", "reports", "gate", "load", "launch", "io", "model", "contract"],

@@ -181,8 +181,10 @@ TEST(LiarsTest, AReplayOfAnEarlierRunsOutputPassesNothing) {
 }
 
 // The forged program: a copy of bwrap-strict's first program (a bare name: `setpriv`) earlier in
-// PATH. It runs the real one, so the frames are perfect: only the harness's own record of which
-// program ran tells, and such a run passes nothing.
+// PATH, in a directory another user owns (who could have put anything there). It runs the real
+// one, so the frames are perfect: only the harness's own record of which program ran, and who
+// could have written it, tells, and such a run passes nothing. (A program in a directory only
+// the invoking user can write, say ~/.local/bin, runs with a warning: CliConventionsTest.)
 TEST(LiarsTest, AProgramShadowedInPathPassesNothing) {
   if (!BackendAvailable("bwrap", kBwrapUp)) return;
   const std::string dir = MakeTempDir("liar");
@@ -192,6 +194,7 @@ TEST(LiarsTest, AProgramShadowedInPathPassesNothing) {
   const std::string forged = dir + "/" + program;
   std::ofstream(forged) << "#!/bin/sh\nexec /usr/bin/" << program << " \"$@\"\n";
   ::chmod(forged.c_str(), 0755);
+  ASSERT_EQ(::chown(dir.c_str(), 65534, 65534), 0) << "the directory becomes nobody's";
   CliRun run = RunCommand({"/usr/bin/env", "PATH=" + dir + ":" + std::getenv("PATH"), SANDPROBE_CLI, "run",
                            "--sandbox", SourcePath("sandboxes/bwrap-strict.json"), "--no-color",
                            "--json", dir + "/r.json"});

@@ -74,7 +74,8 @@ TEST_F(ProvenanceTest, ForgedEnvEarlierInPathIsRecordedAndWarnedAbout) {
               std::string::npos) << l.dump();
   }
   const std::string warning = "warning: launches ran " + dir_ + "/env (sha256 " +
-                              forged->substr(0, 12) + "\u2026): outside the system paths";
+                              forged->substr(0, 12) + "\u2026): found on PATH in " + dir_ +
+                              ", outside the system paths";
   EXPECT_NE(run.out.find(warning), std::string::npos) << run.out;
   // Once per program, not once per launch.
   EXPECT_EQ(run.out.find("warning:"), run.out.rfind("warning:")) << run.out;

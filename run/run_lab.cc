@@ -1,0 +1,120 @@
+#include "run/run_lab.h"
+
+#include <net/if.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace sandprobe {
+namespace {
+
+StatusOr<std::string> WriteFile(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return Status::HarnessError(fmt::format("write {}: failed", path.string()));
+  return path.string();
+}
+
+// The links of the calling thread's network namespace, by name.
+nlohmann::json Links() {
+  nlohmann::json names = nlohmann::json::array();
+  if (struct if_nameindex* list = ::if_nameindex()) {
+    for (struct if_nameindex* i = list; i->if_index != 0; ++i) names.push_back(i->if_name);
+    ::if_freenameindex(list);
+  }
+  return names;
+}
+
+nlohmann::json LinksIn(const LabNamespace& netns) {
+  nlohmann::json links;
+  Status status = netns.RunInside([&] {
+    links = Links();
+    return Status::Ok();
+  });
+  if (!status.ok()) return status.message();
+  return links;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<RunLab>> RunLab::StartIfNeeded(const Policy& policy, const Profile& profile,
+                                                        const std::string& run_dir) {
+  if (profile.lab != LabMode::kJoin) return std::unique_ptr<RunLab>();
+  StatusOr<LabNames> names = MakeLabNames(policy.network.allow);
+  if (!names.ok()) return names.status().WithContext(policy.source_path);
+  StatusOr<std::unique_ptr<Lab>> lab = Lab::Start(std::move(*names));
+  if (!lab.ok()) return lab.status().WithContext("egress lab").AsHarnessError();
+  StatusOr<SandboxNetns> sandbox = SandboxNetns::Create((*lab)->network_namespace());
+  if (!sandbox.ok()) return sandbox.status().WithContext("egress lab").AsHarnessError();
+  const std::filesystem::path dir = std::filesystem::path(run_dir) / "lab";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::HarnessError(fmt::format("mkdir {}: {}", dir.string(), ec.message()));
+  StatusOr<std::string> resolv = WriteFile(dir / "resolv.conf", LabResolvConf());
+  if (!resolv.ok()) return resolv.status();
+  StatusOr<std::string> hosts = WriteFile(dir / "hosts", LabHostsFile());
+  if (!hosts.ok()) return hosts.status();
+  LabJoin join{sandbox->network_namespace().fd(), *resolv, *hosts};
+  return std::unique_ptr<RunLab>(new RunLab(std::move(*lab), std::move(*sandbox), std::move(join)));
+}
+
+std::map<std::string, std::string> RunLab::PlanValues() const {
+  std::string allowed, controls;
+  for (const LabName& name : lab_->names().names) {
+    std::string& list = name.kind == LabNameKind::kAllowed ? allowed : controls;
+    list += (list.empty() ? "" : ",") + name.name;
+  }
+  std::map<std::string, std::string> values = {{"allowed", allowed}, {"controls", controls}};
+  // net.bypass's denied destination: the first control unlike any allowed name.
+  for (const LabName& name : lab_->names().names) {
+    if (name.kind != LabNameKind::kUnrelated) continue;
+    values["denied_name"] = name.name;
+    values["denied_v4"] = name.v4.Text();
+    values["denied_v6"] = name.v6.Text();
+    break;
+  }
+  return values;
+}
+
+nlohmann::json RunLab::Collect() {
+  nlohmann::json names = nlohmann::json::array();
+  for (const LabName& name : lab_->names().names) {
+    names.push_back({{"name", name.name}, {"kind", LabNameKindName(name.kind)}, {"based_on", name.based_on},
+                     {"v4", name.v4.Text()}, {"v6", name.v6.Text()}});
+  }
+  return {{"names", names},
+          {"resolver", {LabResolverV4().Text(), LabResolverV6().Text()}},
+          {"sandbox_addresses", {SandboxAddressV4().Text(), SandboxAddressV6().Text()}},
+          {"dns_receipts", DnsReceiptsJson(lab_->DnsReceipts())},
+          {"sink_receipts", SinkReceiptsJson(lab_->SinkReceipts())},
+          // Where a packet could leave: the lab's links and the sandbox's (nothing but loopback
+          // and the veth pair between them means nothing reached the host's network).
+          {"lab_links", LinksIn(lab_->network_namespace())},
+          {"sandbox_links", LinksIn(sandbox_.network_namespace())}};
+}
+
+nlohmann::json DnsReceiptsJson(const std::vector<DnsReceipt>& receipts) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const DnsReceipt& r : receipts) {
+    out.push_back({{"name", r.name}, {"type", r.type}, {"peer", r.peer}, {"transport", r.transport},
+                   {"rcode", r.rcode}, {"answer", r.answer}});
+  }
+  return out;
+}
+
+nlohmann::json SinkReceiptsJson(const std::vector<SinkReceipt>& receipts) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const SinkReceipt& r : receipts) {
+    out.push_back({{"peer", r.peer}, {"local", r.local}, {"port", r.port},
+                   {"protocol", SinkProtocolName(r.protocol)}, {"http_method", r.http_method},
+                   {"http_host", r.http_host}, {"http_target", r.http_target},
+                   {"connect_target", r.connect_target}, {"tls_sni", r.tls_sni},
+                   {"tls_handshake_done", r.tls_handshake_done}, {"first_bytes", r.first_bytes}});
+  }
+  return out;
+}
+
+}  // namespace sandprobe
