@@ -127,7 +127,7 @@ Status NetlinkAddPeerAddress(int ifindex, const IpAddress& local, const IpAddres
   return Send(request, fmt::format("RTM_NEWADDR({} peer {} on index {})", local.Text(), peer.Text(), ifindex));
 }
 
-Status NetlinkAddDefaultRoute(int ifindex, const IpAddress& gateway) {
+Status NetlinkAddRoute(int ifindex, const IpAddress& gateway, const IpAddress& destination, int prefix_length) {
   Request request{};
   request.header.nlmsg_len = NLMSG_LENGTH(sizeof(rtmsg));
   request.header.nlmsg_type = RTM_NEWROUTE;
@@ -139,10 +139,13 @@ Status NetlinkAddDefaultRoute(int ifindex, const IpAddress& gateway) {
   route->rtm_scope = RT_SCOPE_UNIVERSE;
   route->rtm_type = RTN_UNICAST;
   route->rtm_flags = RTNH_F_ONLINK;  // the gateway is the peer at the link's other end
+  route->rtm_dst_len = static_cast<unsigned char>(prefix_length);
+  if (prefix_length > 0) AddAttribute(request, RTA_DST, destination.bytes.data(), destination.size());
   AddAttribute(request, RTA_GATEWAY, gateway.bytes.data(), gateway.size());
   const std::uint32_t oif = static_cast<std::uint32_t>(ifindex);
   AddAttribute(request, RTA_OIF, &oif, sizeof oif);
-  return Send(request, fmt::format("RTM_NEWROUTE(default via {} index {})", gateway.Text(), ifindex));
+  return Send(request, fmt::format("RTM_NEWROUTE({}/{} via {} index {})", destination.Text(), prefix_length,
+                                   gateway.Text(), ifindex));
 }
 
 Status NetlinkAddAddress(int ifindex, const IpAddress& address, int prefix_length) {

@@ -23,7 +23,8 @@ Status NetlinkAddVethPair(const std::string& name, const std::string& peer_name,
 // RTM_NEWADDR: `local` (/32 or /128) on link `ifindex` with `peer` as the other end of the link,
 // so the kernel adds the route to `peer` through it.
 Status NetlinkAddPeerAddress(int ifindex, const IpAddress& local, const IpAddress& peer);
-// RTM_NEWROUTE: the default route of `gateway`'s family via `gateway` on link `ifindex`.
-Status NetlinkAddDefaultRoute(int ifindex, const IpAddress& gateway);
+// RTM_NEWROUTE: `destination`/`prefix_length` (of `gateway`'s family) via `gateway` on link
+// `ifindex`; prefix length 0 is the default route.
+Status NetlinkAddRoute(int ifindex, const IpAddress& gateway, const IpAddress& destination, int prefix_length);
 
 }  // namespace sandprobe

@@ -326,6 +326,12 @@ TEST(LabTest, SandboxNamespaceReachesTheLabAndNothingElse) {
     errno = 0;
     EXPECT_EQ(Connect("192.0.2.99", 80, SOCK_STREAM, 200), -1) << "a non-lab address answered";
     EXPECT_TRUE(errno == EINPROGRESS || errno == ENETUNREACH || errno == EHOSTUNREACH) << errno;
+    // Outside the lab's ranges there is no route at all: refused at once, nothing sent.
+    for (const char* outside : {"10.255.255.1", "172.17.0.1", "fd00::1"}) {
+      errno = 0;
+      EXPECT_EQ(Connect(outside, 80, SOCK_STREAM, 200), -1) << outside;
+      EXPECT_EQ(errno, ENETUNREACH) << outside;
+    }
     return Status::Ok();
   });
   ASSERT_TRUE(inside.ok()) << inside.message();
