@@ -52,7 +52,13 @@ std::set<std::string> ShippedTemplates() {
                           {"net.loopback-dns", "127.0.0.1:3"},
                           {"net.bridge-tcp", "172.17.0.1:4"},
                           {"net.bridge-udp", "172.17.0.1:5"},
-                          {"net.bridge-dns", "172.17.0.1:6"}};
+                          {"net.bridge-dns", "172.17.0.1:6"},
+                          // ... and what the egress lab offers a run that joins it (run/run_lab.cc).
+                          {"lab.allowed", "pkg.lab.test"},
+                          {"lab.controls", "unrelated.evil.test"},
+                          {"lab.denied_name", "unrelated.evil.test"},
+                          {"lab.denied_v4", "198.51.100.10"},
+                          {"lab.denied_v6", "2001:db8:c::a"}};
         StatusOr<Plan> plan = ExpandChecks(*policy, *suite, context);
         if (!plan.ok()) continue;  // a suite the policy declares nothing for
         for (const Check& check : plan->checks) templates.insert(check.id.substr(0, check.id.find(':')));
