@@ -32,3 +32,8 @@ set_tests_properties(fleet_image_test PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
 add_test(NAME fleet_kubectl_profiles_test
          COMMAND bash "${CMAKE_SOURCE_DIR}/tests/fleet_kubectl_profiles_test.sh" "${CMAKE_BINARY_DIR}")
 set_tests_properties(fleet_kubectl_profiles_test PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+# The .deb root test and the fleet image both run apt-get in a debootstrap root whose package
+# archive is the host's /var/cache/apt (one lock), and both rebuild the machine's sandprobe/probe
+# and sandprobe/agent images: never at the same time (a fresh-clone CI run had the image test
+# fail on "Could not get lock /var/cache/apt/archives/lock" while deb_root_test held it).
+set_tests_properties(deb_root_test fleet_image_test PROPERTIES RESOURCE_LOCK debian_root_apt_and_images)
