@@ -1478,7 +1478,9 @@ def ask_dns(ep):
         sock.close()
         return net_fail(fact, "send", "EMSGSIZE")
     fact["sent"] = sent  # bytes, as net.tcp and net.udp report it (probes/net_dns.cc)
-    if (wait_for(sock, RT["select"].POLLIN) & RT["select"].POLLIN) == 0:
+    # Any event, as probes/net_dns.cc polls: an ICMP port unreachable is POLLERR, not POLLIN,
+    # and the recv below names it (ECONNREFUSED), where a timeout would hide it.
+    if wait_for(sock, RT["select"].POLLIN) == 0:
         sock.close()
         return net_fail(fact, "reply", "ETIMEDOUT")
     try:
