@@ -2,7 +2,7 @@
 """The probe conformance suite (issue 27, item 3): every scenario (scenarios.py) through every
 probe implementation (implementations.py), on the host and under bwrap-strict.
 
-  run.py BUILD_DIR NATIVE_PROBE [--only SCENARIO[,SCENARIO]] [--show-facts]
+  run.py BUILD_DIR NATIVE_PROBE [--only SCENARIO[,SCENARIO]] [--show-facts] [--all-failures]
 
 For each implementation and environment it makes the scenario's launches, reads each stdout by
 the frame rules (frames.py: a protocol error fails), checks the scenario's expectations (its
@@ -133,6 +133,8 @@ class Environment:
         extra = ["--bind", fx, fx]
         for path in impl["sandbox_binds"]:
             extra += ["--ro-bind", path, path]
+        for name, value in impl.get("sandbox_env", {}).items():
+            extra += ["--setenv", name, value]  # after the profile's --clearenv
         out = []
         for arg in self.profile["run"]:
             if arg == "--remount-ro":
@@ -172,6 +174,44 @@ def launch(argv, env, cwd, nonce, kill_after_ms=None):
         killed = True
     return {"exit": proc.returncode, "killed": killed, "stderr": err.decode(errors="replace")[-400:],
             "frames": sp_frames.parse_frames(out, nonce)}
+
+
+def prepared(impl, build_dir):
+    """The row with its executables ({deno}, ...) resolved and its families read from the build
+    (families_file), and what is missing for it to run: (row, [missing])."""
+    found = {name: implementations.find_executable(name) for name in implementations.EXECUTABLES}
+    missing = [r for r in impl["requires"]
+               if (found.get(r) if r in implementations.EXECUTABLES else shutil.which(r)) is None]
+    missing += [p.replace("{build}", build_dir) for p in impl.get("build_products", [])
+                if not os.path.exists(p.replace("{build}", build_dir))]
+    if missing:
+        return impl, missing
+
+    def expand(arg):
+        for name, path in found.items():
+            arg = arg.replace("{" + name + "}", path or "")
+        return arg
+    row = dict(impl, command=[expand(a) for a in impl["command"]],
+               sandbox_binds=[expand(a) for a in impl["sandbox_binds"]])
+    if "families_file" in impl:
+        path = impl["families_file"].replace("{build}", build_dir)
+        if not os.path.exists(path):
+            return impl, [path]
+        with open(path) as f:
+            row["families"] = [line.strip() for line in f if line.strip()]
+    return row, []
+
+
+def hello_problems(impl, results):
+    """The hello's "families" must be the row's (the build's list), when the row has one."""
+    problems = []
+    for index, (_, result) in enumerate(results):
+        hello = next((f for f in result["frames"].facts if f.get("family") == "hello"), None)
+        if hello is None:
+            problems.append(f"launch {index}: no hello fact")
+        elif impl.get("families") is not None and hello.get("families") != impl["families"]:
+            problems.append(f"launch {index}: hello families {hello.get('families')} are not the build's {impl['families']}")
+    return problems
 
 
 def run_scenario(scenario, impl, environment, fixtures, canaries):
@@ -322,11 +362,16 @@ def environment_drop(family):
     return keys
 
 
-def implementation_drop(runtime):
+def implementation_drop(impl):
+    """The keys `impl` may report otherwise than native, per family: its runtime's
+    (ALLOWED_IMPLEMENTATION_DIFFERENCES) and its row's own (allowed_differences)."""
+    rows = [row for row in implementations.ALLOWED_IMPLEMENTATION_DIFFERENCES
+            if row["runtime"] in ("*", impl["runtime"])] + impl.get("allowed_differences", [])
+
     def drop(family):
         keys = list(scenarios.VOLATILE.get(family, []))
-        for row in implementations.ALLOWED_IMPLEMENTATION_DIFFERENCES:
-            if row["runtime"] in ("*", runtime) and row["family"] in ("*", family):
+        for row in rows:
+            if row["family"] in ("*", family):
                 keys += row["keys"]
         return keys
     return drop
@@ -354,7 +399,7 @@ def self_check(fixtures, canaries, probe_dir, runs):
         return []
     results = run_scenario(scenario, liar, Environment("host", fixtures, probe_dir), fixtures, canaries)
     caught_by_expect = check_expectations(scenario, "host", results, fixtures, canaries)
-    caught_by_compare = compare(native, results, implementation_drop("native"), "native vs liar")
+    caught_by_compare = compare(native, results, implementation_drop(liar), "native vs liar")
     problems = []
     if not caught_by_expect:
         problems.append("self-check: the expectations accepted a probe that reports ENOENT for EACCES")
@@ -414,9 +459,7 @@ def main():
             if impl["command"] is None:
                 notes.append(f"not run: {impl['name']} ({impl['owner']})")
                 continue
-            missing = [r for r in impl["requires"] if shutil.which(r) is None]
-            missing += [p.replace("{build}", build_dir) for p in impl.get("build_products", [])
-                        if not os.path.exists(p.replace("{build}", build_dir))]
+            impl, missing = prepared(impl, build_dir)
             if missing:
                 (failures if require else notes).append(f"not run: {impl['name']}: {', '.join(missing)} not installed")
                 continue
@@ -454,9 +497,10 @@ def main():
                             print(f"# {label} launch {index} exit {result['exit']}")
                             for fact in frames.facts:
                                 print("  ", json.dumps(fact))
-                    allowed = (implementation_drop(impl["runtime"]) if impl["runtime"] != "native"
+                    allowed = (implementation_drop(impl) if impl["runtime"] != "native"
                                else (lambda family: []))
                     problems = check_expectations(scenario, env_name, results, fixtures, canaries, excluded, allowed)
+                    problems += hello_problems(impl, results)
                     counts["expectations"] += sum(1 for e in scenario.get("expect", []) if e["where"] in ("*", env_name)
                                                   and not expectation_excluded(fixtures.expand(e), excluded))
                     failures += [f"{label}: {p}" for p in problems]
@@ -478,7 +522,7 @@ def main():
                     if mine and native:
                         counts["comparisons"] += 1
                         native = without_facts(native, [row["fact"] for row in impl.get("not_expressible_facts", [])])
-                        failures += compare(native, mine, implementation_drop(impl["runtime"]),
+                        failures += compare(native, mine, implementation_drop(impl),
                                             f"{scenario['name']} / {env_name}: native vs {impl['name']}")
         native_dir = os.path.join(root, "probe-native")
         if os.path.isdir(native_dir):
@@ -497,10 +541,11 @@ def main():
           f"{counts['expectations']} expectations, {counts['comparisons']} comparisons; {elapsed:.1f} s")
     for note in notes:
         print(note)
-    for failure in failures[:60]:
+    shown = len(failures) if "--all-failures" in options else 60
+    for failure in failures[:shown]:
         print("FAIL:", failure)
-    if len(failures) > 60:
-        print(f"FAIL: and {len(failures) - 60} more")
+    if len(failures) > shown:
+        print(f"FAIL: and {len(failures) - shown} more (--all-failures shows them)")
     return 1 if failures else 0
 
 
