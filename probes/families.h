@@ -70,14 +70,22 @@ void RunEnvSecret(const ProbeContext& ctx, const FamilyArgs& args);
 // the deadline exits the process on the spot, and that must never strand a nonce file or link
 // in a directory that may be the host's. A pending alarm fires as soon as the hold ends.
 #if defined(__wasi__)
-// WASI has no signals: its deadline is the runner's (probes/wasi/README.md), nothing to hold off.
+// WASI has no signals or timers: the probe checks its own clock where a run can take long (the
+// resource loops, each sleep step, between steps: StopIfPastDeadline) and ends there as the
+// alarm would. Checks inside a hold wait for its end; the hold's end checks (probe_main.cc).
+void StopIfPastDeadline();
+void EnterDeadlineHold();
+void LeaveDeadlineHold();
 class DeadlineHold {
  public:
-  DeadlineHold() {}  // user-provided: a hold is a scope, never an "unused variable"
+  DeadlineHold() { EnterDeadlineHold(); }
+  ~DeadlineHold() { LeaveDeadlineHold(); }
   DeadlineHold(const DeadlineHold&) = delete;
   DeadlineHold& operator=(const DeadlineHold&) = delete;
 };
 #else
+// Natively SIGALRM ends the run wherever it is (probe_main.cc): nothing to check.
+inline void StopIfPastDeadline() {}
 class DeadlineHold {
  public:
   DeadlineHold() {

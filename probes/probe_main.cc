@@ -32,6 +32,7 @@
 // build SANDPROBE_WASI_PROBE_BUILD_ID (probes/wasi/CMakeLists.txt)
 #include "probe_build_id.h"
 #include "probes/families.h"
+#include "probes/resource_families.h"  // MonotonicMs
 
 namespace sandprobe {
 namespace {
@@ -129,11 +130,27 @@ void PrintUsage(const std::string& error) {
 }
 
 #if defined(__wasi__)
-// WASI has no signals or interval timers: the runtime runs the probe to its end, and the
-// runner's own launch timeout is the deadline (a killed launch has no done frame: incomplete).
+// WASI has no signals or interval timers: arming the deadline notes when it falls, and the
+// probe checks its monotonic clock against it (StopIfPastDeadline, families.h) in every loop
+// that can run long and between steps. The runner may end a guest stuck in one host call
+// (wasi_node_runner.mjs --deadline-ms); the launch timeout is the last resort.
 constexpr ProbeRuntime kThisRuntime = ProbeRuntime::kWasi;
 constexpr const char* kThisBuildId = SANDPROBE_WASI_PROBE_BUILD_ID;
-bool ArmDeadline(long) { return true; }
+long g_deadline_at_ms = LONG_MAX;  // MonotonicMs() at which the run ends
+int g_deadline_holds = 0;
+bool g_deadline_pending = false;  // passed during a hold: stop when the last hold ends
+
+bool ArmDeadline(long deadline_ms) {
+  g_deadline_at_ms = MonotonicMs() + deadline_ms;
+  return true;
+}
+
+[[noreturn]] void StopAtDeadline() {
+  std::fputs("sandprobe-probe: deadline reached, stopping\n", stderr);
+  std::fflush(stderr);
+  std::fflush(stdout);  // frames already written stay whole (FrameWriter writes each at once)
+  ::_exit(kExitProbeDeadline);
+}
 #else
 constexpr ProbeRuntime kThisRuntime = ProbeRuntime::kNative;
 constexpr const char* kThisBuildId = SANDPROBE_NATIVE_PROBE_BUILD_ID;
@@ -240,12 +257,34 @@ int Main(int argc, char** argv) {
   const FrameWriter out(inv.nonce);
   const ProbeContext ctx{out, inv.nonce};
   out.Emit(HelloFact(inv));
-  for (const Step& step : inv.steps) step.family->run(ctx, step.args);
+  for (const Step& step : inv.steps) {
+    StopIfPastDeadline();
+    step.family->run(ctx, step.args);
+  }
+  StopIfPastDeadline();  // a run that ended past its deadline has no done frame, as natively
   out.Emit({{"done", true}});
   return 0;
 }
 
 }  // namespace
+
+#if defined(__wasi__)
+void StopIfPastDeadline() {
+  if (MonotonicMs() < g_deadline_at_ms) return;
+  if (g_deadline_holds > 0) {
+    g_deadline_pending = true;
+    return;
+  }
+  StopAtDeadline();
+}
+
+void EnterDeadlineHold() { ++g_deadline_holds; }
+
+void LeaveDeadlineHold() {
+  if (--g_deadline_holds == 0 && (g_deadline_pending || MonotonicMs() >= g_deadline_at_ms)) StopAtDeadline();
+}
+#endif
+
 }  // namespace sandprobe
 
 int main(int argc, char** argv) { return sandprobe::Main(argc, argv); }

@@ -4,7 +4,8 @@
 // frame is its measurement (to 250 ms). Reaching the end means nothing stopped it.
 //
 // The probe's own deadline (probe_main.cc, 30 s by default) lies beyond every ceiling this
-// family accepts, so an end before the result frame is never the probe's own doing.
+// family accepts, so an end before the result frame is never the probe's own doing (unless a
+// shorter --deadline-ms was asked for, or earlier steps used up the time).
 #include <time.h>
 
 #include "probes/resource_families.h"
@@ -31,6 +32,7 @@ void RunResWall(const ProbeContext& ctx, const FamilyArgs& args) {
     struct timespec next = {wait_ms / 1000, (wait_ms % 1000) * 1'000'000};
     while (wait_ms > 0 && nanosleep(&next, &next) != 0) {
     }
+    StopIfPastDeadline();  // WASI's deadline, checked every step (natively SIGALRM ends the sleep)
     ctx.out.Emit({{"family", "res.wall"}, {"kind", "progress"},
                   {"elapsed_ms", MonotonicMs() - start}});
   }

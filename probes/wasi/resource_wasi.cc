@@ -59,6 +59,7 @@ void RunResMemory(const ProbeContext& ctx, const FamilyArgs& args) {
     }
     std::memset(block, 1, kMib);
     blocks.push_back(block);
+    StopIfPastDeadline();  // no signals in WASI: the loop checks the probe's deadline itself
     reached = mib;
     if (mib % every == 0) ctx.out.Emit({{"family", "res.memory"}, {"kind", "progress"}, {"mib", mib}});
   }
@@ -96,6 +97,7 @@ void RunResCpu(const ProbeContext& ctx, const FamilyArgs& args) {
   unsigned long sink = 0;
   for (long elapsed = 0; elapsed < window_ms; elapsed = MonotonicMs() - start) {
     for (int i = 0; i < 10000; ++i) asm volatile("" : "+r"(sink));
+    StopIfPastDeadline();
     if (elapsed < checkpoint || above_mc <= 0) continue;
     const double cpu_ms = (CpuSeconds() - cpu_before) * 1000.0;
     if (cpu_ms * 1000.0 > static_cast<double>(above_mc) * static_cast<double>(elapsed + edge_ms)) {
