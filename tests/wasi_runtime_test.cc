@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <set>
 #include <sstream>
 
@@ -44,6 +45,27 @@ CliRun RunWasi(const std::string& args_probe, const std::vector<std::string>& pr
   argv.insert(argv.end(), probe_args.begin(), probe_args.end());
   return RunCommand(argv);
 }
+
+// The runner of this checkout (the installed copy may be older), with its own options.
+CliRun RunWasiFromSource(const std::vector<std::string>& runner_options, const std::vector<std::string>& probe_args,
+                         double* seconds) {
+  std::vector<std::string> argv = {"node", "--no-warnings", SourcePath("probes/wasi/wasi_node_runner.mjs")};
+  argv.insert(argv.end(), runner_options.begin(), runner_options.end());
+  argv.push_back("--");
+  argv.push_back(WasiProbe());
+  argv.insert(argv.end(), probe_args.begin(), probe_args.end());
+  const auto start = std::chrono::steady_clock::now();
+  CliRun run = RunCommand(argv);
+  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
+}
+
+// Steps that together outlast the wasi-node profile's 60 s timeout: 10 s of busy CPU, then
+// three 20 s sleeps (each within its family's own ceiling).
+const std::vector<std::string> kSpin = {"res.cpu", "--threads", "1", "--window-ms", "10000",
+                                        "--next", "res.wall", "--ceiling-seconds", "20",
+                                        "--next", "res.wall", "--ceiling-seconds", "20",
+                                        "--next", "res.wall", "--ceiling-seconds", "20"};
 
 std::set<std::string> Lines(const std::string& text) {
   std::set<std::string> lines;
@@ -108,6 +130,46 @@ TEST(WasiRuntimeTest, TheLeakyTwinIsCaughtByTheHostsOwnEvidence) {
   ExpectVerdict(run.report, "fs.write.denied:/etc", "fail");
   ExpectVerdict(run.report, "env.secret.hidden", "fail");
   ExpectVerdict(run.report, "fs.read.allowed:workspace", "pass");
+}
+
+// WASI has no signals: the probe checks its --deadline-ms in its loops and between steps and
+// ends as the native alarm does (exit 124, its message, no done frame), long before the
+// profile's timeout would have ended a run told to spin for 70 s.
+TEST(WasiRuntimeTest, ASpinningWasiProbeStopsItselfAtItsDeadline) {
+  if (!WasiAvailable()) return;
+  double seconds = 0;
+  std::vector<std::string> args = {"--nonce", "wasideadline", "--deadline-ms", "1500"};
+  args.insert(args.end(), kSpin.begin(), kSpin.end());
+  CliRun run = RunWasiFromSource({}, args, &seconds);
+  EXPECT_EQ(run.exit_code, 124) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("sandprobe-probe: deadline reached, stopping"));
+  EXPECT_THAT(run.out, HasSubstr("@@sandprobe wasideadline {\"build_id\""));  // the hello was written
+  EXPECT_EQ(run.out.find("\"done\""), std::string::npos) << "a run ended by its deadline has no done frame";
+  EXPECT_EQ(run.out.find("\"kind\":\"result\""), std::string::npos) << "the deadline fell inside res.cpu's 10 s window";
+  EXPECT_LT(seconds, 30.0) << "the wasi-node profile's timeout is 60 s; the probe's deadline was 1.5 s";
+}
+
+// The runner's own deadline ends a guest that does not end itself in time (here one whose
+// deadline is later): exit 124 with the runner's message, not the probe's.
+TEST(WasiRuntimeTest, TheRunnersDeadlineEndsAGuestThatOverstays) {
+  if (!WasiAvailable()) return;
+  double seconds = 0;
+  std::vector<std::string> args = {"--nonce", "wasirunner", "--deadline-ms", "30000"};
+  args.insert(args.end(), kSpin.begin(), kSpin.end());
+  CliRun run = RunWasiFromSource({"--deadline-ms", "1500"}, args, &seconds);
+  EXPECT_EQ(run.exit_code, 124) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("sandprobe-wasi-node-runner: deadline of 1500 ms reached, stopping the guest"));
+  EXPECT_EQ(run.err.find("sandprobe-probe: deadline reached"), std::string::npos) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("@@sandprobe wasirunner {\"build_id\""));
+  EXPECT_EQ(run.out.find("\"done\""), std::string::npos);
+  EXPECT_LT(seconds, 30.0);
+  // Within its deadline the guest's own exit code and frames pass through the worker.
+  CliRun quick = RunWasiFromSource({"--deadline-ms", "20000"}, {"--nonce", "wasiquick", "res.wall", "--ceiling-seconds", "1"}, &seconds);
+  EXPECT_EQ(quick.exit_code, 0) << quick.err;
+  EXPECT_THAT(quick.out, HasSubstr("@@sandprobe wasiquick {\"done\":true}"));
+  CliRun bad = RunWasiFromSource({"--deadline-ms", "0"}, {"--nonce", "x", "res.wall", "--ceiling-seconds", "1"}, &seconds);
+  EXPECT_EQ(bad.exit_code, 70);
+  EXPECT_THAT(bad.err, HasSubstr("--deadline-ms 0: not a positive number of milliseconds"));
 }
 
 // The finding probes/wasi/README.md reports (Node v20 here): node:wasi refuses a symlink inside
