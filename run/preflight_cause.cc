@@ -203,6 +203,10 @@ HostView RealHostView() {
     host.docker_socket_path = address.empty() ? "/var/run/docker.sock" : std::string(address.substr(7));
     host.docker_socket = ProbeDockerSocketAccess(address);
   }
+  host.exists = [](const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0;
+  };
   host.can_switch_users = has(kCapSetuid) && has(kCapSetgid);
   host.privileged = has(kCapSysAdmin);
   host.uid = ::getuid();
@@ -231,6 +235,17 @@ PreflightDiagnosis DiagnosePreflight(const PreflightFailure& failure, const Host
   if (failure.timed_out) {
     return {PreflightCause::kTimedOut, fmt::format("{} did not answer in time", program),
             "see why the backend hangs (run the command by hand)"};
+  }
+  // An installed runtime that exits because the file it was to run is not there (node with a
+  // runner script that was never installed): that file is what is missing.
+  for (std::size_t i = 1; host.exists && i < step.argv.size(); ++i) {
+    const std::string& arg = step.argv[i];
+    if (arg.starts_with('/') && !host.exists(arg)) {
+      const std::string runtime(Basename(step.argv.front()));
+      return {PreflightCause::kMissingProgram,
+              fmt::format("{} does not exist ({}'s argument: {} is installed, that file is not)", arg, runtime, runtime),
+              InstallFix(install_hint, Basename(arg))};
+    }
   }
   std::string status = failure.exit_code ? fmt::format("exited {}", *failure.exit_code) : "was killed by a signal";
   return {PreflightCause::kBackendRefused,

@@ -39,6 +39,9 @@ struct PreflightFailure {
 // What the diagnosis reads of this machine (RealHostView); a fake in unit tests.
 struct HostView {
   std::function<bool(const std::string& program)> installed;  // as execvp would find and run it
+  // Whether an absolute path exists (stat): an argument the command needs that is not there,
+  // such as the script a runtime runs. Unset: not asked.
+  std::function<bool(const std::string& path)> exists;
   DockerSocketAccess docker_socket = DockerSocketAccess::kNoSocket;  // $DOCKER_HOST's or the default
   std::string docker_socket_path;
   bool can_switch_users = false;  // CAP_SETUID and CAP_SETGID in this process's effective set

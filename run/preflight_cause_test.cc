@@ -53,6 +53,20 @@ TEST(PreflightCauseTest, AProgramAWrapperRunsThatIsNotInstalledIsMissing) {
   EXPECT_EQ(DiagnosePreflight(not_started, Host({}), "").fix, "install the package that provides setpriv");
 }
 
+// issue 27: wasi-node's requires is `node RUNNER --version`; without the runner node exits 1,
+// and the message must name the runner, not blame node.
+TEST(PreflightCauseTest, AnInstalledRuntimeWhoseScriptIsNotThereNamesTheScript) {
+  const std::vector<std::string> command = {"/usr/bin/node", "/opt/sandprobe-runtimes/bin/runner.mjs", "--version"};
+  HostView host = Host({"/usr/bin/node"});
+  host.exists = [](const std::string& path) { return path == "/usr/bin/node"; };
+  PreflightDiagnosis d = DiagnosePreflight(Exited(command, 1), host, "scripts/setup.sh --with wasi");
+  EXPECT_EQ(d.cause, PreflightCause::kMissingProgram);
+  EXPECT_EQ(d.why, "/opt/sandprobe-runtimes/bin/runner.mjs does not exist (node's argument: node is installed, that file is not)");
+  EXPECT_EQ(d.fix, "install: scripts/setup.sh --with wasi");
+  host.exists = [](const std::string&) { return true; };  // the script is there: node's own failure
+  EXPECT_EQ(DiagnosePreflight(Exited(command, 1), host, "").cause, PreflightCause::kBackendRefused);
+}
+
 TEST(PreflightCauseTest, WrappersOptionValuesAreNotTheProgram) {
   // --inh-caps takes a value, --nnp does not, `--` ends the options; env's NAME=VALUE come first.
   PreflightDiagnosis d = DiagnosePreflight(
