@@ -400,6 +400,25 @@ TEST_F(RunTest, AProbeDirThatHoldsAnotherFileIsRefusedBeforeAnyLaunch) {
   EXPECT_FALSE(launcher_.Launched("fake-start")) << "nothing launched";
 }
 
+// issue 27: a build without the WASI toolchain made no wasi probe (probes/wasi/CMakeLists.txt
+// skips it); a wasi profile's run is then a harness error (exit 3) naming what is missing and
+// the profile's install hint, before anything is launched: never a pass.
+TEST_F(RunTest, AProbeThisBuildDidNotMakeIsAHarnessErrorWithTheProfilesInstallHint) {
+  WriteProfile(R"(, "probe": "wasi", "install_hint": "scripts/setup.sh --with wasi, then rebuild")");
+  StatusOr<RunReport> report = RunIt();
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), StatusCode::kHarness);
+  EXPECT_EQ(report.status().message(),
+            "this sandprobe was built without a wasi probe (it has: native, js); the profile's \"probe\" needs one; "
+            "fix: install: scripts/setup.sh --with wasi, then rebuild");
+  EXPECT_TRUE(launcher_.launches.empty()) << "nothing launched";
+  WriteProfile(R"(, "probe": "wasi")");  // no hint to give: the plain error
+  report = RunIt();
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), StatusCode::kHarness);
+  EXPECT_EQ(report.status().message().find("fix:"), std::string::npos) << report.status().message();
+}
+
 // issue 27: a family the probe does not implement is skipped, never sent to it.
 TEST_F(RunTest, FamiliesTheProbeLacksAreSkippedAsNotExpressibleAndNeverSent) {
   WriteFile(dir_ / "probe/sandprobe-probe.js", "js");
