@@ -57,9 +57,9 @@ VOLATILE_LISTINGS = {"/proc"}
 # Facts the native probe has and the JS probe does not, and why; each is a documented gap
 # (probes/js/README.md) whose host judge is inconclusive without it, never a pass.
 # Keys of a fact the native probe writes and the JS probe does not yet, and why: res.cpu's kernel
-# context and online CPUs tell a guest kernel's CPUs from the host's (a VM); a runtime probe runs
-# on the host's kernel, where the judge reads the cgroup instead.
-JS_MISSING_KEYS = {("res.cpu", "kernel"), ("res.cpu", "online_cpus")}
+# context tells a guest kernel's CPUs from the host's (a VM); a runtime probe runs on the host's
+# kernel, where the judge reads the cgroup instead.
+JS_MISSING_KEYS = {("res.cpu", "kernel")}
 JS_MISSING_FACTS = {
     ("net.unix", "summary"): "the JS probe does not walk the file system or /proc/net/unix for "
                              "sockets beyond the listed paths: net.unix.runtime-api is "

@@ -1711,16 +1711,32 @@ function cpuWindowMs(cgroup, statReadable, windowMs, periods) {
 }
 
 // /proc/self/status Cpus_allowed_list, counted (what sched_getaffinity gives natively).
+// The CPUs of a kernel cpu list ("0-3,6"), or null when it is not one.
+function countCpuList(list) {
+  let count = 0;
+  for (const range of list.trim().split(",")) {
+    const [lo, hi] = range.split("-").map(Number);
+    if (!Number.isInteger(lo) || (hi !== undefined && !(Number.isInteger(hi) && hi >= lo))) return null;
+    count += hi !== undefined ? hi - lo + 1 : 1;
+  }
+  return count;
+}
+
 async function affinityCpus() {
   const text = await readSmallText("/proc/self/status", 65536);
   const line = text?.split("\n").find((l) => l.startsWith("Cpus_allowed_list:"));
-  if (!line) return null;
-  let count = 0;
-  for (const range of line.split(":")[1].trim().split(",")) {
-    const [lo, hi] = range.split("-").map(Number);
-    count += Number.isInteger(hi) ? hi - lo + 1 : 1;
-  }
-  return count;
+  return line ? countCpuList(line.split(":")[1]) : null;
+}
+
+// The kernel's online CPUs, from where glibc's sysconf(_SC_NPROCESSORS_ONLN) reads them (the
+// native probe's online_cpus): /sys/devices/system/cpu/online, else the cpuN lines of
+// /proc/stat (a sandbox without /sys); null when neither can be read (Deno without read
+// permission there: the key is left out, never guessed).
+async function onlineCpus() {
+  const list = await readSmallText("/sys/devices/system/cpu/online", 4096);
+  if (list !== null) return countCpuList(list);
+  const stat = await readSmallText("/proc/stat", 1 << 20);
+  return stat === null ? null : stat.split("\n").filter((line) => /^cpu[0-9]+ /.test(line)).length;
 }
 
 // res.cpu: N workers spin on a shared flag while the probe sleeps out the window; CPU time
@@ -1732,6 +1748,8 @@ async function runResCpu(ctx, args) {
   const result = { family: "res.cpu", kind: "result", threads };
   const affinity = await affinityCpus();
   if (affinity !== null) result.affinity_cpus = affinity;
+  const online = await onlineCpus();
+  if (online !== null && online > 0) result.online_cpus = online;
   let cgroup = null;
   let statBefore = null;
   const at = await findCpuCgroup();

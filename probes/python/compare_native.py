@@ -59,9 +59,9 @@ VOLATILE = {
     "persist.check": {"pids"},
 }
 # Keys the native probe writes and the Python probe does not yet, and why (dropped on both sides).
-# res.cpu's kernel context and online CPUs tell a guest kernel's CPUs from the host's (a VM);
+# res.cpu's kernel context tells a guest kernel's CPUs from the host's (a VM);
 # a language-runtime probe runs on the host's kernel, where the judge reads the cgroup instead.
-NOT_YET_WRITTEN = {"res.cpu": {"kernel", "online_cpus"}}
+NOT_YET_WRITTEN = {"res.cpu": {"kernel"}}
 
 # What each RestrictedPython does with each lang.escape variant, as measured (README.md):
 # True = the canary was read (hash proven), False = blocked. A change is a finding.

@@ -1889,6 +1889,12 @@ def run_res_cpu(args):
         result["affinity_cpus"] = len(os.sched_getaffinity(0))
     except OSError:
         pass
+    try:
+        online = os.sysconf("SC_NPROCESSORS_ONLN")  # the native probe's online_cpus
+        if online > 0:
+            result["online_cpus"] = online
+    except (OSError, ValueError):
+        pass
     cgroup = None
     stat_before = None
     at = resolve_cpu_cgroup(read_lines("/proc/self/mountinfo", MAX_CGROUP_LINES),

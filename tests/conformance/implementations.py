@@ -195,12 +195,9 @@ ALLOWED_IMPLEMENTATION_DIFFERENCES = [
     {"runtime": "js", "family": "net.dns", "keys": ["bind"], "why": "as net.udp"},
     {"runtime": "js", "family": "res.memory", "keys": ["in_process"],
      "why": "neither runtime can fork: the probe allocates in its own process and says so"},
-    {"runtime": "js", "family": "res.cpu", "keys": ["online_cpus"],
-     "why": "not written by the JS probe yet (the native probe reads sysconf(_SC_NPROCESSORS_ONLN))"},
     {"runtime": "python", "family": "hello", "keys": ["deadline_armed", "imports", "sha256_impl"],
      "why": "what the Python runtime gave the probe (signal, os, hashlib): false or pure-python under RestrictedPython"},
-    {"runtime": "python", "family": "res.cpu", "keys": ["worker", "online_cpus"],
-     "why": "CPython threads share one lock: the busy workers are forked processes (worker \"process\"); "
-            "online CPUs not written by the Python probe"},
+    {"runtime": "python", "family": "res.cpu", "keys": ["worker"],
+     "why": "CPython threads share one lock: the busy workers are forked processes (worker \"process\")"},
     {"runtime": "python", "family": "res.memory", "keys": ["worker"], "why": "where the allocation ran (a forked process here)"},
 ]
