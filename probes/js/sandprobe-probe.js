@@ -1611,17 +1611,17 @@ function inDocumentationRange(address) {
 // {errno, detail, ...}: why the probe will not resolve.
 async function resolverOutsideLab() {
   const read = await readSmallFileOrError("/etc/resolv.conf", 65536);
-  if (read.error) return { ...classifyError(read.error), errno_for: "resolv.conf", detail: "/etc/resolv.conf: unreadable" };
+  if (read.error) return { step: "resolv.conf", ...classifyError(read.error), detail: "/etc/resolv.conf: unreadable" };
   let servers = 0;
   for (const line of utf8Lossy.decode(read.bytes).split("\n")) {
     const words = line.trim().split(/\s+/);
     if (words.length < 2 || words[0] !== "nameserver") continue;
     if (++servers > 64) break;
     if (!inDocumentationRange(words[1])) {
-      return { errno: "EPERM", detail: `/etc/resolv.conf names nameserver ${words[1]}, not a lab resolver` };
+      return { step: "resolv.conf", errno: "EPERM", detail: `/etc/resolv.conf names nameserver ${words[1]}, not a lab resolver` };
     }
   }
-  return servers === 0 ? { errno: "EPERM", detail: "/etc/resolv.conf names no nameserver" } : null;
+  return servers === 0 ? { step: "resolv.conf", errno: "EPERM", detail: "/etc/resolv.conf names no nameserver" } : null;
 }
 
 // getaddrinfo's error by its macro's name, from the runtime's error code (Node says ENOTFOUND
@@ -1674,8 +1674,74 @@ async function labExchange(conn, request, fact) {
   return fact;
 }
 
+// The proxy of "--proxy env|http://..." (net_lab_proxy.h): {spec, host, port, address,
+// authorization} or {spec, refuse}. Used only at a loopback or lab address; "localhost" is
+// 127.0.0.1 (no name is resolved for it). NO_PROXY is not consulted.
+const kProxyVariables = ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"];
+
+function findLabProxy(spec) {
+  if (!spec) return null;
+  let url = spec;
+  if (spec === "env") {
+    let env;
+    try {
+      env = new Map(RT.envEntries());
+    } catch (error) {
+      return { spec, refuse: `--proxy env: the environment is unreadable (${classifyError(error).errno})` };
+    }
+    url = kProxyVariables.map((name) => env.get(name)).find((value) => value) ?? "";
+    if (!url) return { spec, refuse: "no http_proxy, HTTP_PROXY, all_proxy or ALL_PROXY in the environment" };
+  }
+  const refuse = (why) => ({ spec, refuse: `--proxy ${spec}: ${why}` });
+  if (!url.startsWith("http://")) return refuse("not an http:// proxy URL");
+  let rest = url.slice(7).replace(/\/$/, "");
+  if (rest.includes("/")) return refuse("a proxy URL with a path");
+  let authorization = "";
+  const at = rest.lastIndexOf("@");
+  if (at >= 0) {
+    let userinfo = rest.slice(0, at);
+    try { userinfo = decodeURIComponent(userinfo); } catch { /* kept as written */ }
+    authorization = `Basic ${btoa(userinfo)}`;
+    rest = rest.slice(at + 1);
+  }
+  const m = /^(?:\[([^\]]+)\]|([^:]+))(?::([0-9]{1,5}))?$/.exec(rest);
+  if (!m) return refuse(`not HOST[:PORT]: ${rest}`);
+  const port = Number(m[3] ?? "80");
+  if (port === 0 || port > 65535) return refuse(`not a port: ${m[3]}`);
+  let host = m[1] ?? m[2];
+  if (host === "localhost") host = "127.0.0.1";
+  if (!isIPv4(host) && !isIPv6(host)) return refuse(`the proxy's host is a name other than localhost (never resolved): ${host}`);
+  const address = m[1] ? `[${host}]:${port}` : `${host}:${port}`;
+  const loopback = /^127\./.test(host) || host === "::1";
+  if (!loopback && !inDocumentationRange(host)) return refuse(`the proxy ${address} is neither loopback nor a lab address`);
+  return { spec, host, port, address, authorization };
+}
+
+// The request as a forward-proxy request: the proxy resolves and connects.
+async function labThroughProxy(proxy, host, target, fact) {
+  fact.proxy = proxy.address;
+  let conn;
+  try {
+    const attempt = RT.tcpConnect(proxy.host, proxy.port);
+    conn = await withTimeout(attempt, kNetWaitMs);
+    if (conn === kTimedOut) {
+      attempt.then((late) => late.close(), () => {});
+      throw new ProbeError("ETIMEDOUT");
+    }
+  } catch (error) {
+    return fail(fact, "connect", error);
+  }
+  try {
+    const authorization = proxy.authorization ? `Proxy-Authorization: ${proxy.authorization}\r\n` : "";
+    return await labExchange(conn, `GET http://${host}${target} HTTP/1.1\r\nHost: ${host}\r\n${authorization}` +
+      "User-Agent: sandprobe\r\nConnection: close\r\n\r\n", fact);
+  } finally {
+    conn.close();
+  }
+}
+
 // One attempt: `family` "net.lab" (arg NAME) or "net.bypass" (arg VARIANT=SPELLING).
-async function tryLabName(ctx, family, arg, refuse) {
+async function tryLabName(ctx, family, arg, refuse, proxy) {
   const eq = arg.indexOf("=");
   const path = eq < 0 ? arg : arg.slice(0, eq);
   const name = eq < 0 ? arg : arg.slice(eq + 1);
@@ -1683,9 +1749,12 @@ async function tryLabName(ctx, family, arg, refuse) {
   const fact = { family, path, nonce: ctx.nonce };
   if (eq >= 0) fact.spelling = name;
   if (refuse) {
-    const { errno_for: _, detail, ...error } = refuse;
-    return Object.assign(fact, { ok: false, step: "resolv.conf", ...error, detail });
+    const { step, detail, ...error } = refuse;
+    return Object.assign(fact, { ok: false, step, ...error, detail });
   }
+  // Host as a client writes it for that URL: an IPv6 literal in brackets.
+  const host = name.includes(":") ? `[${name}]` : name;
+  if (proxy) return labThroughProxy(proxy, host, target, fact);
   let found;
   try {
     found = await withTimeout(lookupAll(name), 2 * kNetWaitMs);
@@ -1719,8 +1788,6 @@ async function tryLabName(ctx, family, arg, refuse) {
       fact.address = conn.remoteAddress();
       if (!inDocumentationRange(fact.address)) return fail(fact, "address", new ProbeError("EPERM"));
     }
-    // Host as a client writes it for that URL: an IPv6 literal in brackets.
-    const host = name.includes(":") ? `[${name}]` : name;
     return await labExchange(conn,
       `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nUser-Agent: sandprobe\r\nConnection: close\r\n\r\n`, fact);
   } finally {
@@ -1728,14 +1795,29 @@ async function tryLabName(ctx, family, arg, refuse) {
   }
 }
 
-function checkNetLabArgs(args) {
+// A leading "--proxy env|http://..." split off: {spec, rest} or {error}.
+function splitLabProxyArgs(family, args) {
+  if (args[0] !== "--proxy") return { spec: "", rest: args };
+  if (args.length < 2 || (args[1] !== "env" && !args[1].startsWith("http://"))) {
+    return { error: `${family}: --proxy needs env or an http:// URL` };
+  }
+  return { spec: args[1], rest: args.slice(2) };
+}
+
+function checkNetLabArgs(all) {
+  const split = splitLabProxyArgs("net.lab", all);
+  if (split.error) return split.error;
+  const args = split.rest;
   if (args.length === 0) return "net.lab: no host names";
   if (args.length > kMaxLabNames) return "net.lab: more than 512 host names";
   const bad = args.find((name) => !kLabHostChars.test(name));
   return bad === undefined ? "" : `net.lab: not a host name: ${bad}`;
 }
 
-function checkNetBypassArgs(args) {
+function checkNetBypassArgs(all) {
+  const split = splitLabProxyArgs("net.bypass", all);
+  if (split.error) return split.error;
+  const args = split.rest;
   if (args.length === 0) return "net.bypass: no VARIANT=SPELLING";
   if (args.length > kMaxLabNames) return "net.bypass: more than 512 spellings";
   for (const arg of args) {
@@ -1747,9 +1829,12 @@ function checkNetBypassArgs(args) {
   return "";
 }
 
-async function runNetLab(ctx, family, args) {
-  const refuse = await resolverOutsideLab();
-  for (const arg of args) ctx.emit(await tryLabName(ctx, family, arg, refuse));
+async function runNetLab(ctx, family, all) {
+  const { spec, rest } = splitLabProxyArgs(family, all);
+  const proxy = findLabProxy(spec);
+  const refuse = (await resolverOutsideLab()) ??
+    (proxy?.refuse ? { step: "proxy", errno: "EPERM", detail: proxy.refuse } : null);
+  for (const arg of rest) ctx.emit(await tryLabName(ctx, family, arg, refuse, proxy));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2306,8 +2391,8 @@ const FAMILIES = [
     run: async (ctx, a) => { for (const arg of a) ctx.emit(await askDns(ctx, parseEndpoint(arg))); } },
   { name: "net.unix", usage: "[--walk-devs MAJOR:MINOR,...] [PATH...]", check: checkNetUnixArgs, run: runNetUnix },
   { name: "net.ifaces", usage: "", check: (a) => (a.length ? "net.ifaces: takes no arguments" : ""), run: runNetIfaces },
-  { name: "net.lab", usage: "NAME...", check: checkNetLabArgs, run: (ctx, a) => runNetLab(ctx, "net.lab", a) },
-  { name: "net.bypass", usage: "VARIANT=SPELLING...", check: checkNetBypassArgs, run: (ctx, a) => runNetLab(ctx, "net.bypass", a) },
+  { name: "net.lab", usage: "[--proxy env|URL] NAME...", check: checkNetLabArgs, run: (ctx, a) => runNetLab(ctx, "net.lab", a) },
+  { name: "net.bypass", usage: "[--proxy env|URL] VARIANT=SPELLING...", check: checkNetBypassArgs, run: (ctx, a) => runNetLab(ctx, "net.bypass", a) },
   { name: "res.memory", usage: "--ceiling-mib N [--every-mib K]",
     check: (a) => parseResourceArgs("res.memory", a, kMemoryArgs).error, run: runResMemory },
   { name: "res.cpu", usage: "[--threads N] [--window-ms MS] [--min-periods K] [--stop-above-mc H] [--edge-ms E] [--min-window-ms W]",
