@@ -5,6 +5,10 @@
 // the status line of the answer. The lab's sinks record what arrived; the host judges by that
 // (families/family_net_lab.cc), never by this fact.
 //
+// With "--proxy env|URL" first (the policy declares the proxy the sandbox's traffic goes
+// through; probes/net_lab_proxy.h) each request goes to that proxy as a forward-proxy request
+// instead, and the proxy resolves and connects.
+//
 // Safety: the probe resolves only when every nameserver in /etc/resolv.conf is in a
 // documentation range (the lab's resolver is 203.0.113.53 and 2001:db8:53::53), so outside a lab
 // it never asks a real resolver; and it connects only to documentation-range addresses
@@ -162,7 +166,13 @@ json& ThroughProxy(const LabProxy& proxy, const std::string& host, const std::st
 
 // One attempt: `family` "net.lab" (arg NAME: path NAME, target /sandprobe/NONCE) or
 // "net.bypass" (arg VARIANT=SPELLING: path VARIANT, target /sandprobe/NONCE/VARIANT).
-json TryName(const ProbeContext& ctx, const std::string& family, const std::string& arg, const std::string& refuse,
+// Why a family tries nothing: the step that refused ("resolv.conf", "proxy") and what it saw.
+struct Refusal {
+  const char* step = "";
+  std::string detail;  // "" when nothing refuses
+};
+
+json TryName(const ProbeContext& ctx, const std::string& family, const std::string& arg, const Refusal& refuse,
             const LabProxy& proxy) {
   const std::size_t eq = arg.find('=');
   const std::string path = eq == std::string::npos ? arg : arg.substr(0, eq);
@@ -170,9 +180,9 @@ json TryName(const ProbeContext& ctx, const std::string& family, const std::stri
   const std::string target = "/sandprobe/" + ctx.nonce + (eq == std::string::npos ? "" : "/" + path);
   json fact = {{"family", family}, {"path", path}, {"nonce", ctx.nonce}};
   if (eq != std::string::npos) fact["spelling"] = name;
-  if (!refuse.empty()) {
-    Fail(fact, proxy.refuse == refuse ? "proxy" : "resolv.conf", "EPERM");
-    fact["detail"] = refuse;
+  if (!refuse.detail.empty()) {
+    Fail(fact, refuse.step, "EPERM");
+    fact["detail"] = refuse.detail;
     return fact;
   }
   // Host as a client writes it for that URL: an IPv6 literal in brackets.
@@ -261,9 +271,9 @@ void RunLabFamily(const ProbeContext& ctx, const char* family, const FamilyArgs&
   std::string spec;
   FamilyArgs args;
   SplitLabProxyArgs(family, all, &spec, &args);
-  std::string refuse = ResolverOutsideLab();
   const LabProxy proxy = FindLabProxy(spec);
-  if (refuse.empty()) refuse = proxy.refuse;
+  Refusal refuse{"resolv.conf", ResolverOutsideLab()};
+  if (refuse.detail.empty()) refuse = {"proxy", proxy.refuse};
   for (const std::string& arg : args) ctx.out.Emit(TryName(ctx, family, arg, refuse, proxy));
 }
 
