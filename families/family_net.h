@@ -28,6 +28,11 @@ std::vector<FamilyRow> NetworkLocalFamilies();   // family_net_local.cc
 std::vector<FamilyRow> NetworkLabFamilies();     // family_net_lab.cc (net.lab, the egress lab)
 std::vector<FamilyRow> NetworkBypassFamilies();  // family_net_bypass.cc (net.bypass, in the lab)
 
+// Puts "--proxy SPEC" in front of a lab family's arguments when the policy declares the proxy
+// the sandbox's traffic goes through (network.proxy: "env" or its URL): the probe then sends
+// its requests through it, as the sandbox's programs are meant to.
+void AddLabProxy(const ExpandInput& in, ProbeInvocation& invocation);
+
 // The "net" witness's observations, or null (verdict set to error) when it reported none.
 const nlohmann::json* NetObservations(const JudgeInput& in, Verdict& v);
 // The well-known runtime socket paths (witness_net.cc; the probe tries the same list).

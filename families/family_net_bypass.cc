@@ -79,6 +79,7 @@ Status ExpandBypass(const ExpandInput& in, BatchBuilder& batch) {
     batch.AddArg(kFamily, fmt::format("{}={}", spelling.variant, spelling.text));
     if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
   }
+  AddLabProxy(in, batch.Invocation(kFamily));
   return Status::Ok();
 }
 
@@ -132,7 +133,9 @@ Verdict JudgeBypass(const JudgeInput& in) {
   } else {
     const json& fact = in.facts.Fact(*index);
     v.observed = fmt::format("{}; no lab sink received {}",
-                             FactOk(fact) ? "the probe got an HTTP reply" : "the probe's attempt failed: " + DescribeFailure(fact),
+                             FactOk(fact) ? fmt::format("the probe got HTTP {}{}", fact.value("status", 0),
+                                                        fact.contains("proxy") ? " from the proxy " + fact.value("proxy", "?") : "")
+                                          : "the probe's attempt failed: " + DescribeFailure(fact),
                              target);
   }
   Judge(v, reached.empty(), Direction::kTooPermissive);

@@ -55,8 +55,11 @@ Status AddLabChecks(const ExpandInput& in, BatchBuilder& batch, const char* key,
 }
 
 Status ExpandLab(const ExpandInput& in, BatchBuilder& batch) {
+  if (in.context.values.count("lab.allowed") == 0) return Status::Ok();  // no lab in this run
   if (Status s = AddLabChecks(in, batch, "allowed", true); !s.ok()) return s;
-  return AddLabChecks(in, batch, "controls", false);
+  if (Status s = AddLabChecks(in, batch, "controls", false); !s.ok()) return s;
+  AddLabProxy(in, batch.Invocation(kFamily));
+  return Status::Ok();
 }
 
 // Lower case, without a trailing dot or a ":PORT" (an IPv6 literal keeps its brackets).
@@ -123,6 +126,10 @@ bool ReceiptFor(const json& r, const std::string& name, const json* entry) {
 
 std::string ProbeSaid(const json& fact) {
   if (!FactOk(fact)) return "the probe's attempt failed: " + DescribeFailure(fact);
+  if (fact.contains("proxy")) {
+    return fmt::format("the probe sent through the proxy {} and got HTTP {}", fact.value("proxy", "?"),
+                       fact.value("status", 0));
+  }
   return fmt::format("the probe connected to {} and got HTTP {}", fact.value("address", "?"),
                      fact.value("status", 0));
 }
@@ -175,6 +182,12 @@ Verdict JudgeLab(const JudgeInput& in) {
 }
 
 }  // namespace
+
+void AddLabProxy(const ExpandInput& in, ProbeInvocation& invocation) {
+  const std::string spec = ProxyText(in.policy.network.proxy);
+  if (spec.empty() || invocation.args.empty() || invocation.args.front() == "--proxy") return;
+  invocation.args.insert(invocation.args.begin(), {"--proxy", spec});
+}
 
 std::vector<FamilyRow> NetworkLabFamilies() {
   FamilyRow row{kFamily, ExpandLab, JudgeLab};

@@ -142,5 +142,36 @@ TEST(FamilyNetLabTest, NoAttemptAndNoReceiptIsInconclusiveAndNoLabIsAnError) {
   }
 }
 
+// A declared proxy: the lab families send through it (--proxy SPEC first), and net.proxy.untested
+// is not planned, since the lab judges what the proxy lets through.
+TEST(FamilyNetLabTest, ADeclaredProxyGoesFirstInBothLabInvocationsAndIsNoLongerUntested) {
+  Policy policy = AllowOne();
+  policy.network.proxy = *ParseNetworkProxy("env");
+  PlanContext context = LabContext();
+  context.values["lab.denied_name"] = "unrelated.evil.test";
+  context.values["lab.denied_v4"] = "198.51.100.11";
+  StatusOr<Plan> plan = ExpandChecks(policy, SuiteOf({"net.tcp", "net.lab", "net.bypass"}), context);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  std::set<std::string> families;
+  for (const auto& batch : plan->batches) {
+    for (const auto& invocation : batch.invocations) {
+      if (invocation.family != "net.lab" && invocation.family != "net.bypass") continue;
+      families.insert(invocation.family);
+      ASSERT_GE(invocation.args.size(), 3u) << invocation.family;
+      EXPECT_EQ(invocation.args[0], "--proxy") << invocation.family;
+      EXPECT_EQ(invocation.args[1], "env") << invocation.family;
+      EXPECT_NE(invocation.args[2], "--proxy") << invocation.family;
+    }
+  }
+  for (const Check& check : plan->checks) EXPECT_NE(check.id, "net.proxy.untested");
+  EXPECT_EQ(families, (std::set<std::string>{"net.lab", "net.bypass"}));
+  // Without a lab the proxy stays an untested skip.
+  plan = ExpandChecks(policy, SuiteOf({"net.tcp", "net.lab"}), PlanContext{"/c", "/workspace", {}});
+  ASSERT_TRUE(plan.ok());
+  bool untested = false;
+  for (const Check& check : plan->checks) untested |= check.id == "net.proxy.untested";
+  EXPECT_TRUE(untested);
+}
+
 }  // namespace
 }  // namespace sandprobe

@@ -12,8 +12,8 @@ std::vector<ProbeFamilyRow> NetworkProbeFamilies() {
       {"net.dns", "NAME=ADDR:PORT...", CheckNetDnsArgs, RunNetDns},
       {"net.unix", "[PATH...]", CheckNetUnixArgs, RunNetUnix},
       {"net.ifaces", "", CheckNetIfacesArgs, RunNetIfaces},
-      {"net.lab", "NAME...", CheckNetLabArgs, RunNetLab},
-      {"net.bypass", "VARIANT=SPELLING...", CheckNetBypassArgs, RunNetBypass},
+      {"net.lab", "[--proxy env|URL] NAME...", CheckNetLabArgs, RunNetLab},
+      {"net.bypass", "[--proxy env|URL] VARIANT=SPELLING...", CheckNetBypassArgs, RunNetBypass},
   };
 }
 

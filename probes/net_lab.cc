@@ -5,6 +5,10 @@
 // the status line of the answer. The lab's sinks record what arrived; the host judges by that
 // (families/family_net_lab.cc), never by this fact.
 //
+// With "--proxy env|URL" first (the policy declares the proxy the sandbox's traffic goes
+// through; probes/net_lab_proxy.h) each request goes to that proxy as a forward-proxy request
+// instead, and the proxy resolves and connects.
+//
 // Safety: the probe resolves only when every nameserver in /etc/resolv.conf is in a
 // documentation range (the lab's resolver is 203.0.113.53 and 2001:db8:53::53), so outside a lab
 // it never asks a real resolver; and it connects only to documentation-range addresses
@@ -23,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "contract/errno_name.h"
+#include "probes/net_lab_proxy.h"
 #include "probes/net_probes.h"
 
 namespace sandprobe {
@@ -141,20 +146,48 @@ void Exchange(int fd, const std::string& request, json& fact) {
   fact["status"] = status;
 }
 
+// The request as a forward-proxy request to `proxy`, which resolves and connects itself.
+json& ThroughProxy(const LabProxy& proxy, const std::string& host, const std::string& target, json& fact) {
+  fact["proxy"] = proxy.address;
+  const int fd = ConnectWithin(reinterpret_cast<const sockaddr*>(&proxy.sockaddr), proxy.sockaddr_length);
+  if (fd < 0) {
+    Fail(fact, "connect", ErrnoName(errno));
+    return fact;
+  }
+  const std::string authorization =
+      proxy.authorization.empty() ? "" : "Proxy-Authorization: " + proxy.authorization + "\r\n";
+  Exchange(fd,
+           "GET http://" + host + target + " HTTP/1.1\r\nHost: " + host + "\r\n" + authorization +
+               "User-Agent: sandprobe\r\nConnection: close\r\n\r\n",
+           fact);
+  ::close(fd);
+  return fact;
+}
+
 // One attempt: `family` "net.lab" (arg NAME: path NAME, target /sandprobe/NONCE) or
 // "net.bypass" (arg VARIANT=SPELLING: path VARIANT, target /sandprobe/NONCE/VARIANT).
-json TryName(const ProbeContext& ctx, const std::string& family, const std::string& arg, const std::string& refuse) {
+// Why a family tries nothing: the step that refused ("resolv.conf", "proxy") and what it saw.
+struct Refusal {
+  const char* step = "";
+  std::string detail;  // "" when nothing refuses
+};
+
+json TryName(const ProbeContext& ctx, const std::string& family, const std::string& arg, const Refusal& refuse,
+            const LabProxy& proxy) {
   const std::size_t eq = arg.find('=');
   const std::string path = eq == std::string::npos ? arg : arg.substr(0, eq);
   const std::string name = eq == std::string::npos ? arg : arg.substr(eq + 1);
   const std::string target = "/sandprobe/" + ctx.nonce + (eq == std::string::npos ? "" : "/" + path);
   json fact = {{"family", family}, {"path", path}, {"nonce", ctx.nonce}};
   if (eq != std::string::npos) fact["spelling"] = name;
-  if (!refuse.empty()) {
-    Fail(fact, "resolv.conf", "EPERM");
-    fact["detail"] = refuse;
+  if (!refuse.detail.empty()) {
+    Fail(fact, refuse.step, "EPERM");
+    fact["detail"] = refuse.detail;
     return fact;
   }
+  // Host as a client writes it for that URL: an IPv6 literal in brackets.
+  const std::string host = name.find(':') == std::string::npos ? name : "[" + name + "]";
+  if (!proxy.spec.empty()) return ThroughProxy(proxy, host, target, fact);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -186,8 +219,6 @@ json TryName(const ProbeContext& ctx, const std::string& family, const std::stri
     Fail(fact, "connect", ErrnoName(errno));
     return fact;
   }
-  // Host as a client writes it for that URL: an IPv6 literal in brackets.
-  const std::string host = name.find(':') == std::string::npos ? name : "[" + name + "]";
   Exchange(fd,
            "GET " + target + " HTTP/1.1\r\nHost: " + host + "\r\nUser-Agent: sandprobe\r\nConnection: close\r\n\r\n",
            fact);
@@ -207,7 +238,9 @@ bool IsSpelling(const std::string& text, const char* chars) {
 
 }  // namespace
 
-std::string CheckNetLabArgs(const FamilyArgs& args) {
+std::string CheckNetLabArgs(const FamilyArgs& all) {
+  FamilyArgs args;
+  if (std::string error = SplitLabProxyArgs("net.lab", all, nullptr, &args); !error.empty()) return error;
   if (args.empty()) return "net.lab: no host names";
   if (args.size() > kMaxLabNames) return "net.lab: more than 512 host names";
   for (const std::string& name : args) {
@@ -216,7 +249,9 @@ std::string CheckNetLabArgs(const FamilyArgs& args) {
   return "";
 }
 
-std::string CheckNetBypassArgs(const FamilyArgs& args) {
+std::string CheckNetBypassArgs(const FamilyArgs& all) {
+  FamilyArgs args;
+  if (std::string error = SplitLabProxyArgs("net.bypass", all, nullptr, &args); !error.empty()) return error;
   if (args.empty()) return "net.bypass: no VARIANT=SPELLING";
   if (args.size() > kMaxLabNames) return "net.bypass: more than 512 spellings";
   for (const std::string& arg : args) {
@@ -229,14 +264,23 @@ std::string CheckNetBypassArgs(const FamilyArgs& args) {
   return "";
 }
 
-void RunNetLab(const ProbeContext& ctx, const FamilyArgs& args) {
-  const std::string refuse = ResolverOutsideLab();
-  for (const std::string& name : args) ctx.out.Emit(TryName(ctx, "net.lab", name, refuse));
+namespace {
+
+// Both families: the resolver guard, the proxy if the host named one, then each argument.
+void RunLabFamily(const ProbeContext& ctx, const char* family, const FamilyArgs& all) {
+  std::string spec;
+  FamilyArgs args;
+  SplitLabProxyArgs(family, all, &spec, &args);
+  const LabProxy proxy = FindLabProxy(spec);
+  Refusal refuse{"resolv.conf", ResolverOutsideLab()};
+  if (refuse.detail.empty()) refuse = {"proxy", proxy.refuse};
+  for (const std::string& arg : args) ctx.out.Emit(TryName(ctx, family, arg, refuse, proxy));
 }
 
-void RunNetBypass(const ProbeContext& ctx, const FamilyArgs& args) {
-  const std::string refuse = ResolverOutsideLab();
-  for (const std::string& arg : args) ctx.out.Emit(TryName(ctx, "net.bypass", arg, refuse));
-}
+}  // namespace
+
+void RunNetLab(const ProbeContext& ctx, const FamilyArgs& args) { RunLabFamily(ctx, "net.lab", args); }
+
+void RunNetBypass(const ProbeContext& ctx, const FamilyArgs& args) { RunLabFamily(ctx, "net.bypass", args); }
 
 }  // namespace sandprobe

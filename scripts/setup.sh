@@ -300,12 +300,15 @@ npm_install() {
 # and ripgrep. srt 0.0.83 declares node >= 22.12 but runs its CLI on node 18/20 (checked on 20).
 # srt's settings are copied next to it: its profile needs an absolute path (see sandboxes/srt.json).
 # Nothing here is downloaded at run time: `codex sandbox` needs no login and opens no connection,
-# and srt's proxy forwards to no domain.
+# and srt's proxy forwards to no domain (srt-allowlist's to pkg.lab.test, a name only the run's
+# egress lab answers).
 install_agents() {
   npm_install "$AGENT_PREFIX" "${AGENT_PACKAGES[@]}"
   "${SUDO[@]}" mkdir -p "$AGENT_PREFIX/codex-home"
   cmp -s sandboxes/srt/settings.json "$AGENT_PREFIX/srt-settings.json" \
     || "${SUDO[@]}" install -m 0644 sandboxes/srt/settings.json "$AGENT_PREFIX/srt-settings.json"
+  cmp -s sandboxes/srt/settings-allowlist.json "$AGENT_PREFIX/srt-allowlist-settings.json" \
+    || "${SUDO[@]}" install -m 0644 sandboxes/srt/settings-allowlist.json "$AGENT_PREFIX/srt-allowlist-settings.json"
 }
 
 # Runtimes beside the agents: one prefix, one package.json, so one npm install keeps both pinned.

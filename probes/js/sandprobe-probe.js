@@ -23,10 +23,12 @@
 // from the kernel's.
 //
 // Safety, as the native probe: every loop stops at a ceiling, network traffic goes only to the
-// numeric addresses given in the arguments (never a name lookup, never /etc/resolv.conf), and
+// numeric addresses given in the arguments (the one name lookup, net.lab's, only when
+// /etc/resolv.conf names lab resolvers only, and only to lab addresses), and
 // files the probe creates are created exclusively (or never through a symlink) and removed.
 
 import dgram from "node:dgram";
+import dns from "node:dns";
 import process from "node:process";
 
 // Stamped by the build (probes/js/CMakeLists.txt, configure_file @ONLY); an unstamped copy
@@ -97,7 +99,16 @@ const kMessageErrno = [
 // The runtime's own permission layer refused: Deno's class name or Node's error code.
 const kRuntimeRefusals = new Set(["NotCapable", "ERR_ACCESS_DENIED", "ERR_DLOPEN_DISABLED"]);
 
+// A refusal the runtime reports under another name (RT.lookupRefusal): carries that name.
+class RuntimeRefusal extends Error {
+  constructor(runtimeError, message) {
+    super(message);
+    this.refusal = runtimeError;
+  }
+}
+
 function runtimeRefusal(error) {
+  if (error instanceof RuntimeRefusal) return error.refusal;
   if (kRuntimeRefusals.has(error?.name)) return error.name;
   if (kRuntimeRefusals.has(error?.code)) return error.code;
   return "";
@@ -272,6 +283,7 @@ async function makeDenoRuntime() {
     close: () => {
       try { conn.close(); } catch { /* already closed */ }
     },
+    remoteAddress: () => conn.remoteAddr?.hostname ?? "",
   });
   // Deno.open has no O_NONBLOCK: a FIFO would block the open until a writer comes, so the
   // probe does not open one (errno EAGAIN, "fifo"; the native probe reads it empty).
@@ -336,6 +348,15 @@ async function makeDenoRuntime() {
     realpath: (path) => D.realPath(path),
     tcpConnect: async (host, port) => wrapConn(await D.connect({ hostname: host, port, transport: "tcp" })),
     unixConnect: async (path) => wrapConn(await D.connect({ path, transport: "unix" })),
+    // Deno's --allow-net judges the name a program connects to, so net.lab connects by name and
+    // Deno resolves it again (getaddrinfo, the system resolver); the address it reached is
+    // checked before anything is sent (labSend).
+    labConnect: async (name, _address, port) => wrapConn(await D.connect({ hostname: name, port, transport: "tcp" })),
+    labConnectsBy: "name",
+    // Deno's node:dns lookup reports a name --allow-net does not grant as getaddrinfo "EPERM"
+    // (getaddrinfo itself never says EPERM): its permission check, before any query.
+    lookupRefusal: (error) => (error?.code === "EPERM" && /^getaddrinfo EPERM/.test(error?.message ?? "")
+      ? "node:dns EPERM" : ""),
     spawn: (program, args, { detached = false } = {}) => {
       const child = new D.Command(program, {
         args, detached, stdin: "null", stdout: "null", stderr: "null",
@@ -419,6 +440,7 @@ async function makeNodeRuntime() {
         return ended ? new Uint8Array(0) : null;
       },
       close: () => socket.destroy(),
+      remoteAddress: () => socket.remoteAddress ?? "",
     }));
   });
   // One write(2) per call on the raw fd: process.stdout would buffer and may split a frame.
@@ -469,6 +491,10 @@ async function makeNodeRuntime() {
     symlink: (target, link) => fsp.symlink(target, link),
     realpath: (path) => fsp.realpath(path),
     tcpConnect: (host, port) => netConnect({ host, port }),
+    // Node has no network permission: the address the probe resolved and checked, as natively.
+    labConnect: (_name, address, port) => netConnect({ host: address, port }),
+    labConnectsBy: "address",
+    lookupRefusal: () => "",
     unixConnect: (path) => netConnect({ path }),
     spawn: (program, args, { detached = false, argv0 } = {}) => {
       const child = childProcess.spawn(program, args, { detached, stdio: "ignore", argv0 });
@@ -1325,10 +1351,25 @@ const kRuntimeSocketPaths = [
   "/run/crio/crio.sock", "/var/run/crio/crio.sock",
 ];
 
+// "[--walk-devs MAJOR:MINOR,...] PATH..." (unix_sockets.cc SplitSocketArgs): {error} or
+// {paths}. The JS probe takes the device list the host offers and walks nothing (no socket
+// scan: README.md), so net.unix.runtime-api stays inconclusive on it, never a pass.
+function splitSocketArgs(family, args) {
+  let i = 0;
+  if (args[0] === "--walk-devs") {
+    if (args.length < 2) return { error: `${family}: --walk-devs needs a list (MAJOR:MINOR,...)` };
+    const bad = args[1].split(",").find((dev) => !/^[0-9]+:[0-9]+$/.test(dev));
+    if (bad !== undefined) return { error: `${family}: --walk-devs: not MAJOR:MINOR: ${bad}` };
+    i = 2;
+  }
+  const paths = args.slice(i);
+  if (paths.length > kMaxPathsPerFamily) return { error: `${family}: more than 4096 paths` };
+  const bad = paths.find((p) => !p.startsWith("/"));
+  return bad === undefined ? { paths } : { error: `${family}: not an absolute path: ${bad}` };
+}
+
 function checkNetUnixArgs(args) {
-  if (args.length > kMaxPathsPerFamily) return "net.unix: more than 4096 paths";
-  const bad = args.find((p) => !p.startsWith("/"));
-  return bad === undefined ? "" : `net.unix: not an absolute path: ${bad}`;
+  return splitSocketArgs("net.unix", args).error ?? "";
 }
 
 // net.unix (net_unix.cc): stat, connect, at most one read-only `GET /_ping HTTP/1.0`, and the
@@ -1393,7 +1434,7 @@ async function trySocket(path) {
 
 async function runNetUnix(ctx, args) {
   const paths = [...kRuntimeSocketPaths];
-  for (const path of args) if (!paths.includes(path)) paths.push(path);
+  for (const path of splitSocketArgs("net.unix", args).paths) if (!paths.includes(path)) paths.push(path);
   for (const path of paths) ctx.emit(await trySocket(path));
 }
 
@@ -1529,6 +1570,271 @@ async function trapAsyncErrors(promise) {
   } finally {
     asyncErrorSink = null;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The egress lab (net_lab.cc): net.lab NAME... and net.bypass VARIANT=SPELLING... Each name is
+// resolved by the runtime's own resolver (node:dns lookup: getaddrinfo, so the sandbox's
+// resolv.conf, the lab's, answers), then one HTTP request "GET /sandprobe/NONCE[/VARIANT]" with
+// "Host: NAME" goes to port 80 of the first documentation-range address. The lab's sinks record
+// what arrived; the host judges by that, never by these facts.
+//
+// Safety, as natively: nothing is resolved unless every nameserver in /etc/resolv.conf is in a
+// documentation range (the lab's resolver), and nothing is connected to unless an address the
+// resolver gave is in one. Deno connects by name (its --allow-net judges names) and resolves
+// again: the address it reached is checked before a byte is sent. Deno.resolveDns is not used:
+// it needs a grant for the nameserver itself, which an allowlist of names does not give.
+
+const kMaxLabNames = 512;
+const kLabHostChars = /^[A-Za-z0-9.-]{1,253}$/;
+const kLabSpellingChars = /^[A-Za-z0-9.:-]{1,253}$/;
+
+// 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32 (an IPv4-mapped address counts
+// by its IPv4 part).
+function inDocumentationRange(address) {
+  const text = address.toLowerCase();
+  if (isIPv4(text)) return /^(192\.0\.2|198\.51\.100|203\.0\.113)\./.test(text);
+  if (!isIPv6(text)) return false;
+  const mapped = /^::ffff:([0-9.]+)$/.exec(text);
+  if (mapped) return inDocumentationRange(mapped[1]);
+  const hexMapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(text);
+  if (hexMapped) {
+    const hi = parseInt(hexMapped[1], 16);
+    const lo = parseInt(hexMapped[2], 16);
+    return inDocumentationRange(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
+  }
+  const first = text.split(":");
+  return first.length > 2 && parseInt(first[0] || "0", 16) === 0x2001 && parseInt(first[1] || "0", 16) === 0xdb8;
+}
+
+// null when every nameserver of /etc/resolv.conf is a documentation-range address, else
+// {errno, detail, ...}: why the probe will not resolve.
+async function resolverOutsideLab() {
+  const read = await readSmallFileOrError("/etc/resolv.conf", 65536);
+  if (read.error) return { step: "resolv.conf", ...classifyError(read.error), detail: "/etc/resolv.conf: unreadable" };
+  let servers = 0;
+  for (const line of utf8Lossy.decode(read.bytes).split("\n")) {
+    const words = line.trim().split(/\s+/);
+    if (words.length < 2 || words[0] !== "nameserver") continue;
+    if (++servers > 64) break;
+    if (!inDocumentationRange(words[1])) {
+      return { step: "resolv.conf", errno: "EPERM", detail: `/etc/resolv.conf names nameserver ${words[1]}, not a lab resolver` };
+    }
+  }
+  return servers === 0 ? { step: "resolv.conf", errno: "EPERM", detail: "/etc/resolv.conf names no nameserver" } : null;
+}
+
+// getaddrinfo's error by its macro's name, from the runtime's error code (Node says ENOTFOUND
+// for EAI_NONAME).
+const kGaiCodes = { ENOTFOUND: "EAI_NONAME", ENODATA: "EAI_NODATA", ESERVFAIL: "EAI_FAIL", ETIMEOUT: "EAI_AGAIN" };
+
+function gaiErrorName(error) {
+  const code = typeof error?.code === "string" ? error.code : "";
+  if (kGaiCodes[code]) return kGaiCodes[code];
+  if (/^EAI_[A-Z]+$/.test(code)) return code;
+  return "";
+}
+
+function refusedAs(error) {
+  const refusal = RT.lookupRefusal(error);
+  return refusal ? new RuntimeRefusal(refusal, error.message) : error;
+}
+
+// Every address the runtime's resolver gives for `name` (dns.lookup: getaddrinfo), in order.
+function lookupAll(name) {
+  return new Promise((resolve, reject) => {
+    try {
+      dns.lookup(name, { all: true, verbatim: true }, (error, found) => (error ? reject(refusedAs(error)) : resolve(found)));
+    } catch (error) {
+      reject(refusedAs(error));
+    }
+  });
+}
+
+// The HTTP exchange on a connected Conn: the request, then the status code of the reply.
+async function labExchange(conn, request, fact) {
+  try {
+    await conn.write(utf8.encode(request));
+  } catch (error) {
+    return fail(fact, "send", error);
+  }
+  fact.sent = true;
+  let reply;
+  try {
+    reply = await conn.read(128, kNetWaitMs);
+  } catch (error) {
+    return fail(fact, "recv", error);
+  }
+  if (reply === null) return fail(fact, "recv", new ProbeError("ETIMEDOUT"));
+  if (reply.length === 0) return fail(fact, "recv", new ProbeError("ENODATA"));  // closed unanswered
+  const status = /^HTTP\/1\.[0-9] ([0-9]+)/.exec(utf8Lossy.decode(reply));
+  if (!status) return fail(fact, "recv", new ProbeError("EBADMSG"));  // not HTTP
+  fact.ok = true;
+  fact.status = Number(status[1]);
+  return fact;
+}
+
+// The proxy of "--proxy env|http://..." (net_lab_proxy.h): {spec, host, port, address,
+// authorization} or {spec, refuse}. Used only at a loopback or lab address; "localhost" is
+// 127.0.0.1 (no name is resolved for it). NO_PROXY is not consulted.
+const kProxyVariables = ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"];
+
+function findLabProxy(spec) {
+  if (!spec) return null;
+  let url = spec;
+  if (spec === "env") {
+    let env;
+    try {
+      env = new Map(RT.envEntries());
+    } catch (error) {
+      return { spec, refuse: `--proxy env: the environment is unreadable (${classifyError(error).errno})` };
+    }
+    url = kProxyVariables.map((name) => env.get(name)).find((value) => value) ?? "";
+    if (!url) return { spec, refuse: "no http_proxy, HTTP_PROXY, all_proxy or ALL_PROXY in the environment" };
+  }
+  const refuse = (why) => ({ spec, refuse: `--proxy ${spec}: ${why}` });
+  if (!url.startsWith("http://")) return refuse("not an http:// proxy URL");
+  let rest = url.slice(7).replace(/\/$/, "");
+  if (rest.includes("/")) return refuse("a proxy URL with a path");
+  let authorization = "";
+  const at = rest.lastIndexOf("@");
+  if (at >= 0) {
+    let userinfo = rest.slice(0, at);
+    try { userinfo = decodeURIComponent(userinfo); } catch { /* kept as written */ }
+    authorization = `Basic ${btoa(userinfo)}`;
+    rest = rest.slice(at + 1);
+  }
+  const m = /^(?:\[([^\]]+)\]|([^:]+))(?::([0-9]{1,5}))?$/.exec(rest);
+  if (!m) return refuse(`not HOST[:PORT]: ${rest}`);
+  const port = Number(m[3] ?? "80");
+  if (port === 0 || port > 65535) return refuse(`not a port: ${m[3]}`);
+  let host = m[1] ?? m[2];
+  if (host === "localhost") host = "127.0.0.1";
+  if (!isIPv4(host) && !isIPv6(host)) return refuse(`the proxy's host is a name other than localhost (never resolved): ${host}`);
+  const address = m[1] ? `[${host}]:${port}` : `${host}:${port}`;
+  const loopback = /^127\./.test(host) || host === "::1";
+  if (!loopback && !inDocumentationRange(host)) return refuse(`the proxy ${address} is neither loopback nor a lab address`);
+  return { spec, host, port, address, authorization };
+}
+
+// The request as a forward-proxy request: the proxy resolves and connects.
+async function labThroughProxy(proxy, host, target, fact) {
+  fact.proxy = proxy.address;
+  let conn;
+  try {
+    const attempt = RT.tcpConnect(proxy.host, proxy.port);
+    conn = await withTimeout(attempt, kNetWaitMs);
+    if (conn === kTimedOut) {
+      attempt.then((late) => late.close(), () => {});
+      throw new ProbeError("ETIMEDOUT");
+    }
+  } catch (error) {
+    return fail(fact, "connect", error);
+  }
+  try {
+    const authorization = proxy.authorization ? `Proxy-Authorization: ${proxy.authorization}\r\n` : "";
+    return await labExchange(conn, `GET http://${host}${target} HTTP/1.1\r\nHost: ${host}\r\n${authorization}` +
+      "User-Agent: sandprobe\r\nConnection: close\r\n\r\n", fact);
+  } finally {
+    conn.close();
+  }
+}
+
+// One attempt: `family` "net.lab" (arg NAME) or "net.bypass" (arg VARIANT=SPELLING).
+async function tryLabName(ctx, family, arg, refuse, proxy) {
+  const eq = arg.indexOf("=");
+  const path = eq < 0 ? arg : arg.slice(0, eq);
+  const name = eq < 0 ? arg : arg.slice(eq + 1);
+  const target = `/sandprobe/${ctx.nonce}${eq < 0 ? "" : `/${path}`}`;
+  const fact = { family, path, nonce: ctx.nonce };
+  if (eq >= 0) fact.spelling = name;
+  if (refuse) {
+    const { step, detail, ...error } = refuse;
+    return Object.assign(fact, { ok: false, step, ...error, detail });
+  }
+  // Host as a client writes it for that URL: an IPv6 literal in brackets.
+  const host = name.includes(":") ? `[${name}]` : name;
+  if (proxy) return labThroughProxy(proxy, host, target, fact);
+  let found;
+  try {
+    found = await withTimeout(lookupAll(name), 2 * kNetWaitMs);
+    if (found === kTimedOut) throw Object.assign(new Error("lookup timed out"), { code: "EAI_AGAIN" });
+  } catch (error) {
+    fact.ok = false;
+    fact.step = "resolve";
+    const gai = gaiErrorName(error);
+    if (gai) fact.gai_error = gai;
+    else addError(fact, error);
+    return fact;
+  }
+  fact.resolved = found.slice(0, 16).map((a) => a.address);
+  const lab = found.find((a) => inDocumentationRange(a.address));
+  if (!lab) return fail(fact, "address", new ProbeError("EPERM"));  // never connected: not a lab address
+  fact.address = lab.address;
+  let conn;
+  try {
+    const attempt = RT.labConnect(name, lab.address, 80);
+    conn = await withTimeout(attempt, kNetWaitMs);
+    if (conn === kTimedOut) {
+      attempt.then((late) => late.close(), () => {});
+      throw new ProbeError("ETIMEDOUT");
+    }
+  } catch (error) {
+    return fail(fact, "connect", error);
+  }
+  try {
+    if (RT.labConnectsBy === "name") {
+      // The runtime resolved the name again: send nothing to an address outside the lab.
+      fact.address = conn.remoteAddress();
+      if (!inDocumentationRange(fact.address)) return fail(fact, "address", new ProbeError("EPERM"));
+    }
+    return await labExchange(conn,
+      `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nUser-Agent: sandprobe\r\nConnection: close\r\n\r\n`, fact);
+  } finally {
+    conn.close();
+  }
+}
+
+// A leading "--proxy env|http://..." split off: {spec, rest} or {error}.
+function splitLabProxyArgs(family, args) {
+  if (args[0] !== "--proxy") return { spec: "", rest: args };
+  if (args.length < 2 || (args[1] !== "env" && !args[1].startsWith("http://"))) {
+    return { error: `${family}: --proxy needs env or an http:// URL` };
+  }
+  return { spec: args[1], rest: args.slice(2) };
+}
+
+function checkNetLabArgs(all) {
+  const split = splitLabProxyArgs("net.lab", all);
+  if (split.error) return split.error;
+  const args = split.rest;
+  if (args.length === 0) return "net.lab: no host names";
+  if (args.length > kMaxLabNames) return "net.lab: more than 512 host names";
+  const bad = args.find((name) => !kLabHostChars.test(name));
+  return bad === undefined ? "" : `net.lab: not a host name: ${bad}`;
+}
+
+function checkNetBypassArgs(all) {
+  const split = splitLabProxyArgs("net.bypass", all);
+  if (split.error) return split.error;
+  const args = split.rest;
+  if (args.length === 0) return "net.bypass: no VARIANT=SPELLING";
+  if (args.length > kMaxLabNames) return "net.bypass: more than 512 spellings";
+  for (const arg of args) {
+    const eq = arg.indexOf("=");
+    if (eq < 0 || !kLabHostChars.test(arg.slice(0, eq)) || !kLabSpellingChars.test(arg.slice(eq + 1))) {
+      return `net.bypass: not VARIANT=SPELLING (a host name or a numeric address): ${arg}`;
+    }
+  }
+  return "";
+}
+
+async function runNetLab(ctx, family, all) {
+  const { spec, rest } = splitLabProxyArgs(family, all);
+  const proxy = findLabProxy(spec);
+  const refuse = (await resolverOutsideLab()) ??
+    (proxy?.refuse ? { step: "proxy", errno: "EPERM", detail: proxy.refuse } : null);
+  for (const arg of rest) ctx.emit(await tryLabName(ctx, family, arg, refuse, proxy));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2101,8 +2407,10 @@ const FAMILIES = [
     run: async (ctx, a) => { for (const arg of a) ctx.emit(await tryUdp(ctx, parseEndpoint(arg))); } },
   { name: "net.dns", usage: "NAME=ADDR:PORT...", check: (a) => checkEndpointArgs("net.dns", a),
     run: async (ctx, a) => { for (const arg of a) ctx.emit(await askDns(ctx, parseEndpoint(arg))); } },
-  { name: "net.unix", usage: "[PATH...]", check: checkNetUnixArgs, run: runNetUnix },
+  { name: "net.unix", usage: "[--walk-devs MAJOR:MINOR,...] [PATH...]", check: checkNetUnixArgs, run: runNetUnix },
   { name: "net.ifaces", usage: "", check: (a) => (a.length ? "net.ifaces: takes no arguments" : ""), run: runNetIfaces },
+  { name: "net.lab", usage: "[--proxy env|URL] NAME...", check: checkNetLabArgs, run: (ctx, a) => runNetLab(ctx, "net.lab", a) },
+  { name: "net.bypass", usage: "[--proxy env|URL] VARIANT=SPELLING...", check: checkNetBypassArgs, run: (ctx, a) => runNetLab(ctx, "net.bypass", a) },
   { name: "res.memory", usage: "--ceiling-mib N [--every-mib K]",
     check: (a) => parseResourceArgs("res.memory", a, kMemoryArgs).error, run: runResMemory },
   { name: "res.cpu", usage: "[--threads N] [--window-ms MS] [--min-periods K] [--stop-above-mc H] [--edge-ms E] [--min-window-ms W]",

@@ -1,0 +1,116 @@
+// Deno's --allow-net allowlist in the egress lab (issue 28 item 5), on real Deno: deno-allow-net
+// (--allow-net=pkg.lab.test) must reach the allowed name, proven by a lab receipt carrying the
+// launch's nonce, and Deno must refuse every control name and every net.bypass spelling of the
+// denied destination, each judged by the lab's receipts (no receipt: pass; a receipt: fail).
+// Its leaky twin (an unrestricted --allow-net, same policy) must be caught: exit 1, with more
+// FAILs, every one backed by a lab receipt. Nothing may leave the lab in either run. Needs a root
+// harness (the lab and the join) and Deno (scripts/setup.sh --with deno).
+#include <unistd.h>
+
+#include <set>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/test_cli_runner.h"
+
+namespace sandprobe::testing {
+namespace {
+
+using nlohmann::json;
+
+const std::string kDeno = "/opt/sandprobe-runtimes/node_modules/@deno/linux-x64-glibc/deno";
+
+// The verdicts of the checks whose id starts with `prefix`, by id.
+std::map<std::string, std::string> Verdicts(const json& report, const std::string& prefix) {
+  std::map<std::string, std::string> out;
+  for (const json& check : report["checks"]) {
+    const std::string id = check.value("id", "");
+    if (id.rfind(prefix, 0) == 0) out[id] = check.value("verdict", "");
+  }
+  return out;
+}
+
+int Count(const json& report, const std::string& verdict) {
+  int n = 0;
+  for (const json& check : report["checks"]) n += check.value("verdict", "") == verdict;
+  return n;
+}
+
+std::set<std::string> Strings(const json& list) {
+  std::set<std::string> out;
+  for (const json& item : list) out.insert(item.is_string() ? item.get<std::string>() : item.dump());
+  return out;
+}
+
+// Nothing left the lab: its links are loopback and the veth pair, every receipt came from the
+// sandbox's address, and no host canary heard the run.
+void ExpectNothingLeftTheLab(const json& report) {
+  const json& lab = report["witnesses"]["lab"];
+  ASSERT_TRUE(lab.is_object()) << report["witnesses"].dump();
+  EXPECT_EQ(Strings(lab["lab_links"]), (std::set<std::string>{"lo", "sp-sandbox"}));
+  EXPECT_EQ(Strings(lab["sandbox_links"]), (std::set<std::string>{"lo", "eth0"}));
+  const std::set<std::string> sandbox = Strings(lab["sandbox_addresses"]);
+  for (const char* kind : {"sink_receipts", "dns_receipts"}) {
+    for (const json& receipt : lab[kind]) {
+      const std::string peer = receipt.value("peer", "");
+      const std::string address =
+          peer.front() == '[' ? peer.substr(1, peer.find(']') - 1) : peer.substr(0, peer.rfind(':'));
+      EXPECT_TRUE(sandbox.count(address)) << kind << " from " << peer;
+    }
+  }
+  for (const json& receipt : report["witnesses"]["net"]["receipts"]) {
+    EXPECT_TRUE(receipt.value("nonce", "").empty()) << "a host canary heard the run: " << receipt.dump();
+  }
+}
+
+TEST(LabDenoTest, AllowNetWithOneNameReachesItAndRefusesEveryControlAndSpellingTheLeakyTwinDoesNot) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the egress lab needs a root harness (setns, mount)";
+  if (!BackendAvailable("deno", {kDeno, "--version"})) return;
+  const std::vector<std::string> suite = {"--suite", SourcePath("suites/network.json"), "--require-backend"};
+
+  CliRun strict = RunProfile("sandboxes/deno-allow-net.json", suite);
+  const json& s = strict.report;
+  ASSERT_TRUE(s.is_object()) << strict.out << strict.err;
+  // The allowed name, by the lab's receipt of this launch's request.
+  ExpectVerdict(s, "net.allow.reachable:pkg.lab.test", "pass");
+  EXPECT_NE(CheckField(s, "net.allow.reachable:pkg.lab.test", "observed").find("Host pkg.lab.test /sandprobe/"),
+            std::string::npos)
+      << CheckField(s, "net.allow.reachable:pkg.lab.test", "observed");
+  // Deno 2.9.6 refuses every control name and every spelling: no receipt for any of them.
+  const auto controls = Verdicts(s, "net.allow.refused:");
+  const auto bypasses = Verdicts(s, "net.bypass.refused:");
+  EXPECT_GE(controls.size(), 5u);
+  EXPECT_EQ(bypasses.size(), 8u);
+  for (const auto* group : {&controls, &bypasses}) {
+    for (const auto& [id, verdict] : *group) {
+      EXPECT_EQ(verdict, "pass") << id << ": " << CheckField(s, id, "observed");
+      // Deno's own refusal, at the lookup (names, IPv4 spellings) or the connect (IPv6 literals).
+      EXPECT_NE(CheckField(s, id, "observed").find("EACCES"), std::string::npos) << id;
+    }
+  }
+  EXPECT_EQ(Count(s, "fail"), 0) << strict.out;
+  // The one thing not judged: the JS probe has no socket scan (net.unix.runtime-api).
+  EXPECT_EQ(Count(s, "error"), 0) << strict.out;
+  EXPECT_EQ(strict.exit_code, 3) << strict.out;
+  ExpectNothingLeftTheLab(s);
+
+  CliRun leaky = RunProfile("sandboxes/deno-allow-net-leaky.json", suite);
+  const json& l = leaky.report;
+  ASSERT_TRUE(l.is_object()) << leaky.out << leaky.err;
+  EXPECT_EQ(leaky.exit_code, 1) << leaky.out;
+  EXPECT_GT(Count(l, "fail"), Count(s, "fail") + 8);
+  ExpectVerdict(l, "net.allow.reachable:pkg.lab.test", "pass");
+  for (const std::string prefix : {"net.allow.refused:", "net.bypass.refused:"}) {
+    for (const auto& [id, verdict] : Verdicts(l, prefix)) {
+      EXPECT_EQ(verdict, "fail") << id << ": " << CheckField(l, id, "observed");
+      EXPECT_EQ(CheckField(l, id, "direction"), "too-permissive") << id;
+      EXPECT_NE(CheckField(l, id, "observed").find("the lab received"), std::string::npos) << id;
+    }
+  }
+  EXPECT_EQ(Verdicts(l, "net.bypass.refused:").size(), 8u);
+  ExpectNothingLeftTheLab(l);
+}
+
+}  // namespace
+}  // namespace sandprobe::testing

@@ -1,0 +1,87 @@
+// srt's allowedDomains in the egress lab (issue 28 item 5), on real srt (npm
+// @anthropic-ai/sandbox-runtime 0.0.83): srt-allowlist (allowedDomains ["pkg.lab.test"]) joins the
+// lab, so srt's host-side proxy resolves and connects through it; the policy declares the proxy
+// ("proxy": "env"), so the probe sends its net.lab / net.bypass requests through the proxy srt
+// names in HTTP_PROXY. The allowed name must be reached (a lab receipt with the launch's nonce),
+// and every control name and every spelling of the denied destination must be judged by the
+// lab's receipts after the proxy answered (never skipped, never "no attempt"). Nothing may leave
+// the lab. Needs a root harness, srt and its settings (scripts/setup.sh --with agents).
+#include <unistd.h>
+
+#include <set>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/test_cli_runner.h"
+
+namespace sandprobe::testing {
+namespace {
+
+using nlohmann::json;
+
+const std::vector<std::string> kSrtAllowlistUp = {"test", "-x", "/opt/sandprobe-agents/node_modules/.bin/srt", "-a",
+                                                  "-r", "/opt/sandprobe-agents/srt-allowlist-settings.json"};
+
+std::set<std::string> Strings(const json& list) {
+  std::set<std::string> out;
+  for (const json& item : list) out.insert(item.is_string() ? item.get<std::string>() : item.dump());
+  return out;
+}
+
+TEST(LabSrtTest, AllowedDomainsReachesTheOneNameThroughSrtsProxyAndEveryControlAndSpellingIsJudged) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the egress lab needs a root harness (setns, mount)";
+  if (!BackendAvailable("srt-allowlist", kSrtAllowlistUp)) return;
+  CliRun run = RunProfile("sandboxes/srt-allowlist.json",
+                          {"--suite", SourcePath("suites/network.json"), "--require-backend"});
+  const json& r = run.report;
+  ASSERT_TRUE(r.is_object()) << run.out << run.err;
+
+  ExpectVerdict(r, "net.allow.reachable:pkg.lab.test", "pass");
+  EXPECT_NE(CheckField(r, "net.allow.reachable:pkg.lab.test", "observed").find("Host pkg.lab.test /sandprobe/"),
+            std::string::npos)
+      << CheckField(r, "net.allow.reachable:pkg.lab.test", "observed");
+  int controls = 0, bypasses = 0;
+  for (const json& check : r["checks"]) {
+    const std::string id = check.value("id", "");
+    const bool control = id.rfind("net.allow.refused:", 0) == 0;
+    const bool bypass = id.rfind("net.bypass.refused:", 0) == 0;
+    if (!control && !bypass) continue;
+    controls += control;
+    bypasses += bypass;
+    // srt 0.0.83's proxy refuses each with 403 and the lab receives nothing for it.
+    const std::string observed = check.value("observed", "");
+    EXPECT_EQ(check.value("verdict", ""), "pass") << id << ": " << observed;
+    EXPECT_NE(observed.find("proxy 127.0.0.1:3128"), std::string::npos) << id << ": " << observed;
+    EXPECT_NE(observed.find("403"), std::string::npos) << id << ": " << observed;
+  }
+  EXPECT_GE(controls, 5);
+  EXPECT_EQ(bypasses, 8);
+  for (const json& check : r["checks"]) {
+    EXPECT_NE(check.value("id", ""), "net.proxy.untested") << "the lab judges the declared proxy";
+  }
+
+  const json& lab = r["witnesses"]["lab"];
+  ASSERT_TRUE(lab.is_object()) << r["witnesses"].dump();
+  EXPECT_EQ(Strings(lab["lab_links"]), (std::set<std::string>{"lo", "sp-sandbox"}));
+  EXPECT_EQ(Strings(lab["sandbox_links"]), (std::set<std::string>{"lo", "eth0"}));
+  const std::set<std::string> sandbox = Strings(lab["sandbox_addresses"]);
+  for (const char* kind : {"sink_receipts", "dns_receipts"}) {
+    for (const json& receipt : lab[kind]) {
+      const std::string peer = receipt.value("peer", "");
+      const std::string address =
+          peer.front() == '[' ? peer.substr(1, peer.find(']') - 1) : peer.substr(0, peer.rfind(':'));
+      EXPECT_TRUE(sandbox.count(address)) << kind << " from " << peer;
+    }
+  }
+  // srt's proxy asked the lab's resolver for the allowed name only.
+  for (const json& query : lab["dns_receipts"]) {
+    EXPECT_EQ(query.value("name", ""), "pkg.lab.test") << query.dump();
+  }
+  for (const json& receipt : r["witnesses"]["net"]["receipts"]) {
+    EXPECT_TRUE(receipt.value("nonce", "").empty()) << "a host canary heard the run: " << receipt.dump();
+  }
+}
+
+}  // namespace
+}  // namespace sandprobe::testing
