@@ -8,11 +8,15 @@
 //   - a host directory: the mount's device, type and root are one of the host's own mounts
 //     (the host_mounts witness, by device numbers shown to be the host kernel's) -> counts, high;
 //   - the sandbox's private memory: a fresh mount (not the host's) of a filesystem whose content
-//     lives in memory only (kMemoryOnly: tmpfs, ramfs; bwrap's /dev, docker's /dev/shm) -> dies
-//     with the sandbox, not counted, named in `observed`;
+//     lives in memory only (MemoryOnlyFilesystems: tmpfs, ramfs, rootfs; bwrap's /dev, docker's
+//     /dev/shm, a VM's initramfs root) -> dies with the sandbox, not counted, named in `observed`;
 //   - anything else: the sandbox's own storage (a runtime's root layer, its upper directory on
 //     the host's disk; a disk; a gofer or network filesystem) -> counts, medium.
-// A write under a declared-writable directory is never counted (the probe does not try them).
+// A write under a declared-writable directory is never counted (the probe does not try them):
+// filesystem.writable, and persistence.survives / survives_turns (content promised to survive
+// is written there by design).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "families/family_fs.h"
@@ -25,9 +29,10 @@ using nlohmann::json;
 constexpr const char* kCheckId = "fs.storage.undeclared-writable";
 
 // Filesystem types that keep their content in memory only: a mount of one the sandbox made
-// itself is gone when the sandbox is.
+// itself is gone when the sandbox is. "rootfs" is the kernel's initial root, always a ramfs or
+// tmpfs instance (a VM booted on its initramfs, like microvm's guest).
 const std::vector<std::string>& MemoryOnlyFilesystems() {
-  static const std::vector<std::string> kTypes = {"tmpfs", "ramfs"};
+  static const std::vector<std::string> kTypes = {"tmpfs", "ramfs", "rootfs"};
   return kTypes;
 }
 
@@ -95,11 +100,19 @@ Status ExpandFsStorage(const ExpandInput& in, BatchBuilder& batch) {
   check.target = "storage outside the policy's writable list";
   check.variant = "undeclared-writable";
   check.reference = in.policy.Ref("/filesystem/writable");
-  for (const PolicyPath& path : in.policy.filesystem.writable) {
-    StatusOr<std::string> resolved = ResolvePolicyPath(path, in);
-    if (!resolved.ok()) return resolved.status();
-    check.resolved_target += (check.resolved_target.empty() ? "" : "\n") + *resolved;
-    batch.AddArg("fs.storage", *resolved);
+  // Declared writable: the writable list, and where the policy promises written content
+  // survives (a turn or a session): the workload writes there by design.
+  const PersistencePolicy& persist = in.policy.persistence;
+  std::vector<std::string> args;
+  for (const auto* list : {&in.policy.filesystem.writable, &persist.survives, &persist.survives_turns}) {
+    for (const PolicyPath& path : *list) {
+      StatusOr<std::string> resolved = ResolvePolicyPath(path, in);
+      if (!resolved.ok()) return resolved.status();
+      if (std::find(args.begin(), args.end(), *resolved) != args.end()) continue;
+      args.push_back(*resolved);
+      check.resolved_target += (check.resolved_target.empty() ? "" : "\n") + *resolved;
+      batch.AddArg("fs.storage", *resolved);
+    }
   }
   return batch.AddCheck(std::move(check));
 }

@@ -15,8 +15,8 @@ using nlohmann::json;
 
 constexpr const char* kId = "fs.storage.undeclared-writable";
 
-Plan StoragePlan() {
-  auto plan = ExpandChecks(testing::TierLowPolicy(), testing::SuiteOf({"fs.storage"}),
+Plan StoragePlan(const Policy& policy = testing::TierLowPolicy()) {
+  auto plan = ExpandChecks(policy, testing::SuiteOf({"fs.storage"}),
                            PlanContext{"/var/tmp/sp/canary.txt", "/workspace", {}});
   EXPECT_TRUE(plan.ok()) << plan.status().message();
   return plan.ok() ? *plan : Plan{};
@@ -61,14 +61,14 @@ WitnessFacts Witness() {
   return w;
 }
 
-Verdict Judged(const std::vector<json>& facts, const WitnessFacts& w = Witness()) {
+Verdict Judged(const std::vector<json>& facts, const WitnessFacts& w = Witness(), const Plan& plan = StoragePlan()) {
   BatchResult r;
   r.state = BatchResult::State::kRan;
   r.launch_id = "L1";
   r.frames.facts = facts;
   r.frames.done = true;
   r.complete = true;
-  for (const Verdict& v : Evaluate(StoragePlan(), {r}, w)) {
+  for (const Verdict& v : Evaluate(plan, {r}, w)) {
     if (v.check.id == kId) return v;
   }
   ADD_FAILURE() << "no verdict " << kId;
@@ -99,9 +99,25 @@ TEST(FamilyFsStorageTest, TheSandboxsOwnRootLayerCountsWhereverTheWriteLanded) {
   EXPECT_NE(v.observed.find("/var/tmp (mount /, overlay dev 0:39): the sandbox's own storage"), std::string::npos)
       << v.observed;
   // A tmpfs is told apart by its type, not its path: the same write at /var/tmp on a private
-  // tmpfs does not count.
+  // tmpfs does not count; nor on a VM's initramfs root (rootfs: a ramfs or tmpfs instance).
   facts[0]["fstype"] = "tmpfs";
   EXPECT_EQ(Judged(facts).outcome, Outcome::kPass);
+  facts[0]["fstype"] = "rootfs";
+  EXPECT_EQ(Judged(facts).outcome, Outcome::kPass);
+  facts[0]["fstype"] = "9p";  // gVisor's gofer root, a VM's host share: storage
+  EXPECT_EQ(Judged(facts).outcome, Outcome::kFail);
+}
+
+TEST(FamilyFsStorageTest, WhereContentIsPromisedToSurviveIsDeclaredWritable) {
+  Policy policy = testing::TierLowPolicy();
+  policy.persistence.survives_turns = testing::Paths({"/var/tmp", "/tmp"}, "survives_turns");
+  Plan plan = StoragePlan(policy);
+  ASSERT_EQ(plan.checks.size(), 1u);
+  EXPECT_EQ(plan.checks[0].resolved_target, "/workspace\n/tmp\n/var/tmp");  // once each
+  auto facts = Hardened();
+  facts[0] = Wrote(Tried(1, "/", "0:39", "overlay"), "/var/tmp");
+  EXPECT_EQ(Judged(facts, Witness(), plan).outcome, Outcome::kPass);
+  EXPECT_EQ(Judged(facts).outcome, Outcome::kFail);
 }
 
 TEST(FamilyFsStorageTest, AHostDirectoryCountsHighEvenWhenItIsATmpfs) {

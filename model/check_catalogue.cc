@@ -40,7 +40,7 @@ constexpr std::array kRows = std::to_array<CatalogueRow>({
      "A path the policy declares unreadable cannot be read; for the host canary, the host itself watches its canary and proves any read by its content.",
      "Do not mount or bind the path into the sandbox; expose only the paths the workload needs."},
     {"fs.storage.undeclared-writable", "fs.storage",
-     "Outside the policy's filesystem.writable list, no real write (a file created and removed in each mount's directories the sandbox can reach) lands on storage that outlives the sandbox: a host directory, or the sandbox's own root layer or disk. The sandbox's own memory filesystems (a private tmpfs /dev or /dev/shm) are told apart by their mount's identity and not counted.",
+     "Outside the policy's filesystem.writable list (and the places its persistence lists promise content survives), no real write (a file created and removed in each mount's directories the sandbox can reach) lands on storage that outlives the sandbox: a host directory, or the sandbox's own root layer or disk. The sandbox's own memory filesystems (a private tmpfs /dev or /dev/shm, a VM's initramfs root) are told apart by their mount's identity and not counted.",
      "Make the sandbox's root read-only (docker --read-only, bwrap --remount-ro /) and mount read-only every host directory the workload only reads; declare the directories it must write in filesystem.writable."},
     {"fs.write.allowed", "fs.write",
      "A path the policy declares writable can be written (a file created and removed) inside the sandbox.",
