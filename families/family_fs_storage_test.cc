@@ -62,10 +62,16 @@ WitnessFacts Witness() {
 }
 
 Verdict Judged(const std::vector<json>& facts, const WitnessFacts& w = Witness(), const Plan& plan = StoragePlan()) {
+  // The summary counts the mount lines listed (list_counts.h): tests add lines, the count follows.
+  int mounts = 0;
+  for (const json& f : facts) mounts += f.value("variant", "") != "summary";
   BatchResult r;
   r.state = BatchResult::State::kRan;
   r.launch_id = "L1";
   r.frames.facts = facts;
+  for (json& f : r.frames.facts) {
+    if (f.value("variant", "") == "summary") f["mounts"] = mounts;
+  }
   r.frames.done = true;
   r.complete = true;
   for (const Verdict& v : Evaluate(plan, {r}, w)) {
@@ -143,6 +149,21 @@ TEST(FamilyFsStorageTest, AWriteUnderTheWritableListNeverCounts) {
   auto facts = Hardened();
   facts[0] = Wrote(Tried(1, "/", "0:39", "overlay"), "/workspace/sub");
   EXPECT_EQ(Judged(facts).outcome, Outcome::kPass);
+}
+
+TEST(FamilyFsStorageTest, AMountLineTheSummaryCountsButTheListLacksIsAnError) {
+  auto facts = Hardened();
+  facts.erase(facts.begin());  // the root's line (its write) dropped from the stream
+  BatchResult r;
+  r.state = BatchResult::State::kRan;
+  r.launch_id = "L1";
+  r.frames.facts = facts;
+  r.frames.done = true;
+  r.complete = true;
+  const std::vector<Verdict> verdicts = Evaluate(StoragePlan(), {r}, Witness());
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_EQ(verdicts[0].outcome, Outcome::kError) << verdicts[0].observed;
+  EXPECT_NE(verdicts[0].observed.find("mount lines"), std::string::npos) << verdicts[0].observed;
 }
 
 TEST(FamilyFsStorageTest, ACutTableOrWalkOrNoTableIsInconclusive) {
