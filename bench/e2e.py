@@ -151,13 +151,15 @@ def main():
     parser.add_argument("--baseline", help="with --suites: another CLI (the build from before a "
                         "change), run alternately with this one, suite by suite")
     parser.add_argument("--baseline-verdicts", help="with --baseline: its verdicts to this file")
+    parser.add_argument("--baseline-root", help="with --baseline: its checkout, whose profiles and "
+                        "suites it runs (default: this one's)")
     parser.add_argument("profiles", nargs="*",
                         default=["sandboxes/bwrap-strict.json", "sandboxes/docker-hardened.json"])
     args = parser.parse_args()
     if args.suites:
         import e2e_suites
         e2e_suites.main(CLI, ROOT, args.runs, args.profiles, args.verdicts, args.baseline,
-                        args.baseline_verdicts)
+                        args.baseline_verdicts, args.baseline_root)
         return
     print(f"{'profile':<18} {'checks':>6} {'probe':>5} {'all':>4} {'suite s':>8} {'raw s':>7} "
           f"{'suite/(probe x raw)':>20} {'raw+cleanup s':>13} {'ratio':>6} "

@@ -26,6 +26,9 @@ The full audit is, per run, the sum over the five suites of each column; then me
 Checks' verdicts are collected across all runs (a set per check id).
 --baseline CLI: the same with another CLI (the build from before a change) run right before
 each suite's run, so both builds see the same machine load; a table for each.
+--baseline-root DIR: the baseline's own checkout; its profiles and suites are then taken from
+there (an older CLI may refuse today's profile fields, and today's suites plan checks it lacks):
+the A/B then compares each build on what it shipped, and the check counts say how that differs.
 """
 import json
 import os
@@ -144,23 +147,23 @@ def row(label, checks, n, samples):
           f"{r_floor:>8.2f} {r_need:>8.2f} {r_bare:>8.2f} {added_ms:>8.1f}")
 
 
-def main(cli, root, runs, profiles, verdicts_out, baseline=None, baseline_verdicts=None):
+def main(cli, root, runs, profiles, verdicts_out, baseline=None, baseline_verdicts=None, baseline_root=None):
     """With `baseline` (another CLI, e.g. the build from before a change), every suite runs
     with both CLIs one right after the other, so both see the same load; one table each."""
-    clis = [("", cli, verdicts_out)]
+    clis = [("", cli, verdicts_out, root)]
     if baseline:
-        clis.insert(0, ("baseline ", baseline, baseline_verdicts))
-    seen = {label: {} for label, _, _ in clis}
+        clis.insert(0, ("baseline ", baseline, baseline_verdicts, baseline_root or root))
+    seen = {label: {} for label, _, _, _ in clis}
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")
         for profile in profiles:
-            path = profile if os.path.isabs(profile) else os.path.join(root, profile)
-            samples = {label: {s: [] for s in SUITES + [ALL]} for label, _, _ in clis}
-            name = os.path.basename(path)
+            samples = {label: {s: [] for s in SUITES + [ALL]} for label, _, _, _ in clis}
+            name = os.path.basename(profile)
             for _ in range(runs):
                 for suite in SUITES + [ALL]:
-                    for label, binary, _ in clis:
-                        sample, verdicts = one_suite(binary, root, path, suite, out)
+                    for label, binary, _, its_root in clis:
+                        path = profile if os.path.isabs(profile) else os.path.join(its_root, profile)
+                        sample, verdicts = one_suite(binary, its_root, path, suite, out)
                         samples[label][suite].append(sample)
                         name = sample["name"]
                         if suite == ALL:  # its checks are the suites' own, compared there
@@ -168,7 +171,7 @@ def main(cli, root, runs, profiles, verdicts_out, baseline=None, baseline_verdic
                         for check, verdict in verdicts.items():
                             seen[label].setdefault(name, {}).setdefault(suite, {}).setdefault(
                                 check, set()).add(verdict)
-            for label, _, _ in clis:
+            for label, _, _, _ in clis:
                 print(f"{label}{name}: medians of {runs} interleaved runs (s; w-bare in ms)")
                 print(f"  {'suite':<12} {'checks':>6} {'n':>4} {'wall':>8} {'Σlaunch':>8} "
                       f"{'floor':>8} {'needflr':>8} {'bare':>8} {'w/Σl':>8} {'w/floor':>8} "
@@ -183,7 +186,7 @@ def main(cli, root, runs, profiles, verdicts_out, baseline=None, baseline_verdic
                     sum(by_suite[s][-1]["n"] for s in SUITES), audit)
                 row("all in one", by_suite[ALL][-1]["checks"], by_suite[ALL][-1]["n"], by_suite[ALL])
             sys.stdout.flush()
-    for label, _, path in clis:
+    for label, _, path, _ in clis:
         if not path:
             continue
         with open(path, "w") as f:

@@ -41,7 +41,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct SweepFlags {
-  bool dry_run = false, json = false;
+  bool dry_run = false, json = false, forget_unrecorded = false;
   std::string run_id;
 };
 
@@ -49,7 +49,8 @@ struct SweepFlags {
 int Sweep(const SweepFlags& flags) {
   ProcessLauncher launcher;
   std::vector<SweepSummary> summaries =
-      SweepDeadRuns(launcher, {.dry_run = flags.dry_run, .only_run_id = flags.run_id, .include_foreign = true});
+      SweepDeadRuns(launcher, {.dry_run = flags.dry_run, .only_run_id = flags.run_id, .include_foreign = true,
+                               .forget_unrecorded = flags.forget_unrecorded});
   bool incomplete = false;
   nlohmann::json runs = nlohmann::json::array();
   for (const SweepSummary& s : summaries) {
@@ -206,7 +207,11 @@ CliHandler SetupSweep(CLI::App& sweep, const CliGlobals&) {
   auto flags = std::make_shared<SweepFlags>();
   sweep.add_flag("--dry-run", flags->dry_run, "only list what would be removed");
   sweep.add_flag("--json", flags->json, "print the summary as JSON");
-  sweep.add_option("--run-id", flags->run_id, "sweep only this run (when it is dead)");
+  CLI::Option* run_id = sweep.add_option("--run-id", flags->run_id, "sweep only this run (when it is dead)");
+  sweep.add_flag("--forget-unrecorded", flags->forget_unrecorded,
+                 "with --run-id: a run an older sandprobe left without recorded sweep commands is swept "
+                 "as far as it can be and forgotten (remove its labelled sandboxes by hand first)")
+      ->needs(run_id);
   return [flags] { return Sweep(*flags); };
 }
 

@@ -42,4 +42,9 @@ ControlSiteChoice ChooseControlSite(const Profile& profile, const InjectedProbe&
   return {ChallengeSite{workspace, workspace_inside}, ""};
 }
 
+bool PolicyPromisesWorkspaceRead(const Policy& policy) {
+  return std::any_of(policy.filesystem.readable.begin(), policy.filesystem.readable.end(),
+                     [](const PolicyPath& p) { return p.path == kWorkspace; });
+}
+
 }  // namespace sandprobe

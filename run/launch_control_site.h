@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "load/policy.h"
 #include "load/profile.h"
 #include "run/probe_dir.h"
 #include "witnesses/witness_launch_challenge.h"
@@ -24,5 +25,9 @@ struct ControlSiteChoice {
 // `workspace` is the run's host workspace, `workspace_inside` where the sandbox sees it.
 ControlSiteChoice ChooseControlSite(const Profile& profile, const InjectedProbe& probe,
                                     const std::string& workspace, const std::string& workspace_inside);
+
+// The policy lists {workspace} in filesystem.readable: reading the control must work there
+// (ChallengeSite::readable_by_policy).
+bool PolicyPromisesWorkspaceRead(const Policy& policy);
 
 }  // namespace sandprobe

@@ -45,5 +45,14 @@ TEST(LaunchControlSiteTest, NotAskedOfAProbeThatCannotAnswerOrASandboxWithoutThe
   EXPECT_NE(unbound.unavailable.find("never hands {workspace}"), std::string::npos);
 }
 
+TEST(LaunchControlSiteTest, ThePolicyPromisesTheWorkspaceOnlyByNamingIt) {
+  Policy policy;
+  EXPECT_FALSE(PolicyPromisesWorkspaceRead(policy));
+  policy.filesystem.readable = {{"/"}, {"/tmp"}};  // the sandbox's own root, not the host's workspace
+  EXPECT_FALSE(PolicyPromisesWorkspaceRead(policy));
+  policy.filesystem.readable.push_back({"{workspace}"});
+  EXPECT_TRUE(PolicyPromisesWorkspaceRead(policy));
+}
+
 }  // namespace
 }  // namespace sandprobe

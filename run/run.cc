@@ -227,6 +227,7 @@ class Run {
     // Each launch's fresh positive control, planted in the workspace (run/launch_control_site.h).
     ControlSiteChoice control = ChooseControlSite(*profile_, *probe_, workspace_, context_.workspace);
     control_unavailable_ = control.unavailable;
+    if (control.site) control.site->readable_by_policy = PolicyPromisesWorkspaceRead(*policy_);
     launched_ = RunLaunches({.plan = plan_, .sandbox = *sandbox_, .preflight = *preflight_,
                              .watchdog = *watchdog_, .witnesses = witnesses_,
                              .workspace = workspace_,

@@ -55,13 +55,21 @@ StatusOr<LaunchResult> RunSweepCommand(Launcher& launcher, const std::vector<std
 
 // Step 1: the sweep commands the run recorded when it started: each list, then its remove for
 // every whole id listed (run/sweep_ids.h). Dry run: the lists only (they only read).
-void SweepRecorded(const DeadRun& run, Launcher& launcher, bool dry_run, SweepSummary& out) {
+void SweepRecorded(const DeadRun& run, Launcher& launcher, DeadRunSweep how, SweepSummary& out) {
+  bool dry_run = how.dry_run;
   if (!run.owner->sweeps) {
-    out.errors.push_back(fmt::format(
+    std::string what = fmt::format(
         "owner.json records no sweep commands (written by an older sandprobe): its sandboxes were "
         "not swept. The profile it names ({}) is not read: whoever can write that file could make "
-        "this sweep run anything. Remove what carries the run's label (sandprobe.run={}) by hand, "
-        "then the run dir", run.owner->profile_path, run.run_id));
+        "this sweep run anything", run.owner->profile_path);
+    if (how.forget_unrecorded) {
+      out.notes.push_back(fmt::format("{}. Forgotten as asked: anything still labelled "
+                                      "sandprobe.run={} is yours to remove", what, run.run_id));
+    } else {
+      out.errors.push_back(fmt::format(
+          "{}. Remove what carries the run's label (sandprobe.run={}) by hand, then `sandprobe sweep "
+          "--run-id {} --forget-unrecorded` sweeps the rest and forgets the run", what, run.run_id, run.run_id));
+    }
     return;
   }
   for (const RecordedSweep& sweep : *run.owner->sweeps) {
@@ -192,7 +200,8 @@ std::string_view SweptKindName(SweptItem::Kind kind) {
   return "?";
 }
 
-SweepSummary SweepDeadRun(const DeadRun& run, Launcher& launcher, bool dry_run) {
+SweepSummary SweepDeadRun(const DeadRun& run, Launcher& launcher, DeadRunSweep how) {
+  bool dry_run = how.dry_run;
   SweepSummary out{.run = run};
   if (run.foreign_uid) {
     out.skipped = fmt::format(
@@ -215,7 +224,7 @@ SweepSummary SweepDeadRun(const DeadRun& run, Launcher& launcher, bool dry_run) 
     ::close(dir);
     return out;
   }
-  if (run.owner) SweepRecorded(run, launcher, dry_run, out);
+  if (run.owner) SweepRecorded(run, launcher, how, out);
   // Without owner.json the run dir's name is still a token: it is in the argv of everything
   // that names the workspace.
   std::vector<std::string> tokens = run.owner ? run.owner->process_tokens : std::vector<std::string>{};
@@ -247,7 +256,9 @@ std::vector<SweepSummary> SweepDeadRuns(Launcher& launcher, const SweepOptions& 
   std::vector<SweepSummary> summaries;
   for (const DeadRun& run : FindDeadRuns(options.parent, options.unowned_age, options.include_foreign)) {
     if (!options.only_run_id.empty() && run.run_id != options.only_run_id) continue;
-    summaries.push_back(SweepDeadRun(run, launcher, options.dry_run));
+    DeadRunSweep how{.dry_run = options.dry_run,
+                     .forget_unrecorded = options.forget_unrecorded && !options.only_run_id.empty()};
+    summaries.push_back(SweepDeadRun(run, launcher, how));
   }
   if (!options.only_run_id.empty()) return summaries;
   for (const DeadWrite& write : SweepDeadWrites(options.parent, options.dry_run)) {
@@ -268,7 +279,8 @@ nlohmann::json SweepSummaryToJson(const SweepSummary& s) {
     return {{"partial_report", s.run.root}, {"why", s.run.why}, {"removed", std::move(removed)}, {"errors", s.errors}};
   }
   nlohmann::json run = {{"run_id", s.run.run_id}, {"run_dir", s.run.root}, {"why", s.run.why},
-                        {"removed", std::move(removed)}, {"errors", s.errors}, {"skipped", s.skipped}};
+                        {"removed", std::move(removed)}, {"errors", s.errors}, {"notes", s.notes},
+                        {"skipped", s.skipped}};
   if (s.run.foreign_uid) run["owner_uid"] = *s.run.foreign_uid;
   return run;
 }
@@ -302,6 +314,7 @@ std::string DescribeSweep(const SweepSummary& s, bool dry_run) {
         break;
     }
   }
+  for (const std::string& note : s.notes) text += "  note: " + note + "\n";
   for (const std::string& error : s.errors) text += "  error: " + error + "\n";
   return text;
 }

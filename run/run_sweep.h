@@ -53,7 +53,18 @@ struct SweepSummary {
   std::vector<SweptItem> removed;   // in a dry run: what would be removed
   std::vector<std::string> errors;  // what could not be removed (or not even looked for)
   std::string skipped;              // non-empty: not swept, and why
+  std::vector<std::string> notes;   // swept, but the user should know (what was forgotten)
   bool partial_report = false;      // not a dead run: a killed writer's temp file
+};
+
+// How one dead run is swept.
+struct DeadRunSweep {
+  bool dry_run = false;
+  // An owner.json of an older sandprobe records no sweep commands (step 1 cannot run): forget the
+  // run anyway (steps 2-5, then the run dir), saying what may be left. Only when the user asks for
+  // that run by id, after removing its labelled sandboxes by hand: otherwise such a run is an error
+  // every sweep, so nobody loses track of containers nothing can list.
+  bool forget_unrecorded = false;
 };
 
 struct SweepOptions {
@@ -62,16 +73,17 @@ struct SweepOptions {
   std::string parent = RunDirParent();
   std::chrono::seconds unowned_age = std::chrono::hours(1);  // see FindDeadRuns
   bool include_foreign = false;  // also list other uids' dead runs (skipped, never swept)
+  bool forget_unrecorded = false;  // see DeadRunSweep; honoured only with only_run_id
 };
 
-SweepSummary SweepDeadRun(const DeadRun& run, Launcher& launcher, bool dry_run);
+SweepSummary SweepDeadRun(const DeadRun& run, Launcher& launcher, DeadRunSweep how);
 
 // FindDeadRuns + SweepDeadRun for each (or for `only_run_id` alone, if it is dead), then
 // (without only_run_id) the partial reports of dead writers (SweepDeadWrites).
 std::vector<SweepSummary> SweepDeadRuns(Launcher& launcher, const SweepOptions& options);
 
 // For `sandprobe sweep --json`: {"run_id", "run_dir", "why", "removed": [{"kind", "id",
-// "detail"}], "errors": [...], "skipped"} (and "owner_uid" for another uid's run); a partial
+// "detail"}], "errors": [...], "notes": [...], "skipped"} (and "owner_uid" for another uid's run); a partial
 // report: {"partial_report", "why", "removed", "errors"}.
 nlohmann::json SweepSummaryToJson(const SweepSummary& summary);
 

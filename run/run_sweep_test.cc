@@ -120,7 +120,7 @@ TEST_F(RunSweepTest, RemovesListedSandboxesKillsTokenCarriersThenTheRunDir) {
   ASSERT_GT(carrier.child(), 0);
   FakeLauncher launcher;
   launcher.replies = {Exit(0, "c1\n\n c2 \n")};
-  SweepSummary s = SweepDeadRun(Dead({token}), launcher, /*dry_run=*/false);
+  SweepSummary s = SweepDeadRun(Dead({token}), launcher, {});
   EXPECT_EQ(launcher.Argvs(), (std::vector<std::vector<std::string>>{
                                 {"rt", "ps", "--filter", "run=" + run_id_}, {"rt", "rm", "c1"}, {"rt", "rm", "c2"}}));
   EXPECT_TRUE(s.errors.empty()) << s.errors[0];
@@ -139,7 +139,7 @@ TEST_F(RunSweepTest, RemovesListedSandboxesKillsTokenCarriersThenTheRunDir) {
 TEST_F(RunSweepTest, WhatCouldNotBeRemovedIsAnErrorAndKeepsTheRunDir) {
   FakeLauncher launcher;
   launcher.replies = {Exit(0, "c1\nc2\n"), Exit(1, "", "Error: No such container: c1\n")};
-  SweepSummary s = SweepDeadRun(Dead(), launcher, false);
+  SweepSummary s = SweepDeadRun(Dead(), launcher, {});
   ASSERT_EQ(s.errors.size(), 1u);
   EXPECT_EQ(s.errors[0], "could not remove c1: `rt rm c1`: exit 1: Error: No such container: c1");
   EXPECT_EQ(Removed(s), std::vector<std::string>{"sandbox c2"});
@@ -149,7 +149,7 @@ TEST_F(RunSweepTest, WhatCouldNotBeRemovedIsAnErrorAndKeepsTheRunDir) {
 TEST_F(RunSweepTest, AFailedListIsAnError) {
   FakeLauncher launcher;
   launcher.replies = {Exit(1, "", "Cannot connect to the Docker daemon\n")};
-  SweepSummary s = SweepDeadRun(Dead(), launcher, false);
+  SweepSummary s = SweepDeadRun(Dead(), launcher, {});
   ASSERT_EQ(s.errors.size(), 1u);
   EXPECT_EQ(s.errors[0], "sweep list `rt ps --filter run=" + run_id_ +
                              "`: exit 1: Cannot connect to the Docker daemon");
@@ -162,7 +162,7 @@ TEST_F(RunSweepTest, AnOwnerRecordWithoutSweepCommandsRunsNothingAndIsAnError) {
   DeadRun run = Dead();
   run.owner->sweeps.reset();
   FakeLauncher launcher;
-  SweepSummary s = SweepDeadRun(run, launcher, false);
+  SweepSummary s = SweepDeadRun(run, launcher, {});
   ASSERT_EQ(s.errors.size(), 1u);
   EXPECT_THAT(s.errors[0], HasSubstr("records no sweep commands"));
   EXPECT_THAT(s.errors[0], HasSubstr("sandprobe.run=" + run_id_));
@@ -170,12 +170,52 @@ TEST_F(RunSweepTest, AnOwnerRecordWithoutSweepCommandsRunsNothingAndIsAnError) {
   EXPECT_TRUE(fs::exists(root_));
 }
 
+// Asked by id (`sweep --run-id ID --forget-unrecorded`, after the user removed its labelled
+// sandboxes by hand), such a run is forgotten: the rest is swept, the run dir goes, and a note
+// (not an error) says what may be left; still nothing runs from the profile.
+TEST_F(RunSweepTest, AnOwnerRecordWithoutSweepCommandsIsForgottenWhenAsked) {
+  DeadRun run = Dead();
+  run.owner->sweeps.reset();
+  FakeLauncher launcher;
+  SweepSummary dry = SweepDeadRun(run, launcher, {.dry_run = true, .forget_unrecorded = true});
+  EXPECT_TRUE(fs::exists(root_));
+  SweepSummary s = SweepDeadRun(run, launcher, {.forget_unrecorded = true});
+  EXPECT_TRUE(s.errors.empty()) << s.errors[0];
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_THAT(s.notes[0], HasSubstr("sandprobe.run=" + run_id_ + " is yours to remove"));
+  EXPECT_TRUE(launcher.Argvs().empty());
+  EXPECT_FALSE(fs::exists(root_));
+  EXPECT_THAT(DescribeSweep(s, false), HasSubstr("  note: owner.json records no sweep commands"));
+  EXPECT_EQ(SweepSummaryToJson(s)["notes"], nlohmann::json(s.notes));
+  EXPECT_EQ(Removed(dry), std::vector<std::string>{"run_dir " + root_});
+}
+
+// Without --run-id the flag forgets nothing: a sweep of every dead run never drops one whose
+// sandboxes nothing can list.
+TEST_F(RunSweepTest, ForgettingNeedsTheRunsId) {
+  std::ofstream(root_ + "/owner.json") << nlohmann::json{{"pid", 999999999}, {"start_time_ticks", 1},
+                                                         {"pid_namespace", fs::read_symlink("/proc/self/ns/pid").string()}, {"profile_path", profile_},
+                                                         {"process_tokens", nlohmann::json::array()}}.dump();
+  FakeLauncher launcher;
+  SweepOptions options{.parent = parent_, .unowned_age = std::chrono::seconds(0), .forget_unrecorded = true};
+  std::vector<SweepSummary> swept = SweepDeadRuns(launcher, options);
+  ASSERT_EQ(swept.size(), 1u);
+  ASSERT_EQ(swept[0].errors.size(), 1u) << DescribeSweep(swept[0], false);
+  EXPECT_THAT(swept[0].errors[0], HasSubstr("--run-id " + run_id_ + " --forget-unrecorded"));
+  EXPECT_TRUE(fs::exists(root_));
+  options.only_run_id = run_id_;
+  swept = SweepDeadRuns(launcher, options);
+  ASSERT_EQ(swept.size(), 1u);
+  EXPECT_TRUE(swept[0].errors.empty()) << swept[0].errors[0];
+  EXPECT_FALSE(fs::exists(root_));
+}
+
 // The profile file is gone: the sweep runs what was recorded, and the run dir goes.
 TEST_F(RunSweepTest, ARunWhoseProfileIsGoneIsSweptFromTheRecord) {
   fs::remove(profile_);
   FakeLauncher launcher;
   launcher.replies = {Exit(0, "c1\n")};
-  SweepSummary s = SweepDeadRun(Dead(), launcher, false);
+  SweepSummary s = SweepDeadRun(Dead(), launcher, {});
   EXPECT_TRUE(s.errors.empty()) << s.errors[0];
   EXPECT_EQ(launcher.Argvs(), (std::vector<std::vector<std::string>>{{"rt", "ps", "--filter", "run=" + run_id_},
                                                                     {"rt", "rm", "c1"}}));
@@ -190,7 +230,7 @@ TEST_F(RunSweepTest, AnotherUidsDeadRunIsListedNeverSwept) {
   DeadRun run = Dead({token});
   run.foreign_uid = 4242;
   FakeLauncher launcher;
-  SweepSummary s = SweepDeadRun(run, launcher, false);
+  SweepSummary s = SweepDeadRun(run, launcher, {});
   EXPECT_THAT(s.skipped, HasSubstr("owned by uid 4242"));
   EXPECT_TRUE(s.errors.empty());
   EXPECT_TRUE(s.removed.empty());
@@ -206,7 +246,7 @@ TEST_F(RunSweepTest, DryRunOnlyListsAndTouchesNothing) {
   ASSERT_GT(carrier.pid(), 0);
   FakeLauncher launcher;
   launcher.replies = {Exit(0, "c1\n")};
-  SweepSummary s = SweepDeadRun(Dead({token}), launcher, /*dry_run=*/true);
+  SweepSummary s = SweepDeadRun(Dead({token}), launcher, {.dry_run = true});
   EXPECT_EQ(launcher.Argvs().size(), 1u) << "only the list command may run";
   // A superset: the carrier's shell forks for each `sleep`, and the fork carries the token
   // until it execs — it may be listed too.
@@ -226,7 +266,7 @@ TEST_F(RunSweepTest, UnownedRunDirKillsCarriersOfItsNameAndGoes) {
   ASSERT_GT(carrier.pid(), 0);
   FakeLauncher launcher;
   SweepSummary s = SweepDeadRun(DeadRun{.run_id = run_id_, .root = root_, .why = "no owner.json"},
-                                launcher, false);
+                                launcher, {});
   EXPECT_TRUE(launcher.Argvs().empty());
   EXPECT_EQ(Removed(s), (std::vector<std::string>{"process " + std::to_string(carrier.pid()),
                                                   "process " + std::to_string(carrier.child()),
@@ -245,7 +285,7 @@ TEST_F(RunSweepTest, AThousandListedIdsAreAllRemovedWhole) {
   }
   FakeLauncher launcher;
   launcher.replies = {Exit(0, listed)};
-  SweepSummary s = SweepDeadRun(Dead(), launcher, false);
+  SweepSummary s = SweepDeadRun(Dead(), launcher, {});
   EXPECT_TRUE(s.errors.empty()) << s.errors[0];
   std::vector<std::vector<std::string>> argvs = launcher.Argvs();
   ASSERT_EQ(argvs.size(), 1001u);
@@ -267,7 +307,7 @@ TEST_F(RunSweepTest, ListOutputCutByTheCapRemovesOnlyWholeIdsAndIsIncomplete) {
   cut.out_dropped = listed.size() - 40000;
   FakeLauncher launcher;
   launcher.replies = {cut};
-  SweepSummary s = SweepDeadRun(Dead(), launcher, false);
+  SweepSummary s = SweepDeadRun(Dead(), launcher, {});
   std::vector<std::vector<std::string>> argvs = launcher.Argvs();
   ASSERT_EQ(argvs.size(), 1u + 40000 / 65);
   for (std::size_t i = 1; i < argvs.size(); ++i) {
@@ -301,9 +341,9 @@ TEST_F(RunSweepTest, PlantedFilesWithTheTokenAreRemovedAndNothingElse) {
   run.owner->planted_files = {{token, {parent_ + "/a-link", a, b, parent_ + "/missing"}}};
 
   FakeLauncher launcher;
-  SweepSummary dry = SweepDeadRun(run, launcher, /*dry_run=*/true);
+  SweepSummary dry = SweepDeadRun(run, launcher, {.dry_run = true});
   EXPECT_TRUE(fs::exists(a + "/.sandprobe-persist-" + token));
-  SweepSummary s = SweepDeadRun(run, launcher, false);
+  SweepSummary s = SweepDeadRun(run, launcher, {});
   EXPECT_TRUE(s.errors.empty()) << s.errors[0];
   EXPECT_EQ(Removed(s), (std::vector<std::string>{"file " + a + "/.sandprobe-persist-" + token,
                                                   "file " + a + "/via-link-" + token + "-x",
@@ -335,7 +375,7 @@ TEST_F(RunSweepTest, TheDeadHarnessLaunchCgroupsAreRemoved) {
   ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
   std::ofstream(dir + "/cgroup.procs") << inside.child();
   FakeLauncher launcher;
-  SweepSummary s = SweepDeadRun(run, launcher, false);
+  SweepSummary s = SweepDeadRun(run, launcher, {});
   EXPECT_TRUE(s.errors.empty()) << s.errors[0];
   EXPECT_EQ(Removed(s), (std::vector<std::string>{"cgroup " + dir, "run_dir " + root_}));
   EXPECT_FALSE(fs::exists(dir));
@@ -348,7 +388,7 @@ TEST_F(RunSweepTest, AForeignCgroupPrefixIsRefused) {
   DeadRun run = Dead();
   run.owner->pids_cgroups = "/sys/fs/cgroup/pids/";
   FakeLauncher launcher;
-  SweepSummary s = SweepDeadRun(run, launcher, false);
+  SweepSummary s = SweepDeadRun(run, launcher, {});
   ASSERT_EQ(s.errors.size(), 1u);
   EXPECT_THAT(s.errors[0], HasSubstr("refused to sweep pids cgroups"));
   EXPECT_TRUE(fs::exists(root_));
@@ -359,7 +399,7 @@ TEST_F(RunSweepTest, ARunBeingSweptElsewhereIsSkipped) {
   ASSERT_EQ(flock(dir, LOCK_EX), 0);
   FakeLauncher launcher;
   std::thread other([&] {  // flock locks belong to open files: another open competes
-    SweepSummary s = SweepDeadRun(Dead(), launcher, false);
+    SweepSummary s = SweepDeadRun(Dead(), launcher, {});
     EXPECT_EQ(s.skipped, "another sandprobe is sweeping it");
   });
   other.join();

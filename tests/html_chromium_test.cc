@@ -15,17 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return nullptr;
-  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-}
-
-std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // Text as a serialized DOM has it (& < > escaped in text nodes).
 std::string AsDomText(const std::string& text) {
   std::string out;
@@ -71,7 +60,7 @@ void ExpectRenders(const std::string& dir, const std::string& page, const std::v
   EXPECT_NE(dom.out.find("<body data-filter=\"ready\">"), std::string::npos) << dom.out.substr(0, 300);
   CliRun shot = RunCommand(Chromium(dir, {"--screenshot=" + png, "--window-size=1400,1000", "file://" + page}));
   ASSERT_EQ(shot.exit_code, 0) << shot.err.substr(0, 2000);
-  const std::string bytes = ReadBytes(png);
+  const std::string bytes = ReadText(png);
   EXPECT_GT(bytes.size(), 10000u) << png << ": a page of text and colour is more than a blank image";
   EXPECT_EQ(PngSize(bytes), (std::pair<std::uint32_t, std::uint32_t>{1400, 1000})) << png;
 }

@@ -180,6 +180,30 @@ TEST(LiarsTest, AReplayOfAnEarlierRunsOutputPassesNothing) {
   fs::remove_all(cache, ec);
 }
 
+// The same replay, with the one excuse that leaves a launch without a control: "my probe could
+// not read it". The policy (tier-low) promises the workspace readable, so the excuse is not
+// taken: before, it only capped the replayed passes at `reported`, and the run exited 0.
+TEST(LiarsTest, AReplayExcusedAsAnUnreadableControlPassesNothing) {
+  if (!BackendAvailable("bwrap", kBwrapUp)) return;
+  const std::string cache = MakeTempDir("liar-excused");
+  CliRun recorded = RunLiar("replay-excused:" + cache, Base::kBwrap, "default", false);
+  EXPECT_EQ(recorded.exit_code, 0) << "the recording run is honest" << recorded.err;
+  CliRun replayed = RunLiar("replay-excused:" + cache, Base::kBwrap, "default", false);
+  ASSERT_TRUE(replayed.report.contains("checks")) << replayed.err;
+  ASSERT_FALSE(replayed.report["checks"].empty());
+  for (const json& check : replayed.report["checks"]) {
+    EXPECT_NE(check.value("verdict", ""), "pass") << check.value("id", "");
+  }
+  for (const json& launch : replayed.report["witnesses"]["launch_control"]["launches"]) {
+    EXPECT_FALSE(launch.contains("unavailable")) << launch.dump();
+    EXPECT_NE(launch.value("failed", "").find("policy declares {workspace} readable"), std::string::npos)
+        << launch.dump();
+  }
+  EXPECT_EQ(replayed.exit_code, 3) << replayed.out << replayed.err;
+  std::error_code ec;
+  fs::remove_all(cache, ec);
+}
+
 // The forged program: a copy of bwrap-strict's first program (a bare name: `setpriv`) earlier in
 // PATH, in a directory another user owns (who could have put anything there). It runs the real
 // one, so the frames are perfect: only the harness's own record of which program ran, and who

@@ -17,17 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return nullptr;
-  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-}
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // id -> "verdict (direction)", as the matrix shows a cell.
 std::map<std::string, std::string> Cells(const nlohmann::json& report) {
   std::map<std::string, std::string> out;

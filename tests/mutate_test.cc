@@ -41,11 +41,6 @@ std::string SchemaProblems(const std::string& schema, const std::string& doc_pat
   return run.exit_code == 0 ? run.out : "python3 jsonschema failed: " + run.err;
 }
 
-nlohmann::json ReadJson(const std::string& path) {
-  CliRun cat = RunCommand({"cat", path});
-  return nlohmann::json::parse(cat.out, nullptr, /*allow_exceptions=*/false);
-}
-
 // Runs `sandprobe mutate` on a shipped profile with every suite and checks what any session
 // must hold; returns the JSON result.
 nlohmann::json Mutate(const std::string& profile, std::size_t min_operators) {

@@ -18,12 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 
 // Reports, and the repository's data files (JSON with comments).
-nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return nullptr;
-  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
-}
-
 // The repository's suites, by name (what `--suite all` means with the default data dir).
 std::vector<std::string> ShippedSuites() {
   std::vector<std::string> names;

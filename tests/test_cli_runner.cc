@@ -176,6 +176,17 @@ void ExpectNoContainerLeft(const nlohmann::json& report) {
   EXPECT_EQ(ps.out, "") << "containers of run " << run_id << " left behind";
 }
 
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return nullptr;
+  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 std::string SchemaProblem(const nlohmann::json& report) {
   char path[] = "/tmp/sandprobe-report-XXXXXX";
   int fd = ::mkstemp(path);

@@ -61,6 +61,12 @@ std::vector<int> Carriers(const std::string& needle);
 // Polls `done` every 100 ms for at most `limit`; its last answer.
 bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds limit);
 
+// A JSON file the test wrote or read (comments allowed): null when it cannot be opened,
+// discarded when it does not parse.
+nlohmann::json ReadJson(const std::string& path);
+// A file's bytes ("" when it cannot be opened).
+std::string ReadText(const std::string& path);
+
 // "" when `report` is valid against docs/report.schema.json (python3 jsonschema), else why.
 std::string SchemaProblem(const nlohmann::json& report);
 

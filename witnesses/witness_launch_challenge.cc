@@ -78,6 +78,7 @@ StatusOr<LaunchChallenge> LaunchChallenge::Plant(const ChallengeSite& site, cons
   LaunchChallenge challenge;
   challenge.host_path_ = site.host_dir + "/" + name;
   challenge.inside_path_ = site.inside_dir + "/" + name;
+  challenge.readable_by_policy_ = site.readable_by_policy;
   // O_EXCL | O_NOFOLLOW: a name the sandbox planted first (it may own the workspace) is refused.
   int fd = ::open(challenge.host_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
   if (fd < 0) return Status::Error(Errno(fmt::format("create the launch's control {}", challenge.host_path_)));
@@ -100,6 +101,7 @@ LaunchChallenge::LaunchChallenge(LaunchChallenge&& other) noexcept
     : host_path_(std::move(other.host_path_)),
       inside_path_(std::move(other.inside_path_)),
       content_(std::move(other.content_)),
+      readable_by_policy_(other.readable_by_policy_),
       watch_(other.watch_) {
   other.watch_ = -1;
   other.host_path_.clear();
@@ -130,9 +132,19 @@ nlohmann::json LaunchChallenge::Judge(const ProbeFrames& frames, const std::stri
   nlohmann::json out = {{"path", inside_path_}, {"answered", answered}, {"opened", opened}};
   // A sandbox whose policy refuses the workspace (RestrictedPython refuses open() itself) cannot
   // let the probe answer: no control for this launch, said so, and its passes rest on the
-  // probe's word alone. A replay may claim this too, and gains no more than that.
+  // probe's word alone. A replay may claim this too, and gains no more than that — unless the
+  // claim contradicts what the host saw, or what the policy promises.
   if (!answered && hello != nullptr && hello->is_object() && hello->contains(std::string(kControlErrnoKey))) {
-    out["unavailable"] = *ChallengeFailure(hello, "", opened, inside_path_);
+    const std::string claim = *ChallengeFailure(hello, "", opened, inside_path_);
+    const bool open_claimed_failed = hello->value(std::string(kControlStepKey), nlohmann::json()) == "open";
+    if (opened && open_claimed_failed) {
+      out["failed"] = claim + ", but the host's watch saw it opened during the launch: not the live probe's account";
+    } else if (readable_by_policy_) {
+      out["failed"] = claim + ", although the policy declares {workspace} readable: a sandbox refusing what "
+                              "its policy allows, or a launcher hiding the control";
+    } else {
+      out["unavailable"] = claim;
+    }
     return out;
   }
   if (std::optional<std::string> why = ChallengeFailure(hello, ControlAnswer(nonce, content_), opened, inside_path_)) {

@@ -26,6 +26,10 @@ namespace sandprobe {
 struct ChallengeSite {
   std::string host_dir;    // the run's workspace on the host
   std::string inside_dir;  // the same directory inside the sandbox (PlanContext::workspace)
+  // The policy promises that reading the workspace works (filesystem.readable names
+  // {workspace}): then "I could not read the control" is no excuse, only a sandbox breaking
+  // that promise or a launcher hiding the control, and the launch fails its control.
+  bool readable_by_policy = false;
 };
 
 class LaunchChallenge {
@@ -46,7 +50,9 @@ class LaunchChallenge {
   // After the launch: reads the watch, then judges the launch's hello against it.
   // {"answered": bool, "opened": bool, "failed"?: why, "unavailable"?: why} — neither when it
   // passed; `unavailable` when the probe said it could not read the file (the sandbox refuses
-  // the workspace): then the launch has no control, and its passes are only `reported`.
+  // the workspace): then the launch has no control, and its passes are only `reported`. That
+  // claim fails instead when the host saw the file opened although the probe says its open
+  // failed, or when the policy promises the workspace readable (ChallengeSite).
   nlohmann::json Judge(const ProbeFrames& frames, const std::string& nonce);
 
  private:
@@ -54,6 +60,7 @@ class LaunchChallenge {
   bool SawOpen();
 
   std::string host_path_, inside_path_, content_;
+  bool readable_by_policy_ = false;
   int watch_ = -1;  // on the shared inotify descriptor
 };
 

@@ -29,8 +29,9 @@ class LaunchChallengeTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  LaunchChallenge Plant(const std::string& content = "fresh-content") {
-    StatusOr<LaunchChallenge> c = LaunchChallenge::Plant({dir_, "/inside"}, ".sandprobe-control-x", content);
+  LaunchChallenge Plant(const std::string& content = "fresh-content", bool readable_by_policy = false) {
+    StatusOr<LaunchChallenge> c =
+        LaunchChallenge::Plant({dir_, "/inside", readable_by_policy}, ".sandprobe-control-x", content);
     EXPECT_TRUE(c.ok()) << c.status().message();
     return std::move(*c);
   }
@@ -107,6 +108,29 @@ TEST_F(LaunchChallengeTest, AProbeThatCouldNotReadTheFileLeavesTheLaunchWithoutA
   nlohmann::json row = c.Judge(frames, "n1");
   EXPECT_FALSE(row.contains("failed")) << row.dump();
   EXPECT_NE(row.value("unavailable", "").find("refused by its runtime"), std::string::npos) << row.dump();
+}
+
+// A launcher may claim its probe could not read the control, to escape it. The claim fails
+// where it cannot be true: the host saw the open the probe says failed, or the policy promises
+// the workspace readable (a sandbox breaking that promise is no ground for a pass either).
+TEST_F(LaunchChallengeTest, ACouldNotReadClaimTheHostContradictsFails) {
+  LaunchChallenge c = Plant();
+  std::ifstream(c.host_path()).get();  // the live probe's open
+  ProbeFrames frames;
+  frames.facts.push_back({{"family", "hello"}, {"control_step", "open"}, {"control_errno", "EACCES"}});
+  nlohmann::json row = c.Judge(frames, "n1");
+  EXPECT_FALSE(row.contains("unavailable")) << row.dump();
+  EXPECT_NE(row.value("failed", "").find("saw it opened"), std::string::npos) << row.dump();
+}
+
+TEST_F(LaunchChallengeTest, ACouldNotReadClaimFailsWhereThePolicyPromisesTheWorkspace) {
+  LaunchChallenge c = Plant("fresh-content", /*readable_by_policy=*/true);
+  ProbeFrames frames;
+  frames.facts.push_back({{"family", "hello"}, {"control_step", "open"}, {"control_errno", "EACCES"}});
+  nlohmann::json row = c.Judge(frames, "n1");
+  EXPECT_FALSE(row.contains("unavailable")) << row.dump();
+  EXPECT_NE(row.value("failed", "").find("although the policy declares {workspace} readable"), std::string::npos)
+      << row.dump();
 }
 
 TEST(ChallengeFailureTest, NamesWhatWasMissing) {

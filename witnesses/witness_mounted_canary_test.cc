@@ -103,7 +103,7 @@ TEST(WitnessMountedCanaryTest, SweepOfADeadRunRemovesItsPlantedCanary) {
                     .planted_canaries = {planted, home + "/sandprobe-canary-notes.txt", "/etc/passwd"}};
   testing::FakeLauncher launcher;
   SweepSummary s = SweepDeadRun(DeadRun{.run_id = "x", .root = root, .why = "dead", .owner = owner},
-                                launcher, /*dry_run=*/false);
+                                launcher, {});
   EXPECT_TRUE(s.errors.empty()) << s.errors.front();
   EXPECT_FALSE(fs::exists(planted));
   EXPECT_TRUE(fs::exists(home + "/sandprobe-canary-notes.txt")) << "not a canary's name";

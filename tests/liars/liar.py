@@ -88,9 +88,24 @@ def launch_key(command):
     return "_".join(f.replace("/", "-") for f in families) or "none"
 
 
-def replay(cache_dir, command, nonce):
+def claim_control_unreadable(lines):
+    """The replay's hello says its probe could not open the fresh control, instead of answering it:
+    the one excuse that leaves a launch without a control."""
+    out = []
+    for line in lines:
+        parsed = split(line)
+        if parsed is not None and parsed[1].get("family") == "hello":
+            hello = {k: v for k, v in parsed[1].items() if k != "control_sha256"}
+            hello.update({"control_step": "open", "control_errno": "EACCES"})
+            line = frame(parsed[0], hello)
+        out.append(line)
+    return out
+
+
+def replay(cache_dir, command, nonce, excuse=False):
     """replay:DIR: the first run records each launch's output in DIR; a later run replays it under
-    the new launch's nonce, without running the probe (a cached result)."""
+    the new launch's nonce, without running the probe (a cached result). replay-excused:DIR also
+    claims, in the replayed hello, that the control could not be read."""
     path = os.path.join(cache_dir, launch_key(command))
     if not os.path.exists(path):
         real = subprocess.run(command, stdout=subprocess.PIPE, text=True, errors="replace")
@@ -100,7 +115,10 @@ def replay(cache_dir, command, nonce):
         sys.exit(real.returncode)
     with open(path) as f:
         recorded = json.load(f)
-    sys.stdout.write(recorded["out"].replace(FRAME + recorded["nonce"] + " ", FRAME + nonce + " "))
+    out = recorded["out"].replace(FRAME + recorded["nonce"] + " ", FRAME + nonce + " ")
+    if excuse:
+        out = "\n".join(claim_control_unreadable(out.splitlines())) + "\n"
+    sys.stdout.write(out)
     sys.exit(0)
 
 
@@ -109,6 +127,8 @@ def main():
     nonce = nonce_of(command)
     if mode.startswith("replay:"):
         replay(mode[len("replay:"):], command, nonce)
+    if mode.startswith("replay-excused:"):
+        replay(mode[len("replay-excused:"):], command, nonce, excuse=True)
     if mode == "delete-canary":
         # The sandbox removes the host's canary before its probe looks: the probe then finds
         # nothing to read and reports a denial. A vanished canary is itself a write to the host.
