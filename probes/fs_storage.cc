@@ -11,8 +11,10 @@
 // only: whether a write that went through is the host's storage, the sandbox's own layer or a
 // private memory filesystem is judged on the host side (families/family_fs_storage.cc).
 //
-// Never tried: the kernel's interface filesystems (proc, sysfs, cgroupfs, devtmpfs, ...): the
-// probe never creates anything in a kernel interface, whatever its permissions say.
+// Never tried: the kernel's interface filesystems (proc, sysfs, cgroupfs, devtmpfs, ...) and
+// mounts stacked on one (the tmpfs holding the cgroup mounts at /sys/fs/cgroup, a runtime's
+// masks over /proc entries): the probe never creates anything in a kernel interface's tree,
+// whatever its permissions say.
 #include <dirent.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -153,9 +155,16 @@ void RunFsStorage(const ProbeContext& ctx, const FamilyArgs& args) {
     SetBytesField(fact, "fstype", m.fstype);
     bool covered = false;  // a later mount on the same point hides this one
     for (std::size_t j = i + 1; j < mounts.size(); ++j) covered = covered || mounts[j].mount_point == m.mount_point;
+    bool on_interface = false;  // mounted on a kernel interface: part of its tree (/sys/fs/cgroup)
+    for (const MountEntry& parent : mounts) {
+      on_interface = on_interface || (parent.mount_id == m.parent_id && parent.mount_id != m.mount_id &&
+                                      KernelInterfaceFilesystems().count(parent.fstype) != 0);
+    }
     struct stat st {};
     if (KernelInterfaceFilesystems().count(m.fstype) != 0) {
       fact["skipped"] = "kernel-interface";
+    } else if (on_interface) {
+      fact["skipped"] = "on-kernel-interface";
     } else if (covered) {
       fact["skipped"] = "covered";
     } else if (Declared(walk, m.mount_point)) {
