@@ -1,7 +1,8 @@
 // Filesystem families: fs.read, fs.write (allowed and denied paths, both directions), fs.alias
-// (denied paths reached through a symlink, `..`, /proc/self/root or another mount's root) and
-// fs.mounts (family_fs_mounts.cc). A denied read counts only when it shows the host's own data
-// (family_fs_weigh.cc): a canary's hash, or a denied path's host content.
+// (denied paths reached through a symlink, `..`, /proc/self/root or another mount's root),
+// fs.mounts (family_fs_mounts.cc) and fs.storage (family_fs_storage.cc). A denied read counts
+// only when it shows the host's own data (family_fs_weigh.cc): a canary's hash, or a denied
+// path's host content.
 #include <fmt/format.h>
 
 #include "families/family_fs.h"
@@ -325,7 +326,8 @@ std::vector<FamilyRow> FilesystemFamilies() {
           {"fs.write", ExpandFsWrite, JudgeWrite},
           {.name = "fs.alias", .expand = ExpandFsAlias, .judge = JudgeAlias,
            .variants = {VariantKind::kOneOf, DefaultAliasVariants()}},
-          {"fs.mounts", ExpandFsMounts, JudgeFsMounts}};
+          {"fs.mounts", ExpandFsMounts, JudgeFsMounts},
+          {"fs.storage", ExpandFsStorage, JudgeFsStorage}};
 }
 
 }  // namespace sandprobe

@@ -76,6 +76,22 @@ struct CriticalHostDir {
 };
 const std::vector<CriticalHostDir>& CriticalHostDirs();
 
+// Expansion and judgement of fs.storage (family_fs_storage.cc).
+Status ExpandFsStorage(const ExpandInput& in, BatchBuilder& batch);
+Verdict JudgeFsStorage(const JudgeInput& in);
+
+// A sandbox mount as its mountinfo line names it: device, filesystem type, root within it.
+struct SandboxMountId {
+  std::string dev, fstype, root;
+};
+// The host directory that sandbox mount shows (matched by device, type and root against the
+// host_mounts witness, family_fs_host_dirs.cc): "/var/lib/docker/volumes/x" or "/" for the host's
+// root; "" when the host has no such mount (the sandbox's own fresh mount), when the witness is
+// missing, or when the sandbox's device numbers are not shown to be the host kernel's (the
+// probe's executable, `summary`'s exe_dev/exe_ino, is not the host file the harness handed in).
+std::string HostDirectoryOfMount(const WitnessFacts& witnesses, const nlohmann::json& summary,
+                                 const SandboxMountId& mount);
+
 // fs.mounts.host-dir:<dir> per CriticalHostDirs() entry and fs.mounts.host-dirs (every other
 // host directory the sandbox sees where the policy does not declare it readable).
 Status ExpandHostDirs(const ExpandInput& in, BatchBuilder& batch);

@@ -392,6 +392,18 @@ Status ExpandHostDirs(const ExpandInput& in, BatchBuilder& batch) {
   return batch.AddCheck(std::move(other));
 }
 
+std::string HostDirectoryOfMount(const WitnessFacts& witnesses, const nlohmann::json& summary,
+                                 const SandboxMountId& mount) {
+  const HostView host = ReadHostView(witnesses);
+  std::string how;
+  if (!host.ok || !Anchored(host, {}, &summary, &how)) return "";
+  SandboxMount m;
+  m.dev = mount.dev;
+  m.fstype = mount.fstype;
+  m.root = mount.root;
+  return HostPathOf(m, host.mounts);
+}
+
 Verdict JudgeHostDirs(const JudgeInput& in) {
   Verdict v = StartVerdict(in);
   const Survey s = Look(in, v);

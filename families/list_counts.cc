@@ -25,10 +25,11 @@ bool DirFd(const json& f) { return f.value("kind", std::string()) == "dir"; }
 bool FoundNetUnix(const json& f) { return f.value("variant", std::string()) == "found"; }
 bool FoundRuntimeSocket(const json& f) { return f.value("source", std::string("list")) != "list"; }
 
-// What each probe family emits (probes/fs_mounts.cc, net_unix.cc, priv_host.cc, priv_kernel.cc;
-// docs/facts.schema.json).
+// What each probe family emits (probes/fs_mounts.cc, fs_storage.cc, net_unix.cc, priv_host.cc,
+// priv_kernel.cc; docs/facts.schema.json).
 constexpr ListCount kListCounts[] = {
     {"fs.mounts", "mounts", "mount lines", Any},
+    {"fs.storage", "mounts", "mount lines", Any},
     {"net.unix", "found", "sockets found beyond the listed paths", FoundNetUnix},
     {"priv.runtime_sockets", "paths", "socket paths", Any},
     {"priv.runtime_sockets", "found", "sockets found beyond the listed paths", FoundRuntimeSocket},

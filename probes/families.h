@@ -52,6 +52,7 @@ std::string CheckFsReadArgs(const FamilyArgs& args);
 std::string CheckFsWriteArgs(const FamilyArgs& args);
 std::string CheckFsAliasArgs(const FamilyArgs& args);
 std::string CheckFsMountsArgs(const FamilyArgs& args);
+std::string CheckFsStorageArgs(const FamilyArgs& args);
 std::string CheckEnvSecretArgs(const FamilyArgs& args);
 
 // fs.read PATH...: open + fstat + read (4 KiB) or readdir (1024 names) each path.
@@ -63,6 +64,10 @@ void RunFsWrite(const ProbeContext& ctx, const FamilyArgs& args);
 void RunFsAlias(const ProbeContext& ctx, const FamilyArgs& args);
 // fs.mounts: the mount table, one fact per mount, then a summary.
 void RunFsMounts(const ProbeContext& ctx, const FamilyArgs& args);
+// fs.storage [DIR...]: per mount, a real write (create + unlink) at its root and, while refused,
+// in the directories of that mount a bounded walk reaches; DIRs (the declared-writable ones)
+// are never tried (fs_storage.cc).
+void RunFsStorage(const ProbeContext& ctx, const FamilyArgs& args);
 // env.secret PREFIX: hashes of matching variables in environ and readable /proc/*/environ.
 void RunEnvSecret(const ProbeContext& ctx, const FamilyArgs& args);
 
@@ -102,6 +107,11 @@ class DeadlineHold {
   sigset_t previous_;
 };
 #endif
+
+// Creates `file` exclusively (O_CREAT|O_EXCL|O_NOFOLLOW: never an existing file, never through a
+// symlink), writes `nonce`, closes and unlinks it, under a DeadlineHold (fs_write.cc). Adds to
+// `fact` ok/created/removed and, on the first failing step, step + errno.
+void TryCreateAndRemove(const std::string& file, const std::string& nonce, nlohmann::json& fact);
 
 // The dotdot alias of absolute `path` seen from `scratch`:
 // ("/tmp", "/etc/shadow") -> "/tmp/../etc/shadow".

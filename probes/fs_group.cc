@@ -1,5 +1,5 @@
 // The filesystem and environment families (fs_read.cc, fs_write.cc, fs_alias.cc, fs_mounts.cc,
-// env_secret.cc).
+// fs_storage.cc, env_secret.cc).
 #include "probes/families.h"
 
 namespace sandprobe {
@@ -10,6 +10,7 @@ std::vector<ProbeFamilyRow> FilesystemProbeFamilies() {
       {"fs.write", "DIR...", CheckFsWriteArgs, RunFsWrite},
       {"fs.alias", "--scratch DIR PATH...", CheckFsAliasArgs, RunFsAlias},
       {"fs.mounts", "", CheckFsMountsArgs, RunFsMounts},
+      {"fs.storage", "[DIR...]", CheckFsStorageArgs, RunFsStorage},
       {"env.secret", "PREFIX", CheckEnvSecretArgs, RunEnvSecret},
   };
 }

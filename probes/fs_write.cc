@@ -24,9 +24,7 @@
 #include "contract/mountinfo.h"
 
 namespace sandprobe {
-namespace {
 
-// Adds ok/created/removed and, on the first failing step, step + errno.
 void TryCreateAndRemove(const std::string& file, const std::string& nonce, nlohmann::json& fact) {
   fact["created"] = false;
   fact["removed"] = false;
@@ -70,6 +68,8 @@ void TryCreateAndRemove(const std::string& file, const std::string& nonce, nlohm
     fact["ok"] = true;
   }
 }
+
+namespace {
 
 void AddMountFlags(const std::string& dir, const std::vector<MountEntry>& mounts,
                    nlohmann::json& fact) {

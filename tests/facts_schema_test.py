@@ -101,6 +101,9 @@ def direct_invocations(fx):
         "fs.write": [[scratch, fx["missing"], fx["bad_name_dir"], fx["readonly_dir"]]],
         "fs.alias": [["--scratch", scratch, canary, fx["missing"], fx["bad_name"]], ["--scratch", fx["missing"], canary]],
         "fs.mounts": [[]],
+        # Everything declared writable: no write on the host here (the host and bwrap-strict runs
+        # below reach the write, walk and EROFS shapes).
+        "fs.storage": [["/"]],
         "env.secret": [[fx["env_prefix"]]],
         "net.tcp": [[f"loopback={fx['tcp']}", f"closed={fx['closed']}", "v6=[::1]:9"]],
         "net.udp": [[f"loopback={fx['udp']}", f"closed={fx['closed']}"]],

@@ -21,15 +21,14 @@ namespace {
 // Survivors on main (as of the commit adding this test), and what should kill them.
 const std::map<std::string, std::map<std::string, std::string>> kAwaitingDetection = {
     {"bwrap-strict", {}},
-    {"docker-hardened",
-     {{"read-only-removed", "no check: the policy's unwritable list (/, /etc, /usr) is all that is tried, and uid "
-                            "1000 cannot write there with or without --read-only; /var/tmp and /home/agent become "
-                            "writable and nothing tries writes outside the listed paths"}}},
+    {"docker-hardened", {}},
 };
 // Killed since: bwrap-strict new-session-removed (priv.tiocsti.session: the host reads the
 // probe's session), docker-hardened cap-add-sys-ptrace (priv.syscall:kcmp, process_vm_readv/
-// writev, pidfd_getfd: docker's filter widens with the capability). docker-hardened
-// cap-add-net-admin is "equivalent" by its claim in sandboxes/mutations/docker.json.
+// writev, pidfd_getfd: docker's filter widens with the capability), docker-hardened
+// read-only-removed (fs.storage.undeclared-writable: a real write lands in the container's own
+// layer at /var/tmp). docker-hardened cap-add-net-admin is "equivalent" by its claim in
+// sandboxes/mutations/docker.json.
 
 // Validates `doc` (a JSON text) against docs/<schema>.schema.json; "" when valid.
 std::string SchemaProblems(const std::string& schema, const std::string& doc_path) {
@@ -141,6 +140,13 @@ TEST(MutateTest, DockerHardenedEveryApplicableMutantKilled) {
   // its proof and out of the score. CAP_SYS_PTRACE widens docker's filter, which the new rows see.
   EXPECT_EQ(WithStatus(result, "equivalent"), std::set<std::string>{"cap-add-net-admin"});
   EXPECT_EQ(result["equivalent"], 1);
+  // Without --read-only uid 1000 writes the image's 1777 /var/tmp: the container's own layer
+  // (an overlay, not a memory filesystem), outside the writable list. /dev/shm (a private
+  // tmpfs) is writable in the profile and the mutant alike and is no part of the kill.
+  const nlohmann::json* read_only = Mutant(result, "read-only-removed");
+  ASSERT_NE(read_only, nullptr);
+  EXPECT_EQ((*read_only)["status"], "killed");
+  EXPECT_EQ((*read_only)["flipped"], nlohmann::json({"fs.storage.undeclared-writable"}));
   const nlohmann::json* ptrace = Mutant(result, "cap-add-sys-ptrace");
   ASSERT_NE(ptrace, nullptr);
   EXPECT_EQ((*ptrace)["status"], "killed");

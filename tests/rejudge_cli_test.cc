@@ -138,6 +138,17 @@ TEST(RejudgeCliTest, InferredPolicyMakesDockerHardenedPass) {
                              "/network/egress flipped");
 }
 
+TEST(RejudgeCliTest, InferredPolicyMakesGvisorPass) {
+  if (!BackendAvailable("gvisor", {"docker", "run", "--rm", "--pull", "never", "--runtime", "runsc", "--network",
+                                   "none", "sandprobe/agent:latest", "true"})) {
+    return;
+  }
+  // The same promises under gVisor (runsc, ptrace platform here): --network none, so tier-high's
+  // egress and DNS fail first. About 3.5 s for both runs on this machine.
+  ExpectInferredPolicyPasses("sandboxes/gvisor.json", "policies/tier-high.json", "network",
+                             "/network/egress flipped");
+}
+
 TEST(RejudgeCliTest, InferredPolicyTakesTheMemoryLimitDockerEnforced) {
   if (!BackendAvailable("docker", kDockerUp)) return;
   // tier-low promises 512 MiB; docker-limits-wrong runs with --memory 256m.

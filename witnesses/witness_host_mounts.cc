@@ -159,9 +159,9 @@ std::string SocketWalkDevices(const json& mounts) {
   return out;
 }
 
-// The fs.mounts judges read it; net.unix and priv.runtime_sockets need its walk devices.
+// The fs.mounts and fs.storage judges read it; net.unix and priv.runtime_sockets need its walk devices.
 std::vector<WitnessRow> HostMountWitnesses() {
-  return {{"host_mounts", {"fs.mounts", "fs.read", "fs.alias", "net.unix", "priv.runtime_sockets"},
+  return {{"host_mounts", {"fs.mounts", "fs.storage", "fs.read", "fs.alias", "net.unix", "priv.runtime_sockets"},
            StartHostMountsWitness}};
 }
 
