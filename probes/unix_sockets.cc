@@ -35,8 +35,6 @@ constexpr std::size_t kMaxOpenAtOnce = 128;
 constexpr std::size_t kMaxGroups = 64;
 constexpr std::size_t kMaxProcNetUnixBytes = 1 << 20;
 
-std::string DevText(dev_t dev) { return std::to_string(major(dev)) + ":" + std::to_string(minor(dev)); }
-
 std::string Join(const std::string& dir, const char* name) {
   return dir == "/" ? "/" + std::string(name) : dir + "/" + name;
 }

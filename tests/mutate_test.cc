@@ -68,7 +68,9 @@ nlohmann::json Mutate(const std::string& profile, std::size_t min_operators) {
       EXPECT_TRUE(m["flipped"].empty()) << name;
       EXPECT_NE(m["why"], "") << name << " is " << m["status"] << " without saying why";
     }
-    if (m["status"] != "not_applicable") EXPECT_FALSE(m["applied"].empty()) << name;
+    if (m["status"] != "not_applicable") {
+      EXPECT_FALSE(m["applied"].empty()) << name;
+    }
   }
   EXPECT_NE(RunCommand({"cat", markdown}).out.find("Mutation score **"), std::string::npos);
   return result;
