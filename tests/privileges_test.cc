@@ -434,8 +434,22 @@ TEST(PrivilegesTest, FirejailLetsAUserNamespaceThroughCloneAndUnshare) {
   if (!BackendAvailable("firejail", {"firejail", "--quiet", "--noprofile", "true"})) return;
   CliRun run = RunProfile("sandboxes/firejail.json", kSuite);
   const json& r = run.report;
-  ExpectAllDecided(r);
-  ExpectVerdict(r, "priv.seccomp", "pass");
+  // This firejail hides the run's workspace (under /var/tmp) although tier-low promises it
+  // readable, so the probe cannot answer its launch's fresh control: no pass, and no
+  // too-restrictive fail, rests on such a launch (issue 25). Its leaks stay proven fails.
+  ASSERT_TRUE(r.contains("checks")) << run.err;
+  EXPECT_EQ(r["checks"].size(), 60u);
+  for (const json& c : r["checks"]) {
+    const std::string v = c.value("verdict", "?");
+    if (v == "fail") {
+      EXPECT_EQ(c.value("direction", ""), "too-permissive") << c.value("id", "");
+      continue;
+    }
+    EXPECT_EQ(v, "error") << c.value("id", "?") << ": " << c.value("observed", "");
+    EXPECT_NE(c.value("observed", "").find("although the policy declares {workspace} readable"), std::string::npos)
+        << c.value("id", "?") << ": " << c.value("observed", "");
+  }
+  EXPECT_EQ(run.exit_code, 1) << "a proven leak outranks the errors";
   for (const char* id : {"priv.syscall:clone", "priv.syscall:unshare"}) {
     ExpectVerdict(r, id, "fail");
     const std::string observed = CheckField(r, id, "observed");
