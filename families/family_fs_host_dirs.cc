@@ -406,6 +406,15 @@ std::string HostDirectoryOfMount(const WitnessFacts& witnesses, const nlohmann::
 
 Verdict JudgeHostDirs(const JudgeInput& in) {
   Verdict v = StartVerdict(in);
+  if (std::optional<int> summary = in.facts.Find("fs.mounts", "", "summary")) {
+    if (std::optional<std::string> why = MountTableRefusedByRuntime(in.facts.Fact(*summary))) {
+      v.outcome = Outcome::kSkip;
+      v.expected = "the sandbox's mounts compared with the host's";
+      v.observed = *why;
+      v.evidence.frame_indexes.push_back(*summary);
+      return v;
+    }
+  }
   const Survey s = Look(in, v);
   if (!s.ok) {
     v.outcome = Outcome::kInconclusive;
