@@ -105,5 +105,7 @@ Status ExpandHostDirs(const ExpandInput& in, BatchBuilder& batch);
 // Whether `check` is one of them, and its judge.
 bool IsHostDirCheck(const Check& check);
 Verdict JudgeHostDirs(const JudgeInput& in);
+// The non-empty lines of a check's resolved target (the lists fs.mounts and fs.storage plan).
+std::vector<std::string> NonEmptyLines(const std::string& text);
 
 }  // namespace sandprobe
