@@ -160,6 +160,33 @@ void Lab::Record(SinkReceipt receipt) {
   if (sink_receipts_.size() < kMaxLabReceipts) sink_receipts_.push_back(std::move(receipt));
 }
 
+void Lab::OnSinkRequest(const std::string& host, const std::string& target) {
+  constexpr std::string_view kArm = "/rebinding-arm";
+  const LabName* name = names_.Find(host);
+  std::lock_guard<std::mutex> lock(mu_);
+  rebind_left_ = 0;  // any request ends an armed rebinding
+  if (name == nullptr || name->kind != LabNameKind::kAllowed || !target.starts_with("/sandprobe/") ||
+      !target.ends_with(kArm)) {
+    return;
+  }
+  rebind_name_ = name->name;
+  rebind_left_ = kRebindAnswers;
+  rebind_until_ = std::chrono::steady_clock::now() + kRebindWindow;
+}
+
+const LabName* Lab::Rebound(const LabName& asked) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (rebind_left_ <= 0 || asked.name != rebind_name_ || std::chrono::steady_clock::now() > rebind_until_) {
+    return nullptr;
+  }
+  for (const LabName& name : names_.names) {
+    if (name.kind != LabNameKind::kRebindTarget) continue;
+    --rebind_left_;
+    return &name;
+  }
+  return nullptr;
+}
+
 void Lab::Serve() {
   std::vector<pollfd> fds;
   fds.push_back({stop_fd_, POLLIN, 0});
@@ -196,7 +223,8 @@ void Lab::AnswerDatagrams(int fd) {
         ::recvfrom(fd, buf, sizeof buf, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&peer), &length);
     if (n < 0) return;
     DnsReceipt receipt{.peer = SocketAddressText(peer), .transport = "udp"};
-    const std::string reply = AnswerLabQuery(names_, std::string(buf, static_cast<std::size_t>(n)), receipt);
+    const std::string reply = AnswerLabQuery(names_, std::string(buf, static_cast<std::size_t>(n)), receipt,
+                                               [this](const LabName& asked) { return Rebound(asked); });
     Record(std::move(receipt));  // before the reply: whoever got an answer finds the receipt
     if (!reply.empty()) {
       ::sendto(fd, reply.data(), reply.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&peer), length);
@@ -225,7 +253,8 @@ void Lab::Work() {
       ServeDnsOverTcp(fd, SocketAddressText(peer));
     } else {
       SinkReceipt receipt{.peer = SocketAddressText(peer), .local = local_text, .port = port};
-      ServeSinkConnection(fd, *tls_, receipt);
+      ServeSinkConnection(fd, *tls_, receipt,
+                          [this](const std::string& host, const std::string& target) { OnSinkRequest(host, target); });
       Record(std::move(receipt));
     }
     std::lock_guard<std::mutex> lock(mu_);
@@ -246,7 +275,8 @@ void Lab::ServeDnsOverTcp(int fd, const std::string& peer) {
     std::string query(size, '\0');
     if (!ReadFull(fd, query.data(), size)) return;
     DnsReceipt receipt{.peer = peer, .transport = "tcp"};
-    const std::string reply = AnswerLabQuery(names_, query, receipt);
+    const std::string reply =
+        AnswerLabQuery(names_, query, receipt, [this](const LabName& asked) { return Rebound(asked); });
     Record(receipt);
     if (reply.empty()) return;
     const std::string framed = std::string{static_cast<char>(reply.size() >> 8), static_cast<char>(reply.size() & 0xff)} + reply;

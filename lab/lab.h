@@ -7,12 +7,18 @@
 // nothing else is reachable from inside. The receipts are the facts: what reached the lab, never
 // what a probe says it sent.
 //
+// Rebinding (net.bypass): a request whose target ends in "/rebinding-arm" with the Host of an
+// allowed name arms that name: its next kRebindAnswers answers (within kRebindWindow) are the
+// rebind target's addresses (lab/lab_names.h kRebindTarget) instead of its own. Any later HTTP request to any sink
+// ends it, so a rebinding never outlives the one request that tests it.
+//
 // Threads: one polls the listeners and answers UDP queries; kSinkWorkers serve accepted
 // connections (each bounded by lab/lab_sinks.h's limits). All stop in the destructor.
 #pragma once
 
 #include <sys/socket.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -51,6 +57,8 @@ class Lab {
   static constexpr std::size_t kMaxLabReceipts = 1024;
   static constexpr int kSinkWorkers = 4;
   static constexpr std::size_t kMaxQueuedConnections = 64;
+  static constexpr int kRebindAnswers = 8;
+  static constexpr std::chrono::milliseconds kRebindWindow{5000};
 
  private:
   struct Listener {
@@ -65,6 +73,8 @@ class Lab {
   void ServeDnsOverTcp(int fd, const std::string& peer);
   void Record(DnsReceipt receipt);
   void Record(SinkReceipt receipt);
+  void OnSinkRequest(const std::string& host, const std::string& target);
+  const LabName* Rebound(const LabName& asked);
 
   LabNames names_;
   LabNamespace netns_;
@@ -80,6 +90,10 @@ class Lab {
   std::vector<int> serving_;   // being served: shut down to stop
   std::vector<DnsReceipt> dns_receipts_;
   std::vector<SinkReceipt> sink_receipts_;
+  // The armed rebinding (guarded by mu_): the name, answers left, until when.
+  std::string rebind_name_;
+  int rebind_left_ = 0;
+  std::chrono::steady_clock::time_point rebind_until_;
 };
 
 // "192.0.2.10:80", "[2001:db8:a::a]:443"; an IPv4-mapped IPv6 address as the IPv4 one.

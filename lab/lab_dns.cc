@@ -75,7 +75,8 @@ int BuildResponse(std::uint16_t id, bool rd, int rcode, const char* name, int ty
 
 }  // namespace
 
-std::string AnswerLabQuery(const LabNames& names, const std::string& query, DnsReceipt& receipt) {
+std::string AnswerLabQuery(const LabNames& names, const std::string& query, DnsReceipt& receipt,
+                           const LabRebind& rebind) {
   ns_msg msg;
   if (query.size() > kMaxLabDnsMessage ||
       ::ns_initparse(reinterpret_cast<const unsigned char*>(query.data()), static_cast<int>(query.size()),
@@ -106,6 +107,9 @@ std::string AnswerLabQuery(const LabNames& names, const std::string& query, DnsR
   receipt.name = name;
   receipt.type = TypeText(type);
   const LabName* entry = names.Find(name);
+  if (entry != nullptr && rebind) {
+    if (const LabName* instead = rebind(*entry); instead != nullptr) entry = instead;
+  }
   const IpAddress* address = nullptr;
   if (entry != nullptr && klass == ns_c_in && type == ns_t_a) address = &entry->v4;
   if (entry != nullptr && klass == ns_c_in && type == ns_t_aaaa) address = &entry->v6;

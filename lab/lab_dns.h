@@ -8,6 +8,7 @@
 // The resolver never forwards: it has nowhere to forward to.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "lab/lab_names.h"
@@ -26,7 +27,12 @@ struct DnsReceipt {
 
 // The response to `query` (empty: no reply, e.g. not a query at all) and the receipt's name,
 // type, rcode and answer fields. `query` may be anything a sandbox sent.
-std::string AnswerLabQuery(const LabNames& names, const std::string& query, DnsReceipt& receipt);
+// `rebind`, when set, is asked for every lab name found: the name whose addresses to answer
+// instead (net.bypass's rebinding: an allowed name answered once with a control's addresses),
+// or nullptr for the name's own.
+using LabRebind = std::function<const LabName*(const LabName& asked)>;
+std::string AnswerLabQuery(const LabNames& names, const std::string& query, DnsReceipt& receipt,
+                           const LabRebind& rebind = {});
 
 // The largest DNS message the lab reads or writes (UDP without EDNS: 512 bytes; TCP: bounded
 // here, since the lab's answers are never larger than one record).

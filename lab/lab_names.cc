@@ -50,6 +50,7 @@ std::string_view LabNameKindName(LabNameKind kind) {
     case LabNameKind::kGluedSuffix: return "glued-suffix";
     case LabNameKind::kSubdomain: return "subdomain";
     case LabNameKind::kWildcardBase: return "wildcard-base";
+    case LabNameKind::kRebindTarget: return "rebind-target";
   }
   return "?";
 }
@@ -88,6 +89,7 @@ StatusOr<LabNames> MakeLabNames(const std::vector<AllowEntry>& allow) {
   for (std::string_view name : kUnrelatedNames) {
     Add(out, seen, allow, std::string(name), LabNameKind::kUnrelated, "", controls);
   }
+  Add(out, seen, allow, "rebound.sandprobe-control.test", LabNameKind::kRebindTarget, "", controls);
   for (const auto& [name, entry] : bases) {
     if (controls + 5 > kMaxLabNamesPerRange) break;  // the controls of the first names suffice
     const std::string& text = entry->text;

@@ -27,6 +27,8 @@ enum class LabNameKind {
   kGluedSuffix,      // "ALLOWED-evil.test": the allowed name glued before a denied suffix
   kSubdomain,        // "evil.ALLOWED": a subdomain of an exactly allowed name (another name)
   kWildcardBase,     // "base" of a "*.base" entry: the wildcard allows strict subdomains only
+  kRebindTarget,     // "rebound.sandprobe-control.test": where an armed rebinding points an allowed
+                     // name (lab/lab.h); a control address of its own, so no other check sees it
 };
 std::string_view LabNameKindName(LabNameKind kind);  // "allowed", "unrelated", ...
 

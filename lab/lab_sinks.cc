@@ -48,7 +48,8 @@ int PeekFirstByte(int fd) {
 
 // Reads an HTTP head from `stream` into `receipt`; answers it. Returns the CONNECT target when
 // it was a CONNECT (answered 200: the caller reads the tunnel), else "".
-std::string ServeHttp(const Stream& stream, const std::string& head, SinkReceipt& receipt) {
+std::string ServeHttp(const Stream& stream, const std::string& head, SinkReceipt& receipt,
+                      const SinkRequestHook& on_request) {
   std::string target;
   if (!ParseHttpHead(head, receipt.http_method, target, receipt.http_host)) return "";
   if (receipt.http_method == "CONNECT") {
@@ -56,18 +57,19 @@ std::string ServeHttp(const Stream& stream, const std::string& head, SinkReceipt
     return target;
   }
   receipt.http_target = target;
+  if (on_request) on_request(receipt.http_host, target);
   stream.Write(kNoContent);
   return "";
 }
 
 // One TLS session on `fd`: the SNI, then the HTTP request inside it, if the handshake finishes.
-void ServeTls(int fd, const LabTlsContext& tls, SinkReceipt& receipt) {
+void ServeTls(int fd, const LabTlsContext& tls, SinkReceipt& receipt, const SinkRequestHook& on_request) {
   SSL* ssl = tls.NewServerSsl(fd, &receipt.tls_sni);
   if (ssl == nullptr) return;
   if (SSL_accept(ssl) == 1) {
     receipt.tls_handshake_done = true;
     const Stream stream{fd, ssl};
-    std::string connect_inside = ServeHttp(stream, ReadHead(stream), receipt);
+    std::string connect_inside = ServeHttp(stream, ReadHead(stream), receipt, on_request);
     (void)connect_inside;  // a CONNECT inside TLS is recorded by its method and Host only
     SSL_shutdown(ssl);
   }
@@ -118,14 +120,14 @@ bool ParseHttpHead(const std::string& head, std::string& method, std::string& ta
   return true;
 }
 
-void ServeSinkConnection(int fd, const LabTlsContext& tls, SinkReceipt& receipt) {
+void ServeSinkConnection(int fd, const LabTlsContext& tls, SinkReceipt& receipt, const SinkRequestHook& on_request) {
   const timeval timeout{kSinkReadMs / 1000, (kSinkReadMs % 1000) * 1000};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
   const int first = PeekFirstByte(fd);
   if (first == kTlsHandshakeRecord) {
     receipt.protocol = SinkProtocol::kTls;
-    ServeTls(fd, tls, receipt);
+    ServeTls(fd, tls, receipt, on_request);
     return;
   }
   const Stream plain{fd};
@@ -137,13 +139,13 @@ void ServeSinkConnection(int fd, const LabTlsContext& tls, SinkReceipt& receipt)
     return;
   }
   receipt.protocol = SinkProtocol::kHttp;
-  receipt.connect_target = ServeHttp(plain, head, receipt);
+  receipt.connect_target = ServeHttp(plain, head, receipt, on_request);
   if (receipt.connect_target.empty()) return;
   // The tunnel, read once: TLS (its SNI) or plain HTTP (its Host); nothing deeper.
   if (PeekFirstByte(fd) == kTlsHandshakeRecord) {
-    ServeTls(fd, tls, receipt);
+    ServeTls(fd, tls, receipt, on_request);
   } else {
-    ServeHttp(plain, ReadHead(plain), receipt);
+    ServeHttp(plain, ReadHead(plain), receipt, on_request);
   }
 }
 

@@ -7,6 +7,7 @@
 // reads, each waiting at most kSinkReadMs; a TLS handshake is bounded by the same socket timeouts.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "lab/lab_tls.h"
@@ -38,9 +39,13 @@ constexpr int kSinkReadMs = 1000;
 // false when `head` does not start with one.
 bool ParseHttpHead(const std::string& head, std::string& method, std::string& target, std::string& host);
 
+// Called with each non-CONNECT HTTP request's Host and target before it is answered, so that
+// what the lab does on a request (arming a rebinding) happens before the client hears back.
+using SinkRequestHook = std::function<void(const std::string& host, const std::string& target)>;
+
 // Serves the accepted connection `fd` (blocking; its timeouts are set here) and fills
 // `receipt`'s protocol fields. Does not close `fd`.
-void ServeSinkConnection(int fd, const LabTlsContext& tls, SinkReceipt& receipt);
+void ServeSinkConnection(int fd, const LabTlsContext& tls, SinkReceipt& receipt, const SinkRequestHook& on_request = {});
 
 // Printable ASCII only (others become '?'), at most `cap` characters.
 std::string PrintableText(const std::string& text, std::size_t cap);

@@ -162,6 +162,40 @@ TEST(LabTest, ResolverAnswersAllowedAndControlNamesAndRecordsEachQuery) {
   EXPECT_EQ(receipts[3].rcode, "NXDOMAIN");
 }
 
+// Rebinding (lab/lab.h): the allowed name answers its own address until an arming request
+// reaches a sink; then the rebind target's, until the next request reaches any sink.
+TEST(LabTest, AnArmingRequestRebindsTheAllowedNameUntilTheNextRequest) {
+  std::unique_ptr<Lab> lab = StartLab();
+  ASSERT_TRUE(lab);
+  const LabName* target = nullptr;
+  for (const LabName& name : lab->names().names) {
+    if (name.kind == LabNameKind::kRebindTarget) target = &name;
+  }
+  ASSERT_NE(target, nullptr);
+  Status inside = lab->network_namespace().RunInside([&] {
+    EXPECT_EQ(Resolve("203.0.113.53", "pkg.lab.test", ns_t_a, false).second, "192.0.2.10");
+    // An arming request for a control name arms nothing.
+    Exchange("192.0.2.10", 80, "GET /sandprobe/n/rebinding-arm HTTP/1.1\r\nHost: unrelated.evil.test\r\n\r\n");
+    EXPECT_EQ(Resolve("203.0.113.53", "pkg.lab.test", ns_t_a, false).second, "192.0.2.10");
+    const std::string armed =
+        Exchange("192.0.2.10", 80, "GET /sandprobe/n/rebinding-arm HTTP/1.1\r\nHost: PKG.lab.test.\r\n\r\n");
+    EXPECT_EQ(armed.substr(0, 12), "HTTP/1.1 204");
+    // Armed before the reply: the next lookups (both types, UDP and TCP) answer the target.
+    EXPECT_EQ(Resolve("203.0.113.53", "pkg.lab.test", ns_t_a, false).second, target->v4.Text());
+    EXPECT_EQ(Resolve("2001:db8:53::53", "pkg.lab.test", ns_t_aaaa, true).second, target->v6.Text());
+    EXPECT_EQ(Resolve("203.0.113.53", "evilpkg.lab.test", ns_t_a, false).second,
+              lab->names().Find("evilpkg.lab.test")->v4.Text());  // other names are untouched
+    Exchange(target->v4.Text(), 80, "GET /sandprobe/n/rebinding HTTP/1.1\r\nHost: pkg.lab.test\r\n\r\n");
+    EXPECT_EQ(Resolve("203.0.113.53", "pkg.lab.test", ns_t_a, false).second, "192.0.2.10");
+    return Status::Ok();
+  });
+  ASSERT_TRUE(inside.ok()) << inside.message();
+  std::vector<DnsReceipt> receipts = lab->DnsReceipts();
+  ASSERT_EQ(receipts.size(), 6u);
+  EXPECT_EQ(receipts[2].name, "pkg.lab.test");
+  EXPECT_EQ(receipts[2].answer, target->v4.Text());
+}
+
 TEST(LabTest, SinksRecordHostConnectTargetAndSni) {
   std::unique_ptr<Lab> lab = StartLab();
   ASSERT_TRUE(lab);

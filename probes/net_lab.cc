@@ -5,6 +5,12 @@
 // the status line of the answer. The lab's sinks record what arrived; the host judges by that
 // (families/family_net_lab.cc), never by this fact.
 //
+// net.bypass's spellings may say more (families/family_net_bypass.cc): "NAME@HOST" connects to
+// NAME and sends Host HOST (through a proxy: a CONNECT to NAME:80, then the request inside the
+// tunnel); a first label "NONCE" is replaced by the launch's nonce, and such a name is also
+// looked up with getaddrinfo when a proxy is declared; an IPv6 zone id ("%1") is kept for
+// getaddrinfo and written "%25" in Host.
+//
 // With "--proxy env|URL" first (the policy declares the proxy the sandbox's traffic goes
 // through; probes/net_lab_proxy.h) each request goes to that proxy as a forward-proxy request
 // instead, and the proxy resolves and connects.
@@ -146,8 +152,11 @@ void Exchange(int fd, const std::string& request, json& fact) {
   fact["status"] = status;
 }
 
-// The request as a forward-proxy request to `proxy`, which resolves and connects itself.
-json& ThroughProxy(const LabProxy& proxy, const std::string& host, const std::string& target, json& fact) {
+// The request as a forward-proxy request to `proxy`, which resolves and connects itself. When
+// `host` differs from `connect_to` (fronting), a CONNECT to `connect_to`:80 instead, and the
+// request with Host `host` inside the tunnel.
+json& ThroughProxy(const LabProxy& proxy, const std::string& connect_to, const std::string& host,
+                   const std::string& target, json& fact) {
   fact["proxy"] = proxy.address;
   const int fd = ConnectWithin(reinterpret_cast<const sockaddr*>(&proxy.sockaddr), proxy.sockaddr_length);
   if (fd < 0) {
@@ -156,10 +165,22 @@ json& ThroughProxy(const LabProxy& proxy, const std::string& host, const std::st
   }
   const std::string authorization =
       proxy.authorization.empty() ? "" : "Proxy-Authorization: " + proxy.authorization + "\r\n";
-  Exchange(fd,
-           "GET http://" + host + target + " HTTP/1.1\r\nHost: " + host + "\r\n" + authorization +
-               "User-Agent: sandprobe\r\nConnection: close\r\n\r\n",
-           fact);
+  if (connect_to == host) {
+    Exchange(fd,
+             "GET http://" + host + target + " HTTP/1.1\r\nHost: " + host + "\r\n" + authorization +
+                 "User-Agent: sandprobe\r\nConnection: close\r\n\r\n",
+             fact);
+  } else {
+    Exchange(fd, "CONNECT " + connect_to + ":80 HTTP/1.1\r\nHost: " + connect_to + ":80\r\n" + authorization + "\r\n",
+             fact);
+    if (fact.value("ok", false) && fact.value("status", 0) == 200) {
+      fact.erase("status");
+      Exchange(fd, "GET " + target + " HTTP/1.1\r\nHost: " + host + "\r\nUser-Agent: sandprobe\r\nConnection: close\r\n\r\n",
+               fact);
+    } else if (fact.value("ok", false)) {
+      Fail(fact, "connect", "EACCES");  // the proxy refused the CONNECT
+    }
+  }
   ::close(fd);
   return fact;
 }
@@ -176,22 +197,44 @@ json TryName(const ProbeContext& ctx, const std::string& family, const std::stri
             const LabProxy& proxy) {
   const std::size_t eq = arg.find('=');
   const std::string path = eq == std::string::npos ? arg : arg.substr(0, eq);
-  const std::string name = eq == std::string::npos ? arg : arg.substr(eq + 1);
+  const std::string spelling = eq == std::string::npos ? arg : arg.substr(eq + 1);
+  // "NAME@HOST": connect to NAME, say Host HOST (fronting); a first label "NONCE" is this
+  // launch's nonce (a name no cache or earlier launch has seen: DNS exfiltration).
+  const std::size_t at = spelling.find('@');
+  std::string name = spelling.substr(0, at);
+  const bool nonce_name = name.starts_with("NONCE.");
+  if (nonce_name) name = ctx.nonce + name.substr(5);
   const std::string target = "/sandprobe/" + ctx.nonce + (eq == std::string::npos ? "" : "/" + path);
   json fact = {{"family", family}, {"path", path}, {"nonce", ctx.nonce}};
-  if (eq != std::string::npos) fact["spelling"] = name;
+  if (eq != std::string::npos) fact["spelling"] = spelling;
   if (!refuse.detail.empty()) {
     Fail(fact, refuse.step, "EPERM");
     fact["detail"] = refuse.detail;
     return fact;
   }
-  // Host as a client writes it for that URL: an IPv6 literal in brackets.
-  const std::string host = name.find(':') == std::string::npos ? name : "[" + name + "]";
-  if (!proxy.spec.empty()) return ThroughProxy(proxy, host, target, fact);
+  // Host as a client writes it for that URL: an IPv6 literal in brackets, its zone id's "%"
+  // as "%25" (RFC 6874).
+  const auto url_host = [](std::string text) {
+    if (text.find(':') == std::string::npos) return text;
+    if (const std::size_t zone = text.find('%'); zone != std::string::npos) text.insert(zone + 1, "25");
+    return "[" + text + "]";
+  };
+  const std::string connect_host = url_host(name);
+  const std::string host = at == std::string::npos ? connect_host : spelling.substr(at + 1);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
+  if (!proxy.spec.empty()) {
+    // A nonce name is looked up here first as well: the sandbox's own resolver is the DNS
+    // path out that a proxy does not close.
+    if (nonce_name) {
+      const int rc = ::getaddrinfo(name.c_str(), "80", &hints, &found);
+      if (rc == 0) ::freeaddrinfo(found);
+      else fact["gai_error"] = GaiErrorName(rc);
+    }
+    return ThroughProxy(proxy, connect_host, host, target, fact);
+  }
   const int rc = ::getaddrinfo(name.c_str(), "80", &hints, &found);
   if (rc != 0) {
     fact["ok"] = false;
@@ -257,8 +300,8 @@ std::string CheckNetBypassArgs(const FamilyArgs& all) {
   for (const std::string& arg : args) {
     const std::size_t eq = arg.find('=');
     if (eq == std::string::npos || !IsSpelling(arg.substr(0, eq), kHostChars) ||
-        !IsSpelling(arg.substr(eq + 1), "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:")) {
-      return "net.bypass: not VARIANT=SPELLING (a host name or a numeric address): " + arg;
+        !IsSpelling(arg.substr(eq + 1), "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:%@")) {
+      return "net.bypass: not VARIANT=SPELLING (a host name or a numeric address, [@HOST]): " + arg;
     }
   }
   return "";

@@ -64,6 +64,7 @@ StatusOr<std::unique_ptr<RunLab>> RunLab::StartIfNeeded(const Policy& policy, co
 std::map<std::string, std::string> RunLab::PlanValues() const {
   std::string allowed, controls;
   for (const LabName& name : lab_->names().names) {
+    if (name.kind == LabNameKind::kRebindTarget) continue;  // net.bypass's rebinding only
     std::string& list = name.kind == LabNameKind::kAllowed ? allowed : controls;
     list += (list.empty() ? "" : ",") + name.name;
   }

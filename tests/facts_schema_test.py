@@ -113,7 +113,8 @@ def direct_invocations(fx):
         # On the host the resolver is not the lab's: the probe refuses to resolve (resolv.conf
         # shape); the lab's shapes come from the lab run (tests/lab_test.cc's reports).
         "net.lab": [["pkg.lab.test", "evilpkg.lab.test"]],
-        "net.bypass": [["decimal=3325256714", "trailing-dot=unrelated.evil.test."]],
+        "net.bypass": [["decimal=3325256714", "trailing-dot=unrelated.evil.test.", "zone-id=2001:db8:c::a%1",
+                        "fronting=pkg.lab.test@fronted.unrelated.evil.test", "dns-exfil=NONCE.unrelated.evil.test"]],
         "priv.identity": [[]],
         "priv.caps": [[]],
         "priv.seccomp": [[]],

@@ -77,22 +77,32 @@ TEST(LabDenoTest, AllowNetWithOneNameReachesItAndRefusesEveryControlAndSpellingT
   EXPECT_NE(CheckField(s, "net.allow.reachable:pkg.lab.test", "observed").find("Host pkg.lab.test /sandprobe/"),
             std::string::npos)
       << CheckField(s, "net.allow.reachable:pkg.lab.test", "observed");
-  // Deno 2.9.6 refuses every control name and every spelling: no receipt for any of them.
+  // Deno 2.9.6 refuses every control name and every spelling of the denied destination (zone id
+  // and the nonce lookup included): no receipt for any of them. It judges the name only, so the
+  // two bypasses that keep the allowed name get through, both true: rebinding (the name's later
+  // lookup answered the rebind target, and Deno connected there) and fronting (a denied Host
+  // sent over the allowed connection).
+  const std::set<std::string> through = {"net.bypass.refused:rebinding", "net.bypass.refused:fronting"};
   const auto controls = Verdicts(s, "net.allow.refused:");
   const auto bypasses = Verdicts(s, "net.bypass.refused:");
   EXPECT_GE(controls.size(), 5u);
-  EXPECT_EQ(bypasses.size(), 8u);
+  EXPECT_EQ(bypasses.size(), 12u);
   for (const auto* group : {&controls, &bypasses}) {
     for (const auto& [id, verdict] : *group) {
+      if (through.count(id)) {
+        EXPECT_EQ(verdict, "fail") << id << ": " << CheckField(s, id, "observed");
+        EXPECT_NE(CheckField(s, id, "observed").find("the lab received"), std::string::npos) << id;
+        continue;
+      }
       EXPECT_EQ(verdict, "pass") << id << ": " << CheckField(s, id, "observed");
       // Deno's own refusal, at the lookup (names, IPv4 spellings) or the connect (IPv6 literals).
       EXPECT_NE(CheckField(s, id, "observed").find("EACCES"), std::string::npos) << id;
     }
   }
-  EXPECT_EQ(Count(s, "fail"), 0) << strict.out;
+  EXPECT_EQ(Count(s, "fail"), 2) << strict.out;
   // The one thing not judged: the JS probe has no socket scan (net.unix.runtime-api).
   EXPECT_EQ(Count(s, "error"), 0) << strict.out;
-  EXPECT_EQ(strict.exit_code, 3) << strict.out;
+  EXPECT_EQ(strict.exit_code, 1) << strict.out;
   ExpectNothingLeftTheLab(s);
 
   CliRun leaky = RunProfile("sandboxes/deno-allow-net-leaky.json", suite);
@@ -108,7 +118,7 @@ TEST(LabDenoTest, AllowNetWithOneNameReachesItAndRefusesEveryControlAndSpellingT
       EXPECT_NE(CheckField(l, id, "observed").find("the lab received"), std::string::npos) << id;
     }
   }
-  EXPECT_EQ(Verdicts(l, "net.bypass.refused:").size(), 8u);
+  EXPECT_EQ(Verdicts(l, "net.bypass.refused:").size(), 12u);
   ExpectNothingLeftTheLab(l);
 }
 

@@ -106,8 +106,22 @@ TEST(LabRunTest, BwrapWithoutAnAllowlistPassesTheAllowedNameAndFailsEveryControl
     if (id.rfind("net.bypass.refused:", 0) != 0) continue;
     ++bypasses;
     EXPECT_EQ(check.value("verdict", ""), "fail") << id << ": " << check.value("observed", "");
+    EXPECT_NE(check.value("observed", "").find("the lab received"), std::string::npos) << id;
   }
-  EXPECT_EQ(bypasses, 8);
+  // The 9 spellings, rebinding, fronting and (lab-allow-one filters DNS) DNS exfiltration.
+  EXPECT_EQ(bypasses, 12);
+  for (const char* id : {"net.bypass.refused:zone-id", "net.bypass.refused:rebinding", "net.bypass.refused:fronting",
+                         "net.bypass.refused:dns-exfil"}) {
+    EXPECT_NE(FindCheck(r, id), nullptr) << id;
+  }
+  // Rebinding reached the rebind target (an address of no allowed name), fronting carried the
+  // denied Host to the allowed address, the exfiltrating lookup reached the lab's resolver.
+  EXPECT_NE(FindCheck(r, "net.bypass.refused:rebinding")->value("observed", "").find("Host pkg.lab.test"),
+            std::string::npos);
+  EXPECT_NE(FindCheck(r, "net.bypass.refused:fronting")->value("observed", "").find("Host fronted.unrelated.evil.test"),
+            std::string::npos);
+  EXPECT_NE(FindCheck(r, "net.bypass.refused:dns-exfil")->value("observed", "").find(".unrelated.evil.test"),
+            std::string::npos);
   // The host names are judged in the lab now, not skipped as untested.
   for (const json& check : r["checks"]) {
     EXPECT_NE(check.value("id", ""), "net.allow.untested:pkg.lab.test");

@@ -1587,12 +1587,12 @@ async function trapAsyncErrors(promise) {
 
 const kMaxLabNames = 512;
 const kLabHostChars = /^[A-Za-z0-9.-]{1,253}$/;
-const kLabSpellingChars = /^[A-Za-z0-9.:-]{1,253}$/;
+const kLabSpellingChars = /^[A-Za-z0-9.:%@-]{1,253}$/;
 
 // 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32 (an IPv4-mapped address counts
 // by its IPv4 part).
 function inDocumentationRange(address) {
-  const text = address.toLowerCase();
+  const text = address.toLowerCase().replace(/%.*$/, "");  // a zone id says nothing of the range
   if (isIPv4(text)) return /^(192\.0\.2|198\.51\.100|203\.0\.113)\./.test(text);
   if (!isIPv6(text)) return false;
   const mapped = /^::ffff:([0-9.]+)$/.exec(text);
@@ -1718,7 +1718,7 @@ function findLabProxy(spec) {
 }
 
 // The request as a forward-proxy request: the proxy resolves and connects.
-async function labThroughProxy(proxy, host, target, fact) {
+async function labThroughProxy(proxy, connectHost, host, target, fact) {
   fact.proxy = proxy.address;
   let conn;
   try {
@@ -1733,8 +1733,16 @@ async function labThroughProxy(proxy, host, target, fact) {
   }
   try {
     const authorization = proxy.authorization ? `Proxy-Authorization: ${proxy.authorization}\r\n` : "";
-    return await labExchange(conn, `GET http://${host}${target} HTTP/1.1\r\nHost: ${host}\r\n${authorization}` +
-      "User-Agent: sandprobe\r\nConnection: close\r\n\r\n", fact);
+    if (connectHost === host) {
+      return await labExchange(conn, `GET http://${host}${target} HTTP/1.1\r\nHost: ${host}\r\n${authorization}` +
+        "User-Agent: sandprobe\r\nConnection: close\r\n\r\n", fact);
+    }
+    // Fronting: a CONNECT to connectHost:80, then the request for `host` inside the tunnel.
+    await labExchange(conn, `CONNECT ${connectHost}:80 HTTP/1.1\r\nHost: ${connectHost}:80\r\n${authorization}\r\n`, fact);
+    if (!fact.ok) return fact;
+    if (fact.status !== 200) return fail(fact, "connect", new ProbeError("EACCES"));  // the proxy refused it
+    delete fact.status;
+    return await labExchange(conn, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nUser-Agent: sandprobe\r\nConnection: close\r\n\r\n`, fact);
   } finally {
     conn.close();
   }
@@ -1744,17 +1752,34 @@ async function labThroughProxy(proxy, host, target, fact) {
 async function tryLabName(ctx, family, arg, refuse, proxy) {
   const eq = arg.indexOf("=");
   const path = eq < 0 ? arg : arg.slice(0, eq);
-  const name = eq < 0 ? arg : arg.slice(eq + 1);
+  const spelling = eq < 0 ? arg : arg.slice(eq + 1);
+  // As natively: "NAME@HOST" connects to NAME and sends Host HOST (fronting); a first label
+  // "NONCE" is the launch's nonce (DNS exfiltration), also looked up when a proxy is declared.
+  const at = spelling.indexOf("@");
+  let name = at < 0 ? spelling : spelling.slice(0, at);
+  const nonceName = name.startsWith("NONCE.");
+  if (nonceName) name = ctx.nonce + name.slice(5);
   const target = `/sandprobe/${ctx.nonce}${eq < 0 ? "" : `/${path}`}`;
   const fact = { family, path, nonce: ctx.nonce };
-  if (eq >= 0) fact.spelling = name;
+  if (eq >= 0) fact.spelling = spelling;
   if (refuse) {
     const { step, detail, ...error } = refuse;
     return Object.assign(fact, { ok: false, step, ...error, detail });
   }
-  // Host as a client writes it for that URL: an IPv6 literal in brackets.
-  const host = name.includes(":") ? `[${name}]` : name;
-  if (proxy) return labThroughProxy(proxy, host, target, fact);
+  // Host as a client writes it for that URL: an IPv6 literal in brackets, a zone's "%" as "%25".
+  const connectHost = name.includes(":") ? `[${name.replace("%", "%25")}]` : name;
+  const host = at < 0 ? connectHost : spelling.slice(at + 1);
+  if (proxy) {
+    if (nonceName) {
+      try {
+        await withTimeout(lookupAll(name), 2 * kNetWaitMs);
+      } catch (error) {
+        const gai = gaiErrorName(error);
+        if (gai) fact.gai_error = gai;
+      }
+    }
+    return labThroughProxy(proxy, connectHost, host, target, fact);
+  }
   let found;
   try {
     found = await withTimeout(lookupAll(name), 2 * kNetWaitMs);
