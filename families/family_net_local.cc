@@ -80,9 +80,12 @@ Status ExpandUnix(const ExpandInput& in, BatchBuilder& batch) {
 
 // A scan whose reads the runtime's permission layer refused (the JS probe's "refused": the mount
 // table, /proc/net/unix, directories of the walk) proves no absence: the pass stands only when
-// that runtime also refused every unix connect the probe tried (a gate in front of connect(),
-// as Deno's --allow-read/--allow-write: a socket the scan could not see is not reachable either);
-// otherwise (Node: connect is not gated) nothing is proven. A runtime API that answered fails
+// that runtime also refused every unix connect the probe tried: a gate in front of connect()
+// (Deno 2.9 wants --allow-net for "unix:PATH" and write access to PATH: deno-strict grants
+// neither, so it refuses a socket even inside its workspace), so a socket the scan could not see
+// is not reachable through the runtime either, outside what the runtime's grants allow. Where the
+// grants allow some connects (a writable directory and --allow-net), the sockets in them are
+// what this cannot see. Otherwise (Node: connect is not gated) nothing is proven. A runtime API that answered fails
 // whatever the scan missed (the fail stands, the refusals noted).
 void JudgePartialScan(const JudgeInput& in, const json& summary, Verdict& v) {
   const std::int64_t refused = summary.value("refused", std::int64_t{0});
