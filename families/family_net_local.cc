@@ -81,7 +81,7 @@ Status ExpandUnix(const ExpandInput& in, BatchBuilder& batch) {
 // A scan whose reads the runtime's permission layer refused (the JS probe's "refused": the mount
 // table, /proc/net/unix, directories of the walk) proves no absence: the pass stands only when
 // that runtime also refused every unix connect the probe tried: a gate in front of connect()
-// (Deno 2.9 wants --allow-net for "unix:PATH" and write access to PATH: deno-strict grants
+// (Deno 2.9 wants --allow-net for "unix:PATH" and read and write access to PATH: deno-strict grants
 // neither, so it refuses a socket even inside its workspace), so a socket the scan could not see
 // is not reachable through the runtime either, outside what the runtime's grants allow. Where the
 // grants allow some connects (a writable directory and --allow-net), the sockets in them are
