@@ -58,6 +58,13 @@ void ApplyCanaryWatch(const JudgeInput& in, Verdict& v);
 // The host witness entry of `path` (observed["host_paths"]["paths"][path]), or null.
 const nlohmann::json* HostPathFact(const WitnessFacts& witnesses, const std::string& path);
 
+// Why the mount table was not the probe's to read, when the runtime's own permission model
+// refused it (a language-runtime sandbox: the JS probe's "denied_by": "runtime-permission");
+// nullopt otherwise. There the code runs in the host's mount namespace and the runtime, not a
+// mount namespace, is the boundary: fs.read and fs.alias judge it, and fs.mounts checks skip
+// saying so (family_fs_mounts.cc).
+std::optional<std::string> MountTableRefusedByRuntime(const nlohmann::json& summary);
+
 // Expansion and judgement of fs.mounts (family_fs_mounts.cc).
 Status ExpandFsMounts(const ExpandInput& in, BatchBuilder& batch);
 Verdict JudgeFsMounts(const JudgeInput& in);
@@ -98,5 +105,7 @@ Status ExpandHostDirs(const ExpandInput& in, BatchBuilder& batch);
 // Whether `check` is one of them, and its judge.
 bool IsHostDirCheck(const Check& check);
 Verdict JudgeHostDirs(const JudgeInput& in);
+// The non-empty lines of a check's resolved target (the lists fs.mounts and fs.storage plan).
+std::vector<std::string> NonEmptyLines(const std::string& text);
 
 }  // namespace sandprobe

@@ -186,18 +186,6 @@ bool HandedIn(const HostView& host, const SandboxMount& m, const std::string& ho
   return false;
 }
 
-std::vector<std::string> SplitLines(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) out.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 std::string Describe(const Sighting& s) {
   return fmt::format("{} ({}; mount {}, dev {}, {})", s.at, s.how, s.mount->fact->value("mount_id", 0), s.mount->dev,
                      s.mount->read_only ? "ro" : "rw");
@@ -317,7 +305,7 @@ Verdict JudgeCriticalDir(const JudgeInput& in, const Survey& s, Verdict v) {
 }
 
 Verdict JudgeOtherDirs(const JudgeInput& in, const Survey& s, Verdict v) {
-  const std::vector<std::string> readable = SplitLines(in.check.resolved_target);
+  const std::vector<std::string> readable = NonEmptyLines(in.check.resolved_target);
   v.expected = "no host directory visible beyond what the harness hands in and the policy declares readable";
   v.remediation = "mount only the host directories the workload needs, and declare them in the policy's "
                   "filesystem.readable (and writable) lists";
@@ -404,8 +392,29 @@ std::string HostDirectoryOfMount(const WitnessFacts& witnesses, const nlohmann::
   return HostPathOf(m, host.mounts);
 }
 
+std::vector<std::string> NonEmptyLines(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
 Verdict JudgeHostDirs(const JudgeInput& in) {
   Verdict v = StartVerdict(in);
+  if (std::optional<int> summary = in.facts.Find("fs.mounts", "", "summary")) {
+    if (std::optional<std::string> why = MountTableRefusedByRuntime(in.facts.Fact(*summary))) {
+      v.outcome = Outcome::kSkip;
+      v.expected = "the sandbox's mounts compared with the host's";
+      v.observed = *why;
+      v.evidence.frame_indexes.push_back(*summary);
+      return v;
+    }
+  }
   const Survey s = Look(in, v);
   if (!s.ok) {
     v.outcome = Outcome::kInconclusive;

@@ -86,6 +86,14 @@ Status ExpandFsMounts(const ExpandInput& in, BatchBuilder& batch) {
   return ExpandHostDirs(in, batch);
 }
 
+std::optional<std::string> MountTableRefusedByRuntime(const nlohmann::json& summary) {
+  if (FactOk(summary) || Str(summary, "denied_by") != "runtime-permission") return std::nullopt;
+  return fmt::format("not expressible here: the runtime's permission model refused /proc/self/mountinfo to the "
+                     "code it runs ({}); its code shares the host's mount namespace, so the runtime's "
+                     "permissions, judged by fs.read and fs.alias, are the boundary",
+                     Str(summary, "runtime_error").empty() ? "refused" : Str(summary, "runtime_error"));
+}
+
 Verdict JudgeFsMounts(const JudgeInput& in) {
   if (IsHostDirCheck(in.check)) return JudgeHostDirs(in);
   Verdict v = StartVerdict(in);
@@ -99,6 +107,14 @@ Verdict JudgeFsMounts(const JudgeInput& in) {
                         "directories the workload needs";
   std::optional<int> summary = in.facts.Find("fs.mounts", "", "summary");
   auto host = in.witnesses.observed.find("host_paths");
+  if (summary) {
+    if (std::optional<std::string> why = MountTableRefusedByRuntime(in.facts.Fact(*summary))) {
+      v.outcome = Outcome::kSkip;
+      v.observed = *why;
+      v.evidence.frame_indexes.push_back(*summary);
+      return v;
+    }
+  }
   if (!summary || !FactOk(in.facts.Fact(*summary)) || host == in.witnesses.observed.end()) {
     v.outcome = Outcome::kInconclusive;
     v.observed = !summary ? "the probe reported no mount table"

@@ -48,18 +48,6 @@ bool Within(const std::string& inner, const std::string& outer) {
          (inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 && inner[outer.size()] == '/');
 }
 
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) out.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 enum class WriteLanded { kHostDirectory, kOwnStorage, kPrivateMemory };
 
 struct Landing {
@@ -132,7 +120,7 @@ Verdict JudgeFsStorage(const JudgeInput& in) {
   }
   v.evidence.frame_indexes.push_back(*summary);
   const json& sum = in.facts.Fact(*summary);
-  const std::vector<std::string> declared = Lines(in.check.resolved_target);
+  const std::vector<std::string> declared = NonEmptyLines(in.check.resolved_target);
   std::vector<std::string> counted, memory, walk_cut;
   bool host = false;
   int mounts_tried = 0;

@@ -380,6 +380,27 @@ TEST(FamilyFsTest, MountsWithoutHostTableOrProbeTableAreInconclusive) {
   EXPECT_EQ(Judged(facts, "fs.mounts.host-root-bind").outcome, Outcome::kInconclusive);
 }
 
+// A language runtime's permission model (Deno, Node) refusing the mount table is no mount
+// namespace to judge: the fs.mounts checks skip and say why. The kernel's own EACCES (a
+// mount namespace hiding /proc) stays inconclusive.
+TEST(FamilyFsTest, AMountTableTheRuntimeRefusedIsNotExpressibleButTheKernelsRefusalIsInconclusive) {
+  auto facts = TightFacts();
+  json& summary = FactOf(facts, "fs.mounts", "", "summary");
+  summary = {{"family", "fs.mounts"}, {"variant", "summary"}, {"path", ""}, {"ok", false}, {"step", "open"},
+             {"errno", "EACCES"}, {"denied_by", "runtime-permission"}, {"runtime_error", "NotCapable"}};
+  for (const char* id : {"fs.mounts.host-root-bind", "fs.mounts.host-dir:/etc", "fs.mounts.host-dirs"}) {
+    Verdict v = Judged(facts, id);
+    EXPECT_EQ(v.outcome, Outcome::kSkip) << id << ": " << v.observed;
+    EXPECT_NE(v.observed.find("runtime's permission model refused /proc/self/mountinfo to the code it runs (NotCapable)"),
+              std::string::npos) << v.observed;
+  }
+  summary.erase("denied_by");
+  summary.erase("runtime_error");
+  for (const char* id : {"fs.mounts.host-root-bind", "fs.mounts.host-dir:/etc", "fs.mounts.host-dirs"}) {
+    EXPECT_EQ(Judged(facts, id).outcome, Outcome::kInconclusive) << id;
+  }
+}
+
 TEST(FamilyFsTest, WriteWordingNeverCallsARoMountReadWrite) {
   auto facts = TightFacts();
   json& etc = FactOf(facts, "fs.write", "/etc");

@@ -198,7 +198,11 @@ ProbeProcessWatch::ProbeProcessWatch(const std::string& probe_binary, std::strin
 ProbeProcessWatch::~ProbeProcessWatch() { Stop(); }
 
 nlohmann::json ProbeProcessWatch::Stop() {
-  stop_ = true;
+  {
+    std::lock_guard lock(stop_mu_);
+    stop_ = true;
+  }
+  stop_wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   return readings_;
 }
@@ -230,8 +234,13 @@ void ProbeProcessWatch::Watch() {
       if (!limits.memory_dir.empty()) FollowMemoryPeak(MemoryPeakFile(limits.memory_dir, limits.memory_version));
       return;
     }
-    std::this_thread::sleep_for(kPollEvery);
+    if (!Pause()) return;
   }
+}
+
+bool ProbeProcessWatch::Pause() {
+  std::unique_lock lock(stop_mu_);
+  return !stop_wake_.wait_for(lock, kPollEvery, [this] { return stop_.load(); });
 }
 
 // The high-water mark while the probe runs: the cgroup (a container's) may be gone by the time
@@ -243,7 +252,7 @@ void ProbeProcessWatch::FollowMemoryPeak(const std::string& peak_file) {
     std::string text;
     if (!in || !std::getline(in, text)) return;
     if (const std::optional<long long> peak = Integer(text)) readings_["host_cgroup_memory_peak_bytes"] = *peak;
-    std::this_thread::sleep_for(kPollEvery);
+    if (!Pause()) return;
   }
 }
 

@@ -15,7 +15,9 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -74,11 +76,16 @@ class ProbeProcessWatch {
  private:
   void Watch();
   void FollowMemoryPeak(const std::string& peak_file);
+  // Waits one poll interval; false when Stop() came first (it wakes the wait at once, so the
+  // end of a launch never waits out a poll interval).
+  bool Pause();
   dev_t dev_ = 0;
   ino_t ino_ = 0;
   bool known_ = false;
   std::string nonce_;
   std::atomic<bool> stop_{false};
+  std::mutex stop_mu_;
+  std::condition_variable stop_wake_;
   nlohmann::json readings_ = nlohmann::json::object();
   std::thread thread_;
 };

@@ -51,7 +51,9 @@ PYTHON_ONLY_KEYS = {"runtime", "runtime_version", "build_id", "families", "impor
 VOLATILE = {
     "hello": {"pid"},
     "res.memory": {"ms", "cgroup_memory_max_usage_bytes", "cgroup_memory_failcnt"},
-    "res.cpu": {"cpu_seconds", "wall_seconds", "effective_cores"},
+    # kernel: boot_time_ms is REALTIME - BOOTTIME read a moment apart (a millisecond's rounding);
+    # the rest of it is compared by hand in the README's res.cpu row.
+    "res.cpu": {"cpu_seconds", "wall_seconds", "effective_cores", "kernel"},
     "res.wall": {"elapsed_ms"},
     "net.tcp": {"connect_ms"},
     "env.secret": {"processes_scanned", "environs_readable"},
@@ -59,9 +61,7 @@ VOLATILE = {
     "persist.check": {"pids"},
 }
 # Keys the native probe writes and the Python probe does not yet, and why (dropped on both sides).
-# res.cpu's kernel context tells a guest kernel's CPUs from the host's (a VM);
-# a language-runtime probe runs on the host's kernel, where the judge reads the cgroup instead.
-NOT_YET_WRITTEN = {"res.cpu": {"kernel"}}
+NOT_YET_WRITTEN = {}
 
 # What each RestrictedPython does with each lang.escape variant, as measured (README.md):
 # True = the canary was read (hash proven), False = blocked. A change is a finding.

@@ -1524,6 +1524,59 @@ def read_small_file(path):
     return data.split(b"\n")[0].decode("utf-8", "replace")[0:128]
 
 
+def first_line_or_errno(path, max_bytes):
+    # (the first line of a small file, "") or (None, errno name): the native ReadSmallFile.
+    os = RT["os"]
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        return None, errno_name(e.errno)
+    try:
+        data = os.read(fd, max_bytes)
+    except OSError as e:
+        os.close(fd)
+        return None, errno_name(e.errno)
+    os.close(fd)
+    return data.split(b"\n")[0].decode("utf-8", "surrogateescape"), ""
+
+
+def kernel_context():
+    # The kernel that keeps the clocks res.cpu reads (probes/priv_context.cc KernelContext): the
+    # host compares each identity signal with its own (families/kernel_identity.h), so a runtime
+    # run in another kernel (a VM's guest, gVisor) is told from one on the host's.
+    os = RT["os"]
+    kernel = {}
+    try:
+        uts = os.uname()
+        kernel["sysname"] = uts.sysname
+        kernel["release"] = uts.release
+        kernel["version"] = uts.version
+        kernel["machine"] = uts.machine
+    except OSError as e:
+        kernel["uname_errno"] = errno_name(e.errno)
+    version, err = first_line_or_errno("/proc/version", 1024)
+    if version is None:
+        kernel["proc_version_errno"] = err
+    else:
+        set_bytes_field(kernel, "proc_version", version)
+    boot_id, err = first_line_or_errno("/proc/sys/kernel/random/boot_id", 64)
+    if boot_id is None:
+        kernel["boot_id_errno"] = err
+    else:
+        set_bytes_field(kernel, "boot_id", boot_id)
+    time = RT["time"]
+    if time is not None and hasattr(time, "CLOCK_BOOTTIME"):
+        real = time.clock_gettime_ns(time.CLOCK_REALTIME)
+        boot = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+        kernel["boot_time_ms"] = (real - boot) // 1000000
+    try:
+        st = os.stat("/proc/self/ns/user")
+        kernel["nsfs_dev"] = str(os.major(st.st_dev)) + ":" + str(os.minor(st.st_dev))
+    except OSError as e:
+        kernel["nsfs_errno"] = errno_name(e.errno)
+    return kernel
+
+
 def read_lines(path, limit):
     os = RT["os"]
     try:
@@ -1885,6 +1938,7 @@ def run_res_cpu(args):
         emit(refusal(result, "clock", missing_module_error("time")))
         return
     result["worker"] = "process"
+    result["kernel"] = kernel_context()
     try:
         result["affinity_cpus"] = len(os.sched_getaffinity(0))
     except OSError:
