@@ -18,14 +18,16 @@ bool IsPlainRead(const Check& c) { return c.family == "fs.read"; }
 
 std::vector<FailGroup> GroupFails(const std::vector<Verdict>& verdicts) {
   std::vector<FailGroup> groups;
-  std::map<std::tuple<std::string, bool>, std::size_t> by_file;  // (target, waived) -> group
+  // (target, waived, severity) -> group: fails of another severity say something else (and a
+  // group is ordered by its lead's severity).
+  std::map<std::tuple<std::string, bool, Severity>, std::size_t> by_file;
   for (const Verdict& v : verdicts) {
     if (v.outcome != Outcome::kFail) continue;
     if (!IsFileRead(v.check)) {
       groups.push_back({.lead = &v});
       continue;
     }
-    auto [it, fresh] = by_file.try_emplace({v.check.target, v.waived()}, groups.size());
+    auto [it, fresh] = by_file.try_emplace({v.check.target, v.waived(), v.check.severity}, groups.size());
     if (fresh) {
       groups.push_back({.lead = &v});
       continue;

@@ -20,8 +20,8 @@ struct FailGroup {
 };
 
 // Every fail of `verdicts` in exactly one group, groups in the order of their first fail. Fails
-// group when they read-deny the same target (fs.read.denied and fs.alias.denied) and are alike
-// waived or not; every other fail is a group of one.
+// group when they read-deny the same target (fs.read.denied and fs.alias.denied), are alike
+// waived or not and of one severity; every other fail is a group of one.
 std::vector<FailGroup> GroupFails(const std::vector<Verdict>& verdicts);
 
 // "symlink, dotdot, proc_root": how the others reached the file (a non-alias other by its id).

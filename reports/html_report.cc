@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "io/atomic_file.h"
+#include "reports/fail_groups.h"
 #include "reports/json_report.h"
 #include "reports/sanitize.h"
 
@@ -154,7 +155,9 @@ std::string EvidenceText(const RunReport& r, const Verdict& v) {
   return out;
 }
 
-std::string Finding(const RunReport& r, const Verdict& v) {
+// `others`: the fails that say the same thing through other ways (fail_groups.h), shown under
+// their lead as the console shows them, so one leak through four paths is one finding.
+std::string Finding(const RunReport& r, const Verdict& v, const std::vector<const Verdict*>& others = {}) {
   std::string verdict(OutcomeName(v.outcome));
   if (v.direction != Direction::kNone) verdict += " · " + std::string(DirectionName(v.direction));
   if (v.waived()) verdict += " · waived";
@@ -163,6 +166,12 @@ std::string Finding(const RunReport& r, const Verdict& v) {
       "<span class=\"badge {}\">{}</span> <code class=\"check-id\">{}</code></header><dl>\n",
       Sev(v.check.severity), HtmlText(v.check.family, 200), Sev(v.check.severity), SeverityName(v.check.severity),
       Out(v.outcome), verdict, HtmlText(v.check.id, 1000));
+  if (!others.empty()) {
+    std::string ids;
+    for (const Verdict* other : others) ids += (ids.empty() ? "" : ", ") + HtmlText(other->check.id, 1000);
+    out += fmt::format("<dt>also through</dt><dd>{} more way{}: <code>{}</code></dd>\n", others.size(),
+                       others.size() == 1 ? "" : "s", ids);
+  }
   if (!v.expected.empty()) out += fmt::format("<dt>expected</dt><dd>{}</dd>\n", HtmlText(v.expected));
   out += fmt::format("<dt>{}</dt><dd><pre>{}</pre></dd>\n", v.outcome == Outcome::kFail ? "observed" : "why",
                      HtmlText(v.observed.empty() ? "no reason given" : v.observed));
@@ -181,16 +190,26 @@ std::string Finding(const RunReport& r, const Verdict& v) {
 }
 
 std::string Findings(const RunReport& r) {
+  // A fail that another fail of its group leads is shown under that lead, not on its own.
+  std::map<const Verdict*, std::vector<const Verdict*>> others_of;
+  std::set<const Verdict*> grouped_under_a_lead;
+  for (const FailGroup& group : GroupFails(r.verdicts)) {
+    others_of[group.lead] = group.others;
+    grouped_under_a_lead.insert(group.others.begin(), group.others.end());
+  }
   std::vector<const Verdict*> shown;
   for (const Verdict& v : r.verdicts) {
-    if (Rank(v) < 4) shown.push_back(&v);
+    if (Rank(v) < 4 && !grouped_under_a_lead.count(&v)) shown.push_back(&v);
   }
   std::stable_sort(shown.begin(), shown.end(), [](const Verdict* a, const Verdict* b) {
     return std::pair(Rank(*a), a->check.severity) < std::pair(Rank(*b), b->check.severity);
   });
   std::string out = fmt::format("<h3>Findings, worst first ({})</h3>\n", shown.size());
   if (shown.empty()) out += "<p>No fail, error or inconclusive check.</p>\n";
-  for (const Verdict* v : shown) out += Finding(r, *v);
+  for (const Verdict* v : shown) {
+    auto group = others_of.find(v);
+    out += group == others_of.end() ? Finding(r, *v) : Finding(r, *v, group->second);
+  }
   return out;
 }
 

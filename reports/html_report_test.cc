@@ -56,6 +56,34 @@ TEST(HtmlReportTest, EscapesEveryReportValue) {
   EXPECT_THAT(html, HasSubstr("&lt;/pre&gt;&lt;script&gt;alert(4)&lt;/script&gt;"));
 }
 
+// One leaked file read through three aliases is one finding, as on the console: the aliases'
+// fails are named under the read's, not listed again (every check stays in the table).
+TEST(HtmlReportTest, OneLeakedFileIsOneFindingWithItsAliases) {
+  RunReport r = report_fixture::HardenedReport();
+  const Verdict* read = nullptr;
+  for (const Verdict& v : r.verdicts) read = v.check.id == "fs.read.denied:host-canary" ? &v : read;
+  ASSERT_NE(read, nullptr);
+  Verdict leak = *read;
+  leak.outcome = Outcome::kFail;
+  leak.direction = Direction::kTooPermissive;
+  leak.check.family = "fs.read";
+  leak.check.expect = Expectation::kDenied;
+  for (Verdict& v : r.verdicts) v = v.check.id == leak.check.id ? leak : v;
+  for (const char* variant : {"symlink", "dotdot", "proc_root"}) {
+    Verdict alias = leak;
+    alias.check.family = "fs.alias";
+    alias.check.variant = variant;
+    alias.check.id = "fs.alias.denied:" + leak.check.target + "[" + variant + "]";
+    r.verdicts.push_back(alias);
+  }
+  const std::string html = RenderHtmlReport({r});
+  EXPECT_THAT(html, HasSubstr("<dt>also through</dt><dd>3 more ways: <code>fs.alias.denied:{host_canary}[symlink], "
+                              "fs.alias.denied:{host_canary}[dotdot], fs.alias.denied:{host_canary}[proc_root]</code></dd>"));
+  EXPECT_EQ(Occurrences(html, "</span> <code class=\"check-id\">fs.alias.denied:"), 0u) << "no finding of its own";
+  EXPECT_EQ(Occurrences(html, "</span> <code class=\"check-id\">fs.read.denied:host-canary"), 1u);
+  EXPECT_THAT(html, HasSubstr("fs.alias.denied:{host_canary}[dotdot]")) << "still in the table of every check";
+}
+
 TEST(HtmlReportTest, IsSelfContained) {
   const std::string html = RenderHtmlReport(report_fixture::BothReports());
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
