@@ -389,6 +389,46 @@ TEST(FamilyNetTest, AFoundSocketThatIsNoRuntimeOrIsDeniedPasses) {
   EXPECT_EQ(JudgeSockets(facts)["net.unix.runtime-api"].outcome, Outcome::kInconclusive);
 }
 
+// A scan whose reads the runtime refused (the JS probe under Deno or Node's permission model).
+std::vector<json> RefusedScan(json listed, std::vector<json> found = {}) {
+  auto facts = ScanWith(found);
+  listed["family"] = "net.unix";
+  listed["path"] = kDockerSock;
+  facts[1] = listed;
+  facts[4]["found"] = found.size() / 2;
+  facts[4]["refused"] = 3;
+  facts[4]["refused_path"] = "/proc/self/mountinfo";
+  facts[4]["refused_errno"] = "EACCES";
+  facts[4]["refused_denied_by"] = "runtime-permission";
+  return facts;
+}
+
+TEST(FamilyNetTest, AScanTheRuntimeRefusedPassesOnlyBehindAConnectGate) {
+  const json gated = {{"ok", false}, {"step", "connect"}, {"errno", "EACCES"}, {"denied_by", "runtime-permission"},
+                      {"stat_errno", "EACCES"}, {"stat_denied_by", "runtime-permission"}};
+  // Deno: the mount table refused, and every connect refused by the runtime before connect().
+  auto v = JudgeSockets(RefusedScan(gated));
+  EXPECT_EQ(v["net.unix.runtime-api"].outcome, Outcome::kPass) << v["net.unix.runtime-api"].observed;
+  EXPECT_NE(v["net.unix.runtime-api"].observed.find("every unix connect the probe tried (1 of 1)"), std::string::npos)
+      << v["net.unix.runtime-api"].observed;
+  // The same refused reads, but a connect the runtime let through (Node: connect is not gated):
+  // the scan proves no absence.
+  const json other = {{"status_line", "HTTP/1.0 404 Not Found"}};
+  v = JudgeSockets(RefusedScan(gated, FoundSocket("/run/other.sock", other)));
+  EXPECT_EQ(v["net.unix.runtime-api"].outcome, Outcome::kInconclusive) << v["net.unix.runtime-api"].observed;
+  EXPECT_NE(v["net.unix.runtime-api"].observed.find("/proc/self/mountinfo: EACCES"), std::string::npos);
+  // No connect tried at all (every path absent): nothing shows a gate either.
+  v = JudgeSockets(RefusedScan({{"ok", false}, {"step", "stat"}, {"errno", "ENOENT"}}));
+  EXPECT_EQ(v["net.unix.runtime-api"].outcome, Outcome::kInconclusive) << v["net.unix.runtime-api"].observed;
+  // A runtime that answered fails, whatever the scan could not read.
+  const json docker = {{"status_line", "HTTP/1.0 200 OK"}, {"api_version", "1.41"}};
+  v = JudgeSockets(RefusedScan({{"ok", true}, {"exists", true}, {"is_socket", true}, {"status_line", "HTTP/1.0 200 OK"},
+                                {"api_version", "1.41"}}));
+  EXPECT_EQ(v["net.unix.runtime-api"].outcome, Outcome::kFail) << v["net.unix.runtime-api"].observed;
+  v = JudgeSockets(RefusedScan(gated, FoundSocket("/x/docker.sock", docker)));
+  EXPECT_EQ(v["net.unix.runtime-api"].outcome, Outcome::kFail) << v["net.unix.runtime-api"].observed;
+}
+
 TEST(FamilyNetTest, SocketFamiliesGetTheHostsWalkDevices) {
   Plan plan;
   PlanContext context = Context(true);

@@ -60,16 +60,14 @@ VOLATILE_LISTINGS = {"/proc"}
 # context tells a guest kernel's CPUs from the host's (a VM); a runtime probe runs on the host's
 # kernel, where the judge reads the cgroup instead.
 JS_MISSING_KEYS = {("res.cpu", "kernel")}
-JS_MISSING_FACTS = {
-    ("net.unix", "summary"): "the JS probe does not walk the file system or /proc/net/unix for "
-                             "sockets beyond the listed paths: net.unix.runtime-api is "
-                             "inconclusive without the scan",
-}
+JS_MISSING_FACTS = {}
 
 # Keys only the JS probe has (probes/js/README.md), and keys whose JS value is documented to
 # differ: (family, key) -> why.
 JS_ONLY_KEYS = {"runtime", "runtime_version", "build_id", "families", "bind", "denied_by",
-                "runtime_error", "in_process", "statvfs_errno", "stat_via", "proc_refused"}
+                "runtime_error", "in_process", "statvfs_errno", "stat_via", "proc_refused",
+                # the socket scan's reads the runtime refused (net.unix summary)
+                "refused", "refused_path", "refused_errno", "refused_denied_by", "refused_runtime_error"}
 KNOWN_DIFFERENCES = {
     ("fs.write", "ro_mount"): "neither runtime has statvfs(): null with statvfs_errno ENOSYS",
     ("fs.write", "statvfs_errno"): "always ENOSYS (no statvfs()), natively the failed statvfs's errno",

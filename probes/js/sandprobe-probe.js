@@ -236,6 +236,7 @@ function toJson(value) {
 //     Stat: {kind: "file"|"dir"|"fifo"|"socket"|"other", dev: BigInt, ino: BigInt|null,
 //            mode, uid, gid: numbers (null where the runtime does not say)}
 //   stat(path), lstat(path) -> Stat; readDirNames(path, limit) -> [Uint8Array] (at most limit)
+//   readDirTyped(path, limit) -> [{name: Uint8Array, kind: "file"|"dir"|"symlink"|"socket"|"other"}]
 //   unlink(path), symlink(target, link), realpath(path)
 //   tcpConnect(host, port), unixConnect(path) -> Conn: write(bytes), read(max, timeoutMs) ->
 //     bytes|null (null: nothing within the wait; an empty array: the peer closed), close()
@@ -342,6 +343,17 @@ async function makeDenoRuntime() {
         if (names.length >= limit) break;
       }
       return names;
+    },
+    // Deno's entries say file, directory or symlink, never socket: the rest is "other" (lstat
+    // tells what it is).
+    readDirTyped: async (path, limit) => {
+      const entries = [];
+      for await (const entry of D.readDir(path)) {
+        const kind = entry.isSymlink ? "symlink" : entry.isDirectory ? "dir" : entry.isFile ? "file" : "other";
+        entries.push({ name: utf8.encode(entry.name), kind });
+        if (entries.length >= limit) break;
+      }
+      return entries;
     },
     unlink: (path) => D.remove(path),
     symlink: (target, link) => D.symlink(target, link),
@@ -486,6 +498,20 @@ async function makeNodeRuntime() {
         await dir.close();
       }
       return names;
+    },
+    readDirTyped: async (path, limit) => {
+      const dir = await fsp.opendir(path, { encoding: "buffer" });
+      const entries = [];
+      try {
+        for (let e = await dir.read(); e !== null && entries.length < limit; e = await dir.read()) {
+          const kind = e.isSymbolicLink() ? "symlink" : e.isDirectory() ? "dir" : e.isFile() ? "file"
+            : e.isSocket() ? "socket" : "other";
+          entries.push({ name: new Uint8Array(e.name), kind });
+        }
+      } finally {
+        await dir.close();
+      }
+      return entries;
     },
     unlink: (path) => fsp.unlink(path),
     symlink: (target, link) => fsp.symlink(target, link),
@@ -1352,28 +1378,267 @@ const kRuntimeSocketPaths = [
 ];
 
 // "[--walk-devs MAJOR:MINOR,...] PATH..." (unix_sockets.cc SplitSocketArgs): {error} or
-// {paths}. The JS probe takes the device list the host offers and walks nothing (no socket
-// scan: README.md), so net.unix.runtime-api stays inconclusive on it, never a pass.
+// {walkDevs, paths}.
 function splitSocketArgs(family, args) {
   let i = 0;
+  let walkDevs = [];
   if (args[0] === "--walk-devs") {
     if (args.length < 2) return { error: `${family}: --walk-devs needs a list (MAJOR:MINOR,...)` };
-    const bad = args[1].split(",").find((dev) => !/^[0-9]+:[0-9]+$/.test(dev));
+    walkDevs = args[1].split(",");
+    const bad = walkDevs.find((dev) => !/^[0-9]+:[0-9]+$/.test(dev));
     if (bad !== undefined) return { error: `${family}: --walk-devs: not MAJOR:MINOR: ${bad}` };
+    walkDevs = walkDevs.map((dev) => dev.split(":").map(Number).join(":"));
     i = 2;
   }
   const paths = args.slice(i);
   if (paths.length > kMaxPathsPerFamily) return { error: `${family}: more than 4096 paths` };
   const bad = paths.find((p) => !p.startsWith("/"));
-  return bad === undefined ? { paths } : { error: `${family}: not an absolute path: ${bad}` };
+  return bad === undefined ? { walkDevs, paths } : { error: `${family}: not an absolute path: ${bad}` };
 }
 
 function checkNetUnixArgs(args) {
   return splitSocketArgs("net.unix", args).error ?? "";
 }
 
-// net.unix (net_unix.cc): stat, connect, at most one read-only `GET /_ping HTTP/1.0`, and the
-// reply's status line. Nothing that could change state is ever sent.
+// The socket scan's bounds (probes/unix_sockets.h, the same numbers).
+const kMaxWalkEntries = 50000;
+const kMaxWalkDepth = 8;
+const kMaxFoundSockets = 64;
+const kMaxProcNetUnixPaths = 256;
+const kMaxProcNetUnixBytes = 1 << 20;
+const kMaxReplyBytes = 1024;
+const kPingWaitMs = 1000;     // for each socket's ping reply (all sockets are tried at once)
+const kPrefaceWaitMs = 500;   // for the HTTP/2 answer of a silent one
+const kMaxRunUserDirs = 64;
+const kMaxGroups = 64;
+
+// The reads of the scan the runtime's permission layer refused: a scan that could not look
+// must not read as one that found nothing. The first refusal is named in the summary.
+function scanRefusals() {
+  const out = { count: 0, path: null, error: null };
+  out.note = (path, error) => {
+    if (!runtimeRefusal(error)) return;
+    ++out.count;
+    if (out.error === null) Object.assign(out, { path, error });
+  };
+  return out;
+}
+
+// Sockets once each by (dev, ino), at most kMaxFoundSockets (unix_sockets.cc Collector).
+function socketCollector(walk, refusals) {
+  const ids = new Set();
+  const found = [];
+  const idOf = (st) => (st.ino === null ? null : `${st.dev}:${st.ino}`);
+  return {
+    found,
+    // Records a listed path as seen (never reported twice).
+    seen: async (path) => {
+      try {
+        const st = await RT.stat(path);
+        if (st.kind === "socket" && idOf(st) !== null) ids.add(idOf(st));
+      } catch { /* the listed attempt reports it */ }
+    },
+    // false once the cap is reached.
+    add: async (path, source) => {
+      if (found.length === kMaxFoundSockets) {
+        walk.foundTruncated = true;
+        return false;
+      }
+      let st;
+      try {
+        st = await RT.stat(path);
+      } catch (error) {
+        refusals.note(path, error);
+        return true;
+      }
+      if (st.kind !== "socket") return true;
+      const id = idOf(st);
+      if (id !== null) {
+        if (ids.has(id)) return true;
+        ids.add(id);
+      }
+      found.push({ path, source });
+      return true;
+    },
+  };
+}
+
+function joinPath(dir, name) {
+  return dir === "/" ? `/${name}` : `${dir}/${name}`;
+}
+
+// Breadth first, on the mount's own device, never through a symlink (lstat decides what an
+// entry is; a directory is listed only when lstat says it is one on the same device).
+async function walkMountForSockets(top, collector, walk, refusals) {
+  let topSt;
+  try {
+    topSt = await RT.stat(top);
+  } catch (error) {
+    refusals.note(top, error);
+    return;
+  }
+  if (topSt.kind !== "dir") return;
+  ++walk.mounts;
+  const queue = [[top, 0]];
+  for (let next = 0; next < queue.length && !walk.truncated && !walk.foundTruncated; ++next) {
+    const [dir, depth] = queue[next];
+    queue[next] = null;
+    deadline.check();
+    try {
+      const st = await RT.lstat(dir);
+      if (st.kind !== "dir" || st.dev !== topSt.dev) continue;  // another filesystem: its own mount
+    } catch (error) {
+      refusals.note(dir, error);
+      continue;
+    }
+    let entries;
+    try {
+      entries = await RT.readDirTyped(dir, kMaxWalkEntries - walk.entries + 1);
+    } catch (error) {
+      refusals.note(dir, error);
+      continue;
+    }
+    ++walk.dirs;
+    for (const { name: raw, kind } of entries) {
+      if (++walk.entries > kMaxWalkEntries) {  // 50001, as natively: one past the ceiling
+        walk.truncated = true;
+        break;
+      }
+      let name;
+      try {
+        name = utf8Strict.decode(raw);
+      } catch {
+        continue;  // a name that is not UTF-8 cannot be passed to the runtime exactly
+      }
+      const path = joinPath(dir, name);
+      let type = kind;
+      if (type === "other") {  // the entry's type unsaid (Deno: sockets too): lstat, never stat
+        try {
+          type = (await RT.lstat(path)).kind;
+        } catch (error) {
+          refusals.note(path, error);
+          continue;
+        }
+      }
+      if (type === "socket") {
+        if (!(await collector.add(path, "walk"))) break;
+      } else if (type === "dir" && depth + 1 <= kMaxWalkDepth) {
+        queue.push([path, depth + 1]);
+      }
+    }
+  }
+}
+
+// The bound paths of /proc/net/unix ("Num RefCount Protocol Flags Type St Inode Path").
+async function procNetUnixPaths(refusals) {
+  const { bytes, error } = await readSmallFileOrError("/proc/net/unix", kMaxProcNetUnixBytes);
+  if (!bytes) {
+    refusals.note("/proc/net/unix", error);
+    return [];
+  }
+  const paths = [];
+  for (const line of utf8Lossy.decode(bytes).split("\n")) {
+    const slash = line.indexOf(" /");
+    if (slash < 0) continue;
+    const path = line.slice(slash + 1);
+    if (!paths.includes(path)) paths.push(path);
+    if (paths.length === kMaxProcNetUnixPaths) break;
+  }
+  return paths;
+}
+
+// FindUnixSockets (unix_sockets.cc): socket mount points, a walk of the mounts on the host's
+// devices, /proc/net/unix, /run/user/*/{docker.sock,podman/podman.sock}.
+async function findUnixSockets(walkDevs, skip, walk, refusals) {
+  const collector = socketCollector(walk, refusals);
+  for (const path of skip) await collector.seen(path);
+  const table = await readMountTable();
+  if (table.error) refusals.note("/proc/self/mountinfo", table.error);
+  const mounts = table.mounts.map((m) => ({ ...m, mountPoint: utf8Lossy.decode(binaryToBytes(m.mountPoint)) }));
+  for (const m of mounts) await collector.add(m.mountPoint, "mountinfo");
+  const walked = new Set();
+  for (const m of mounts) {
+    if (walk.truncated || !walkDevs.includes(m.dev) || !m.root.startsWith("/")) continue;
+    const key = `${m.dev} ${m.root}`;
+    if (walked.has(key)) continue;
+    walked.add(key);
+    await walkMountForSockets(m.mountPoint, collector, walk, refusals);
+  }
+  const listed = await procNetUnixPaths(refusals);
+  walk.procNetUnix = listed.length;
+  for (const path of listed) await collector.add(path, "proc_net_unix");
+  let users = [];
+  try {
+    users = await RT.readDirNames("/run/user", kMaxRunUserDirs);
+  } catch (error) {
+    refusals.note("/run/user", error);
+  }
+  for (const raw of users) {
+    const user = utf8Lossy.decode(raw);
+    if (user.startsWith(".")) continue;
+    for (const rel of ["/docker.sock", "/podman/podman.sock"]) {
+      await collector.add(`/run/user/${user}${rel}`, "run_user");
+    }
+  }
+  return collector.found;
+}
+
+// Whether `bytes` start with an HTTP/2 frame header of type SETTINGS on stream 0 (RFC 9113 4.1).
+function isHttp2Settings(bytes) {
+  return bytes.length >= 9 && bytes[3] === 0x04 && bytes[5] === 0 && bytes[6] === 0 &&
+    bytes[7] === 0 && bytes[8] === 0 && !bytesToBinary(bytes.subarray(0, 5)).startsWith("HTTP/");
+}
+
+// The HTTP/2 client preface and an empty SETTINGS frame (RFC 9113 3.4, 6.5).
+function http2Preface() {
+  const preface = utf8.encode("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+  return concatBytes([preface, new Uint8Array([0, 0, 0, 0x04, 0, 0, 0, 0, 0])], preface.length + 9);
+}
+
+async function connectWithin(path, ms) {
+  const attempt = RT.unixConnect(path);
+  const conn = await withTimeout(attempt, ms);
+  if (conn === kTimedOut) {
+    attempt.then((late) => late.close(), () => {});
+    throw new ProbeError("ETIMEDOUT");
+  }
+  return conn;
+}
+
+// Reads until `complete`, a close, kMaxReplyBytes, or `ms` in all.
+async function readReply(conn, ms, complete) {
+  const until = monotonicMs() + ms;
+  const chunks = [];
+  let total = 0;
+  while (total < kMaxReplyBytes) {
+    const left = until - monotonicMs();
+    if (left <= 0) break;
+    const chunk = await conn.read(kMaxReplyBytes - total, left);
+    if (chunk === null || chunk.length === 0) break;
+    chunks.push(chunk);
+    total += chunk.length;
+    if (complete(concatBytes(chunks, total))) break;
+  }
+  return concatBytes(chunks, total);
+}
+
+// The value of header `name` (case-insensitive) in an HTTP reply head (binary string), "".
+function httpHeader(head, name) {
+  const lines = head.split("\n");
+  for (let i = 1; i < lines.length; ++i) {
+    const line = lines[i].replace(/\r$/, "");
+    if (line === "") break;
+    const colon = line.indexOf(":");
+    if (colon === name.length && line.slice(0, colon).toLowerCase() === name.toLowerCase()) {
+      return line.slice(colon + 1).replace(/^ +/, "").replace(/ +$/, "");
+    }
+  }
+  return "";
+}
+
+// net.unix (net_unix.cc) for one path: stat, connect, one read-only `GET /_ping HTTP/1.0`,
+// and, when no HTTP/1 answer came, an HTTP/2 preface with an empty SETTINGS frame. Nothing
+// that could change state is ever sent.
 async function trySocket(path) {
   const fact = { family: "net.unix", path };
   let st = null;
@@ -1387,21 +1652,17 @@ async function trySocket(path) {
   }
   if (st) {
     fact.exists = true;
+    fact.is_socket = st.kind === "socket";
+    if (!fact.is_socket) fail(fact, "stat", new ProbeError("ENOTSOCK"));
     // Who may connect, by the file's mode and owner (as the native probe says it: "%04o").
     if (st.mode !== null) fact.mode = (st.mode & 0o7777).toString(8).padStart(4, "0");
     if (st.uid !== null) fact.owner_uid = st.uid;
     if (st.gid !== null) fact.owner_gid = st.gid;
-    fact.is_socket = st.kind === "socket";
-    if (!fact.is_socket) return fail(fact, "stat", new ProbeError("ENOTSOCK"));
+    if (!fact.is_socket) return fact;
   }
   let conn;
   try {
-    const attempt = RT.unixConnect(path);
-    conn = await withTimeout(attempt, kNetWaitMs);
-    if (conn === kTimedOut) {
-      attempt.then((late) => late.close(), () => {});
-      throw new ProbeError("ETIMEDOUT");
-    }
+    conn = await connectWithin(path, kNetWaitMs);
   } catch (error) {
     return fail(fact, "connect", error);
   }
@@ -1411,31 +1672,83 @@ async function trySocket(path) {
     // (the host judges reachability by exists + is_socket).
     Object.assign(fact, { exists: true, is_socket: true, socket_proven_by: "connect" });
   }
+  let reply = new Uint8Array(0);
   try {
     await conn.write(utf8.encode("GET /_ping HTTP/1.0\r\n\r\n"));
-    const chunks = [];
-    let total = 0;
-    for (let reads = 0; reads < 16 && total < 256; ++reads) {
-      const chunk = await conn.read(256 - total, kNetWaitMs);
-      if (chunk === null || chunk.length === 0) break;
-      chunks.push(chunk);
-      total += chunk.length;
-      if (chunk.includes(0x0a)) break;
-    }
-    const reply = bytesToBinary(concatBytes(chunks, total));
-    setBytesField(fact, "status_line", binaryToBytes(reply.split(/[\r\n]/)[0]));
+    reply = await readReply(conn, kPingWaitMs, (got) =>
+      bytesToBinary(got).includes("\r\n\r\n") || isHttp2Settings(got));
   } catch (error) {
     addError(fact, error, "send_");
   } finally {
     conn.close();
   }
+  const text = bytesToBinary(reply);
+  if (text.startsWith("HTTP/")) {
+    setBytesField(fact, "status_line", binaryToBytes(text.split(/[\r\n]/)[0]));
+    const api = httpHeader(text, "Api-Version");
+    const server = httpHeader(text, "Server");
+    if (api) setBytesField(fact, "api_version", binaryToBytes(api));
+    if (server) setBytesField(fact, "server", binaryToBytes(server));
+    return fact;
+  }
+  fact.reply_bytes = reply.length;  // no HTTP/1 answer: silence, a close, or another protocol
+  fact.h2 = isHttp2Settings(reply);
+  if (!fact.h2) {
+    // Perhaps an HTTP/2-only server that waits for the client's preface.
+    try {
+      const again = await connectWithin(path, kPrefaceWaitMs);
+      try {
+        await again.write(http2Preface());
+        fact.h2 = isHttp2Settings(await readReply(again, kPrefaceWaitMs, (got) => got.length >= 9));
+      } finally {
+        again.close();
+      }
+    } catch { /* no second answer: not an HTTP/2 server */ }
+  }
   return fact;
 }
 
+// The probe's credentials the host weighs a mode refusal by (AddSocketScanSummary): from
+// /proc/self/status as the kernel says them; where the runtime refuses that, its own calls;
+// nothing where it refuses those too (Deno without --allow-sys): the host then knows no groups.
+async function socketCaller() {
+  const status = await readSmallText("/proc/self/status", 64 * 1024);
+  const field = (name) => new RegExp(`^${name}:[ \\t]*([^\\n]*)$`, "m").exec(status ?? "")?.[1]
+    ?.split(/[ \t]+/).filter((v) => v !== "");
+  const [uids, gids, groups] = [field("Uid"), field("Gid"), field("Groups")];
+  if (uids && gids && groups) {
+    return { euid: Number(uids[1]), egid: Number(gids[1]), groups: groups.map(Number).slice(0, kMaxGroups) };
+  }
+  try {
+    return { euid: process.geteuid(), egid: process.getegid(), groups: process.getgroups().slice(0, kMaxGroups) };
+  } catch {
+    return {};
+  }
+}
+
 async function runNetUnix(ctx, args) {
+  const { walkDevs, paths: given } = splitSocketArgs("net.unix", args);
   const paths = [...kRuntimeSocketPaths];
-  for (const path of splitSocketArgs("net.unix", args).paths) if (!paths.includes(path)) paths.push(path);
-  for (const path of paths) ctx.emit(await trySocket(path));
+  for (const path of given) if (!paths.includes(path)) paths.push(path);
+  const walk = { mounts: 0, dirs: 0, entries: 0, truncated: false, procNetUnix: 0, foundTruncated: false };
+  const refusals = scanRefusals();
+  const found = await findUnixSockets(walkDevs, paths, walk, refusals);
+  // All at once, as natively: a silent listener costs one wait, not one each.
+  const facts = await Promise.all([...paths, ...found.map((f) => f.path)].map((path) => trySocket(path)));
+  facts.forEach((fact, i) => {
+    if (i >= paths.length) Object.assign(fact, { variant: "found", source: found[i - paths.length].source });
+    ctx.emit(fact);
+  });
+  const summary = { family: "net.unix", variant: "summary", path: "",
+                    walk: { mounts: walk.mounts, dirs: walk.dirs, entries: walk.entries, truncated: walk.truncated },
+                    proc_net_unix: walk.procNetUnix, found: found.length, found_truncated: walk.foundTruncated,
+                    ...(await socketCaller()) };
+  if (refusals.count > 0) {
+    summary.refused = refusals.count;
+    setBytesField(summary, "refused_path", refusals.path);
+    addError(summary, refusals.error, "refused_");
+  }
+  ctx.emit(summary);
 }
 
 const kMaxInterfaces = 256;
