@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/lab_expect.h"
 #include "tests/test_cli_runner.h"
 
 namespace sandprobe::testing {
@@ -35,33 +36,6 @@ int Count(const json& report, const std::string& verdict) {
   int n = 0;
   for (const json& check : report["checks"]) n += check.value("verdict", "") == verdict;
   return n;
-}
-
-std::set<std::string> Strings(const json& list) {
-  std::set<std::string> out;
-  for (const json& item : list) out.insert(item.is_string() ? item.get<std::string>() : item.dump());
-  return out;
-}
-
-// Nothing left the lab: its links are loopback and the veth pair, every receipt came from the
-// sandbox's address, and no host canary heard the run.
-void ExpectNothingLeftTheLab(const json& report) {
-  const json& lab = report["witnesses"]["lab"];
-  ASSERT_TRUE(lab.is_object()) << report["witnesses"].dump();
-  EXPECT_EQ(Strings(lab["lab_links"]), (std::set<std::string>{"lo", "sp-sandbox"}));
-  EXPECT_EQ(Strings(lab["sandbox_links"]), (std::set<std::string>{"lo", "eth0"}));
-  const std::set<std::string> sandbox = Strings(lab["sandbox_addresses"]);
-  for (const char* kind : {"sink_receipts", "dns_receipts"}) {
-    for (const json& receipt : lab[kind]) {
-      const std::string peer = receipt.value("peer", "");
-      const std::string address =
-          peer.front() == '[' ? peer.substr(1, peer.find(']') - 1) : peer.substr(0, peer.rfind(':'));
-      EXPECT_TRUE(sandbox.count(address)) << kind << " from " << peer;
-    }
-  }
-  for (const json& receipt : report["witnesses"]["net"]["receipts"]) {
-    EXPECT_TRUE(receipt.value("nonce", "").empty()) << "a host canary heard the run: " << receipt.dump();
-  }
 }
 
 TEST(LabDenoTest, AllowNetWithOneNameReachesItAndRefusesEveryControlAndSpellingTheLeakyTwinDoesNot) {

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/lab_expect.h"
 #include "tests/test_cli_runner.h"
 
 namespace sandprobe::testing {
@@ -63,14 +64,6 @@ struct HostState {
   }
   bool operator==(const HostState&) const = default;
 };
-
-std::set<std::string> Strings(const json& list) {
-  std::set<std::string> out;
-  if (list.is_array()) {
-    for (const json& item : list) out.insert(item.is_string() ? item.get<std::string>() : item.dump());
-  }
-  return out;
-}
 
 TEST(LabRunTest, BwrapWithoutAnAllowlistPassesTheAllowedNameAndFailsEveryControl) {
   if (::geteuid() != 0) GTEST_SKIP() << "the egress lab needs a root harness (setns, mount)";
@@ -127,26 +120,10 @@ TEST(LabRunTest, BwrapWithoutAnAllowlistPassesTheAllowedNameAndFailsEveryControl
     EXPECT_NE(check.value("id", ""), "net.allow.untested:pkg.lab.test");
   }
 
-  const json& lab = r["witnesses"]["lab"];
-  ASSERT_TRUE(lab.is_object()) << r["witnesses"].dump();
-  // Nothing could leave: the lab's links are its loopback and the sandbox's veth end, the
-  // sandbox's its loopback and the other end; everything that reached the lab came from the
-  // sandbox's address.
-  EXPECT_EQ(Strings(lab["lab_links"]), (std::set<std::string>{"lo", "sp-sandbox"}));
-  EXPECT_EQ(Strings(lab["sandbox_links"]), (std::set<std::string>{"lo", "eth0"}));
-  const std::set<std::string> sandbox = Strings(lab["sandbox_addresses"]);
-  ASSERT_FALSE(lab["sink_receipts"].empty());
-  for (const char* kind : {"sink_receipts", "dns_receipts"}) {
-    for (const json& receipt : lab[kind]) {
-      const std::string peer = receipt.value("peer", "");
-      const std::string address = peer.front() == '[' ? peer.substr(1, peer.find(']') - 1) : peer.substr(0, peer.rfind(':'));
-      EXPECT_TRUE(sandbox.count(address)) << kind << " from " << peer;
-    }
-  }
-  // The host's canaries heard nothing from this run: the sandbox's network is the lab's only.
-  for (const json& receipt : r["witnesses"]["net"]["receipts"]) {
-    EXPECT_TRUE(receipt.value("nonce", "").empty()) << "a host canary heard the run: " << receipt.dump();
-  }
+  // Nothing could leave: its links, the receipts' peers, the host's canaries.
+  ASSERT_TRUE(r["witnesses"]["lab"].is_object()) << r["witnesses"].dump();
+  ASSERT_FALSE(r["witnesses"]["lab"]["sink_receipts"].empty());
+  ExpectNothingLeftTheLab(r);
   EXPECT_EQ(HostState::Now(), before) << "the host's resolv.conf, hosts, mounts or interfaces changed";
 }
 
@@ -169,7 +146,7 @@ TEST(LabRunTest, EveryLaunchOfAJoiningProfileRunsInTheLab) {
   ASSERT_NE(net, nullptr);
   EXPECT_EQ(net->value("verdict", ""), "pass") << net->value("observed", "");
   ASSERT_TRUE(r["witnesses"]["lab"].is_object()) << r["witnesses"].dump();
-  EXPECT_EQ(Strings(r["witnesses"]["lab"]["sandbox_links"]), (std::set<std::string>{"lo", "eth0"}));
+  EXPECT_EQ(JsonStrings(r["witnesses"]["lab"]["sandbox_links"]), (std::set<std::string>{"lo", "eth0"}));
 }
 
 }  // namespace

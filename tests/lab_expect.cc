@@ -1,0 +1,35 @@
+#include "tests/lab_expect.h"
+
+#include <gtest/gtest.h>
+
+namespace sandprobe::testing {
+
+using nlohmann::json;
+
+std::set<std::string> JsonStrings(const json& list) {
+  std::set<std::string> out;
+  if (!list.is_array()) return out;
+  for (const json& item : list) out.insert(item.is_string() ? item.get<std::string>() : item.dump());
+  return out;
+}
+
+void ExpectNothingLeftTheLab(const json& report) {
+  const json& lab = report["witnesses"]["lab"];
+  ASSERT_TRUE(lab.is_object()) << report["witnesses"].dump();
+  EXPECT_EQ(JsonStrings(lab["lab_links"]), (std::set<std::string>{"lo", "sp-sandbox"}));
+  EXPECT_EQ(JsonStrings(lab["sandbox_links"]), (std::set<std::string>{"lo", "eth0"}));
+  const std::set<std::string> sandbox = JsonStrings(lab["sandbox_addresses"]);
+  for (const char* kind : {"sink_receipts", "dns_receipts"}) {
+    for (const json& receipt : lab[kind]) {
+      const std::string peer = receipt.value("peer", "");
+      const std::string address =
+          peer.front() == '[' ? peer.substr(1, peer.find(']') - 1) : peer.substr(0, peer.rfind(':'));
+      EXPECT_TRUE(sandbox.count(address)) << kind << " from " << peer;
+    }
+  }
+  for (const json& receipt : report["witnesses"]["net"]["receipts"]) {
+    EXPECT_TRUE(receipt.value("nonce", "").empty()) << "a host canary heard the run: " << receipt.dump();
+  }
+}
+
+}  // namespace sandprobe::testing

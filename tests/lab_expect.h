@@ -1,0 +1,19 @@
+// What every egress-lab integration test asserts of a run's report (tests/lab_*_test.cc).
+#pragma once
+
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace sandprobe::testing {
+
+// The strings of a JSON list (other items as their JSON text); empty for a non-list.
+std::set<std::string> JsonStrings(const nlohmann::json& list);
+
+// Nothing left the lab: the lab's links are its loopback and the sandbox's veth end, the
+// sandbox's its loopback and the other end, every receipt (sinks and resolver) came from the
+// sandbox's address, and no host canary heard the run.
+void ExpectNothingLeftTheLab(const nlohmann::json& report);
+
+}  // namespace sandprobe::testing
