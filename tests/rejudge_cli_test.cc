@@ -149,6 +149,19 @@ TEST(RejudgeCliTest, InferredPolicyMakesGvisorPass) {
                              "/network/egress flipped");
 }
 
+TEST(RejudgeCliTest, InferredPolicyMakesMicrovmPass) {
+  if (!BackendAvailable("qemu", {"sh", "-c",
+                                 "command -v qemu-system-x86_64 && test -x /var/lib/sandprobe-microvm/launch && "
+                                 "test -r /var/lib/sandprobe-microvm/initramfs.cpio.gz && "
+                                 "test -r /var/lib/sandprobe-microvm/kernel"})) {
+    return;
+  }
+  // The microVM under QEMU's TCG (~2 s a launch): no network device, so tier-high's egress and
+  // DNS fail first. About 12 s for both runs on this machine.
+  ExpectInferredPolicyPasses("sandboxes/microvm.json", "policies/tier-high.json", "network",
+                             "/network/egress flipped");
+}
+
 TEST(RejudgeCliTest, InferredPolicyTakesTheMemoryLimitDockerEnforced) {
   if (!BackendAvailable("docker", kDockerUp)) return;
   // tier-low promises 512 MiB; docker-limits-wrong runs with --memory 256m.
