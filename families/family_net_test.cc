@@ -514,4 +514,31 @@ TEST(FamilyNetTest, NetlinkDeniedFallsBackToProcNetDev) {
 }
 
 }  // namespace
+// A language runtime's own refusal is named as such, not as a kernel filter's.
+TEST(DescribeSocketTest, ARuntimesRefusalIsNamedAsTheRuntimes) {
+  SocketAttempt a;
+  a.path = "/var/run/docker.sock";
+  a.exists = a.is_socket = true;
+  a.step = "connect";
+  a.error = "EACCES";
+  SocketCaller caller;
+  caller.euid = 0L;
+  ASSERT_EQ(ClassifySocket(a, caller), SocketReach::kDenied);
+  EXPECT_EQ(DescribeSocket(a, SocketReach::kDenied, caller),
+            "socket present; connect: EACCES: refused by a seccomp filter or an LSM for uid 0 (denied)");
+  a.denied_by = "runtime-permission";
+  a.runtime_error = "NotCapable";
+  EXPECT_EQ(DescribeSocket(a, SocketReach::kDenied, caller),
+            "socket present; connect: EACCES: refused by the runtime's permission model (NotCapable) for uid 0 (denied)");
+  SocketAttempt hidden;
+  hidden.path = "/run/docker.sock";
+  hidden.step = "stat";
+  hidden.error = "EACCES";
+  EXPECT_EQ(DescribeSocket(hidden, SocketReach::kAbsent, caller), "absent (stat: EACCES)");
+  hidden.denied_by = "runtime-permission";
+  hidden.runtime_error = "NotCapable";
+  EXPECT_EQ(DescribeSocket(hidden, SocketReach::kAbsent, caller),
+            "not visible: stat: EACCES: refused by the runtime's permission model (NotCapable)");
+}
+
 }  // namespace sandprobe

@@ -85,6 +85,8 @@ SocketAttempt ReadSocketAttempt(const json& fact) {
   a.server = fact.value("server", "");
   a.h2 = fact.value("h2", false) == true;
   a.ping_sent = fact.contains("status_line") || fact.contains("reply_bytes");
+  a.denied_by = fact.value("denied_by", "");
+  a.runtime_error = fact.value("runtime_error", "");
   return a;
 }
 
@@ -144,10 +146,18 @@ std::string DescribeSocket(const SocketAttempt& a, SocketReach reach, const Sock
   const std::string uid = caller.euid ? fmt::format("uid {}", *caller.euid) : "this uid (unknown)";
   switch (reach) {
     case SocketReach::kAbsent:
+      if (!a.exists && a.denied_by == "runtime-permission") {
+        return fmt::format("not visible: stat: {}: refused by the runtime's permission model{}", a.error,
+                           a.runtime_error.empty() ? "" : " (" + a.runtime_error + ")");
+      }
       return a.exists ? "present but not a socket" : fmt::format("absent (stat: {})", a.error);
     case SocketReach::kNoListener:
       return fmt::format("socket present; {}: nothing listens on it (a stale socket file)", failed);
     case SocketReach::kDenied:
+      if (a.denied_by == "runtime-permission") {
+        return fmt::format("socket present; {}: refused by the runtime's permission model{} for {} (denied)", failed,
+                           a.runtime_error.empty() ? "" : " (" + a.runtime_error + ")", uid);
+      }
       return fmt::format("socket present; {}: refused by a seccomp filter or an LSM for {} "
                          "(denied)", failed, uid);
     case SocketReach::kDeniedByMode:

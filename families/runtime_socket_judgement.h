@@ -78,6 +78,9 @@ struct SocketAttempt {
   std::string server;        // its Server header
   bool h2 = false;           // an HTTP/2 SETTINGS frame came
   bool ping_sent = false;    // the probe sent GET /_ping (a status line or reply_bytes)
+  // "runtime-permission" when a language runtime's own permission layer refused (the JS
+  // probe: Deno's NotCapable, Node's ERR_ACCESS_DENIED), with the runtime's name for it.
+  std::string denied_by, runtime_error;
 };
 SocketAttempt ReadSocketAttempt(const nlohmann::json& fact);
 
