@@ -49,6 +49,12 @@ StatusOr<LabNamespace> LabNamespace::Create(const std::vector<IpAddress>& addres
   return lab;
 }
 
+StatusOr<LabNamespace> LabNamespace::Open(const std::string& ns_path) {
+  const int fd = ::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::HarnessError(fmt::format("open({}): {}", ns_path, ErrnoName(errno)));
+  return LabNamespace(fd);
+}
+
 LabNamespace& LabNamespace::operator=(LabNamespace&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "load/network_allow.h"
@@ -24,6 +25,10 @@ class LabNamespace {
   // Unshares a new network namespace on a helper thread, brings its loopback up and puts
   // `addresses` on it. Errors name the step (unshare needs CAP_SYS_ADMIN: "unshare(CLONE_NEWNET): EPERM").
   static StatusOr<LabNamespace> Create(const std::vector<IpAddress>& addresses);
+  // Holds a namespace that already exists (a container's, "/proc/PID/ns/net") by a descriptor of
+  // its own: the namespace then lives at least as long as this object, whoever else lets it go.
+  // Nothing inside is changed.
+  static StatusOr<LabNamespace> Open(const std::string& ns_path);
   LabNamespace(LabNamespace&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
   LabNamespace& operator=(LabNamespace&& other) noexcept;
   ~LabNamespace();

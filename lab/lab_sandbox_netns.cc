@@ -14,7 +14,6 @@ namespace sandprobe {
 namespace {
 
 constexpr char kLabEnd[] = "sp-sandbox";
-constexpr char kSandboxEnd[] = "eth0";
 
 IpAddress Parse(const char* text) { return *ParseIpAddress(text); }
 
@@ -62,15 +61,19 @@ IpAddress SandboxAddressV6() { return Parse("2001:db8:ff::2"); }
 StatusOr<SandboxNetns> SandboxNetns::Create(const LabNamespace& lab) {
   StatusOr<LabNamespace> netns = LabNamespace::Create({});
   if (!netns.ok()) return netns.status().WithContext("sandbox network namespace");
-  SandboxNetns sandbox(std::move(*netns));
+  return Join(lab, std::move(*netns));
+}
+
+StatusOr<SandboxNetns> SandboxNetns::Join(const LabNamespace& lab, LabNamespace existing, const std::string& link) {
+  SandboxNetns sandbox(std::move(existing));
   const IpAddress lab4 = Parse("203.0.113.1"), lab6 = Parse("2001:db8:ff::1");
   Status status = lab.RunInside([&]() -> Status {
-    if (Status s = NetlinkAddVethPair(kLabEnd, kSandboxEnd, sandbox.netns_.fd()); !s.ok()) return s;
+    if (Status s = NetlinkAddVethPair(kLabEnd, link.c_str(), sandbox.netns_.fd()); !s.ok()) return s;
     return AddressLink(kLabEnd, lab4, SandboxAddressV4(), lab6, SandboxAddressV6(), false);
   });
   if (status.ok()) {
     status = sandbox.netns_.RunInside([&] {
-      return AddressLink(kSandboxEnd, SandboxAddressV4(), lab4, SandboxAddressV6(), lab6, true);
+      return AddressLink(link.c_str(), SandboxAddressV4(), lab4, SandboxAddressV6(), lab6, true);
     });
   }
   if (!status.ok()) return status.WithContext("sandbox network namespace");

@@ -22,6 +22,11 @@ class SandboxNetns {
   // A new namespace joined to `lab` by a veth pair, addressed and routed as above. Freed with
   // this object (the veth pair goes with the namespace).
   static StatusOr<SandboxNetns> Create(const LabNamespace& lab);
+  // The same for a namespace that already exists (a docker lab gateway's, run/run_lab_gateway.h):
+  // the sandbox end of the pair is named `link` there ("eth0"; another name where docker already
+  // made an eth0). The veth pair goes when the namespace does, with this object's descriptor
+  // and whatever else holds it (the container).
+  static StatusOr<SandboxNetns> Join(const LabNamespace& lab, LabNamespace existing, const std::string& link = "eth0");
   const LabNamespace& network_namespace() const { return netns_; }
 
  private:

@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <openssl/ssl.h>
 
@@ -385,6 +386,32 @@ TEST(LabTest, SandboxNamespaceReachesTheLabAndNothingElse) {
   }).ok());
   EXPECT_EQ(Interfaces(), host_interfaces);
   EXPECT_NE(LabResolvConf().find("nameserver 203.0.113.53\n"), std::string::npos);
+}
+
+
+// An existing namespace (a docker lab gateway's, opened by path) joined to the lab: the veth end
+// gets the name asked for, the namespace is addressed and routed as a new one would be, and it
+// reaches the lab's resolver from the sandbox address.
+TEST(LabTest, ExistingNamespaceOpenedByPathJoinsTheLab) {
+  std::unique_ptr<Lab> lab = StartLab();
+  ASSERT_TRUE(lab);
+  StatusOr<LabNamespace> made = LabNamespace::Create({});
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  StatusOr<LabNamespace> opened = LabNamespace::Open(fmt::format("/proc/self/fd/{}", made->fd()));
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  EXPECT_NE(opened->fd(), made->fd());
+  StatusOr<SandboxNetns> sandbox = SandboxNetns::Join(lab->network_namespace(), std::move(*opened), "sp-lab");
+  ASSERT_TRUE(sandbox.ok()) << sandbox.status().message();
+  ASSERT_TRUE(made->RunInside([&] {  // the same namespace, through the creator's descriptor
+    EXPECT_EQ(Interfaces(), (std::set<std::string>{"lo", "sp-lab"}));
+    EXPECT_EQ(Resolve("203.0.113.53", "pkg.lab.test", ns_t_a, false), std::make_pair(0, std::string("192.0.2.10")));
+    return Status::Ok();
+  }).ok());
+  ASSERT_EQ(lab->DnsReceipts().size(), 1u);
+  EXPECT_EQ(lab->DnsReceipts()[0].peer.rfind("203.0.113.2:", 0), 0u) << lab->DnsReceipts()[0].peer;
+  StatusOr<LabNamespace> missing = LabNamespace::Open("/proc/self/fd/999999");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), "open(/proc/self/fd/999999): ENOENT");
 }
 
 }  // namespace
