@@ -25,8 +25,11 @@ constexpr std::string_view kProbeArgs = "{probe_args...}";
 // variables through (`docker run -e NAME`), as a mutation operator does.
 bool IsCommonPlaceholder(std::string_view name) {
   return name == "run_id" || name == "instance" || name == "probe_dir" || name == "workspace" ||
-         name == "canary_env";
+         name == "canary_env" || name == "lab_network" || name == "lab_dns";
 }
+
+// {lab_network} and {lab_dns}: only a "docker-gateway" profile's run has them (CheckLabPlaceholders).
+constexpr std::string_view kLabPlaceholders[] = {"{lab_network}", "{lab_dns}"};
 
 // Which of the restricted placeholders the field being checked may use.
 struct PlaceholderRules {
@@ -353,23 +356,60 @@ Lifecycle ParseLifecycle(std::string_view name) {
   return name == "session" ? Lifecycle::kSession : Lifecycle::kOneShot;
 }
 
-// JSON "lab": "join", for sandboxes the launcher's own child becomes (LabMode).
+// JSON "lab" (LabMode): "join" for sandboxes the launcher's own child becomes, "docker-gateway"
+// for containers docker starts.
 void ReadLab(ObjectReader& r, Profile& p) {
-  if (r.Enum("lab", Presence::kOptional, {"join"}).value_or("") != "join") return;
-  p.lab = LabMode::kJoin;
+  const std::string mode = r.Enum("lab", Presence::kOptional, {"join", "docker-gateway"}).value_or("");
+  if (mode.empty()) return;
+  p.lab = mode == "join" ? LabMode::kJoin : LabMode::kDockerGateway;
+  bool container = false;
   switch (p.backend) {
     case Backend::kHost:
     case Backend::kBwrap:
     case Backend::kFirejail:
     case Backend::kOther:
-      return;
+      break;
     case Backend::kDocker:
     case Backend::kPodman:
     case Backend::kGvisor:
-      r.FailAt(r.PointerTo("lab"), fmt::format("\"join\" is for process sandboxes: a {} container is started by "
-                                               "its daemon, not in the launcher's lab namespace",
-                                               NameOf(p.backend)));
+      container = true;
+      break;
+  }
+  if (p.lab == LabMode::kJoin && container) {
+    r.FailAt(r.PointerTo("lab"),
+             fmt::format("\"join\" is for process sandboxes: a {} container is started by its daemon, not in the "
+                         "launcher's lab namespace; a docker or gvisor profile says \"docker-gateway\" and runs its "
+                         "containers with --network {{lab_network}}",
+                         NameOf(p.backend)));
+  } else if (p.lab == LabMode::kDockerGateway && (!container || p.backend == Backend::kPodman)) {
+    r.FailAt(r.PointerTo("lab"), fmt::format("\"docker-gateway\" is for docker and gvisor (through docker) profiles, "
+                                             "not {}: a process sandbox says \"join\"",
+                                             NameOf(p.backend)));
+  }
+}
+
+// {lab_network} and {lab_dns} have a value only in a "docker-gateway" profile's run.
+void CheckLabPlaceholders(ObjectReader& r, const Profile& p) {
+  if (p.lab == LabMode::kDockerGateway) return;
+  const std::pair<const char*, const std::vector<std::string>*> fields[] = {
+      {"run", &p.run}, {"start", &p.start}, {"exec", &p.exec}, {"stop", &p.stop}};
+  for (const auto& [key, argv] : fields) {
+    for (std::string_view placeholder : kLabPlaceholders) {
+      if (!Mentions(*argv, placeholder)) continue;
+      r.FailAt(r.PointerTo(key), fmt::format("{} has a value only with \"lab\": \"docker-gateway\"", placeholder));
       return;
+    }
+  }
+  const std::pair<const char*, const std::vector<std::vector<std::string>>*> lists[] = {
+      {"requires", &p.requirements}, {"cleanup", &p.cleanup}, {"teardown", &p.teardown}};
+  for (const auto& [key, argvs] : lists) {
+    for (const std::vector<std::string>& argv : *argvs) {
+      for (std::string_view placeholder : kLabPlaceholders) {
+        if (!Mentions(argv, placeholder)) continue;
+        r.FailAt(r.PointerTo(key), fmt::format("{} has a value only with \"lab\": \"docker-gateway\"", placeholder));
+        return;
+      }
+    }
   }
 }
 
@@ -453,6 +493,7 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
   if (r.ok()) ReadEnvelope(r, p);
   if (r.ok()) ReadCanariesIn(r, p);
   if (r.ok()) ReadWorkspaceOwner(r, p);
+  if (r.ok()) CheckLabPlaceholders(r, p);
   CheckInjection(r, p);
   if (!r.ok()) return r.status();
   return p;

@@ -82,9 +82,15 @@ enum class ProbeEnvironment { kInherit, kEmpty };
 //   kJoin ("join"): the launcher's own child runs in a network namespace joined to the lab, with
 //     the lab's resolv.conf and hosts bind-mounted in a private mount namespace (launch/launcher.h
 //     LabJoin), so the sandbox's own filter or proxy works as on a real host. Process sandboxes
-//     only (host, bwrap, firejail, other): a daemon-run container (docker, podman, gvisor) is
-//     started by the daemon, not by the launcher's child, and would need a lab network instead.
-enum class LabMode { kNone, kJoin };
+//     only (host, bwrap, firejail, other): a daemon-run container is started by the daemon, not
+//     by the launcher's child.
+//   kDockerGateway ("docker-gateway"): docker and gvisor (through docker) profiles: the run
+//     starts a lab gateway container whose network namespace is joined to the lab
+//     (run/run_lab_gateway.h); the profile's containers use it with `--network {lab_network}`
+//     ("container:ID": the gateway's links and its resolv.conf, the lab's resolvers) and may
+//     pass `--dns {lab_dns}` (the lab's IPv4 resolver) where they have a network of their own.
+//     Only such a profile may use those two placeholders.
+enum class LabMode { kNone, kJoin, kDockerGateway };
 
 // When a profile's `requires` runs.
 //   kBefore ("before"): once, before the first launch; a failure means no launch at all.

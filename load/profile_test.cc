@@ -135,9 +135,37 @@ TEST(ProfileTest, LabJoinIsForProcessSandboxesOnly) {
   StatusOr<Profile> docker = ParseProfile(*doc);
   ASSERT_FALSE(docker.ok());
   EXPECT_THAT(docker.status().message(), ::testing::HasSubstr("p.json:2:67: /lab: \"join\" is for process sandboxes"));
+  EXPECT_THAT(docker.status().message(), ::testing::HasSubstr("says \"docker-gateway\""));
   doc = parse("bwrap", R"(, "lab": "share")");
   EXPECT_THAT(ParseProfile(*doc).status().message(),
-              ::testing::HasSubstr(R"(/lab: expected one of "join", got "share")"));
+              ::testing::HasSubstr(R"(/lab: expected one of "join", "docker-gateway", got "share")"));
+}
+
+TEST(ProfileTest, LabDockerGatewayIsForDockerAndGvisorAndOwnsTheLabPlaceholders) {
+  auto parse = [](const std::string& backend, const std::string& lab) {
+    return JsonDocument::Parse(R"({"name": "p", "description": "d", "backend": ")" + backend +
+                                   R"(", "injection": "image", "lifecycle": "oneshot",
+"probe_path": "/p", "run": ["docker", "run", "--network", "{lab_network}", "--dns", "{lab_dns}", "i", "{probe}", "{probe_args...}"])" +
+                                   lab + "}",
+                               "p.json");
+  };
+  for (const char* backend : {"docker", "gvisor"}) {
+    StatusOr<JsonDocument> doc = parse(backend, R"(, "lab": "docker-gateway")");
+    ASSERT_TRUE(doc.ok());
+    StatusOr<Profile> profile = ParseProfile(*doc);
+    ASSERT_TRUE(profile.ok()) << backend << ": " << profile.status().message();
+    EXPECT_EQ(profile->lab, LabMode::kDockerGateway);
+  }
+  for (const char* backend : {"bwrap", "podman", "host"}) {
+    StatusOr<JsonDocument> doc = parse(backend, R"(, "lab": "docker-gateway")");
+    EXPECT_THAT(ParseProfile(*doc).status().message(),
+                ::testing::HasSubstr("/lab: \"docker-gateway\" is for docker and gvisor (through docker) profiles"))
+        << backend;
+  }
+  // Without the gateway the placeholders have no value: refused where they are used.
+  StatusOr<JsonDocument> doc = parse("docker", "");
+  EXPECT_THAT(ParseProfile(*doc).status().message(),
+              ::testing::HasSubstr("/run: {lab_network} has a value only with \"lab\": \"docker-gateway\""));
 }
 
 TEST(ProfileTest, ProbeExitIsProcessOrExitLine) {

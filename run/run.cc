@@ -175,10 +175,12 @@ class Run {
 
   // The egress lab, when this run has one (run/run_lab.h): a witness joined by the launches.
   Status StartLab() {
-    StatusOr<std::unique_ptr<RunLab>> lab = RunLab::StartIfNeeded(*policy_, *profile_, run_dir_->root());
+    StatusOr<std::unique_ptr<RunLab>> lab =
+        RunLab::StartIfNeeded(*policy_, *profile_, run_dir_->root(), report_.run_id, env_.launcher, deadline_);
     if (!lab.ok()) return lab.status();
     if (*lab == nullptr) return Status::Ok();
     lab_join_ = (*lab)->join();
+    lab_scalars_ = (*lab)->scalars();
     witnesses_.push_back(std::move(*lab));
     return Status::Ok();
   }
@@ -217,7 +219,8 @@ class Run {
     sandbox_ = std::make_unique<Sandbox>(
         *profile_, env_.launcher,
         SandboxContext{report_.run_id, probe_dir_, workspace_,
-                       {{env_secret_.name, env_secret_.token}}, watchdog_->stop_flag(), deadline_, lab_join_});
+                       {{env_secret_.name, env_secret_.token}}, watchdog_->stop_flag(), deadline_, lab_join_,
+                       lab_scalars_});
     preflight_ = std::make_unique<PreflightGate>(profile_->preflight, [this] { return sandbox_->Preflight(); });
     // The host watches its canary for the launches' whole span (and only that: the host-path
     // witness read it before, the run dir's removal deletes it after).
@@ -384,6 +387,7 @@ class Run {
   LaunchPhaseResult launched_;
   std::string control_unavailable_;  // why the launches had no fresh control; "" when they had one
   std::optional<LabJoin> lab_join_;  // set while the run's egress lab (a witness) lives
+  std::map<std::string, std::string> lab_scalars_;  // {lab_network}, {lab_dns} of a docker gateway
 };
 
 }  // namespace

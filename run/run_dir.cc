@@ -9,6 +9,7 @@
 #include "launch/run_registry.h"
 #include "model/errno_text.h"
 #include "run/recorded_sweep.h"
+#include "run/run_lab_gateway.h"
 #include "run/workspace_owner.h"
 
 namespace sandprobe {
@@ -39,6 +40,8 @@ Status RunDir::RecordSweeps(const Profile& profile, const std::string& probe_dir
   StatusOr<std::vector<RecordedSweep>> sweeps =
       ExpandSweepsForRecord(profile, SweepScalars(profile, run_id_, workspace(), probe_dir));
   if (!sweeps.ok()) return sweeps.status();
+  // A docker lab gateway (run/run_lab_gateway.h) is the run's too, whatever the profile sweeps.
+  if (profile.lab == LabMode::kDockerGateway) sweeps->push_back(LabGatewaySweep(run_id_));
   return sandprobe::RecordSweeps(root_, *sweeps).AsHarnessError();
 }
 

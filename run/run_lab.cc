@@ -41,13 +41,26 @@ nlohmann::json LinksIn(const LabNamespace& netns) {
 }  // namespace
 
 StatusOr<std::unique_ptr<RunLab>> RunLab::StartIfNeeded(const Policy& policy, const Profile& profile,
-                                                        const std::string& run_dir) {
-  if (profile.lab != LabMode::kJoin) return std::unique_ptr<RunLab>();
+                                                        const std::string& run_dir, const std::string& run_id,
+                                                        Launcher& launcher, const Deadline& deadline) {
+  if (profile.lab == LabMode::kNone) return std::unique_ptr<RunLab>();
   StatusOr<LabNames> names = MakeLabNames(policy.network.allow);
   if (!names.ok()) return names.status().WithContext(policy.source_path);
   StatusOr<std::unique_ptr<Lab>> lab = Lab::Start(std::move(*names));
   if (!lab.ok()) return lab.status().WithContext("egress lab").AsHarnessError();
-  StatusOr<SandboxNetns> sandbox = SandboxNetns::Create((*lab)->network_namespace());
+  switch (profile.lab) {
+    case LabMode::kNone:
+      break;
+    case LabMode::kJoin:
+      return JoinedByTheLauncher(std::move(*lab), run_dir);
+    case LabMode::kDockerGateway:
+      return JoinedByADockerGateway(std::move(*lab), run_id, launcher, deadline);
+  }
+  return std::unique_ptr<RunLab>();
+}
+
+StatusOr<std::unique_ptr<RunLab>> RunLab::JoinedByTheLauncher(std::unique_ptr<Lab> lab, const std::string& run_dir) {
+  StatusOr<SandboxNetns> sandbox = SandboxNetns::Create(lab->network_namespace());
   if (!sandbox.ok()) return sandbox.status().WithContext("egress lab").AsHarnessError();
   const std::filesystem::path dir = std::filesystem::path(run_dir) / "lab";
   std::error_code ec;
@@ -57,9 +70,27 @@ StatusOr<std::unique_ptr<RunLab>> RunLab::StartIfNeeded(const Policy& policy, co
   if (!resolv.ok()) return resolv.status();
   StatusOr<std::string> hosts = WriteFile(dir / "hosts", LabHostsFile());
   if (!hosts.ok()) return hosts.status();
-  LabJoin join{sandbox->network_namespace().fd(), *resolv, *hosts};
-  return std::unique_ptr<RunLab>(new RunLab(std::move(*lab), std::move(*sandbox), std::move(join)));
+  std::unique_ptr<RunLab> run_lab(new RunLab(std::move(lab), std::move(*sandbox)));
+  run_lab->join_ = LabJoin{run_lab->sandbox_.network_namespace().fd(), *resolv, *hosts};
+  return run_lab;
 }
+
+StatusOr<std::unique_ptr<RunLab>> RunLab::JoinedByADockerGateway(std::unique_ptr<Lab> lab, const std::string& run_id,
+                                                                 Launcher& launcher, const Deadline& deadline) {
+  StatusOr<std::unique_ptr<DockerLabGateway>> gateway = DockerLabGateway::Start(launcher, run_id, deadline);
+  if (!gateway.ok()) return gateway.status().WithContext("egress lab").AsHarnessError();
+  // Held by our own descriptor from here on: the veth pair lives as long as this object.
+  StatusOr<LabNamespace> netns = LabNamespace::Open((*gateway)->NetworkNamespacePath());
+  if (!netns.ok()) return netns.status().WithContext("egress lab: lab gateway " + (*gateway)->id()).AsHarnessError();
+  StatusOr<SandboxNetns> sandbox = SandboxNetns::Join(lab->network_namespace(), std::move(*netns));
+  if (!sandbox.ok()) return sandbox.status().WithContext("egress lab: lab gateway " + (*gateway)->id()).AsHarnessError();
+  std::unique_ptr<RunLab> run_lab(new RunLab(std::move(lab), std::move(*sandbox)));
+  run_lab->scalars_ = {{"lab_network", "container:" + (*gateway)->id()}, {"lab_dns", LabResolverV4().Text()}};
+  run_lab->gateway_ = std::move(*gateway);
+  return run_lab;
+}
+
+RunLab::~RunLab() = default;
 
 std::map<std::string, std::string> RunLab::PlanValues() const {
   std::string allowed, controls;
@@ -94,7 +125,13 @@ nlohmann::json RunLab::Collect() {
           // Where a packet could leave: the lab's links and the sandbox's (nothing but loopback
           // and the veth pair between them means nothing reached the host's network).
           {"lab_links", LinksIn(lab_->network_namespace())},
-          {"sandbox_links", LinksIn(sandbox_.network_namespace())}};
+          {"sandbox_links", LinksIn(sandbox_.network_namespace())},
+          {"gateway", GatewayJson()}};
+}
+
+nlohmann::json RunLab::GatewayJson() {
+  if (!gateway_) return nullptr;
+  return {{"container", gateway_->id()}, {"removal", gateway_->Remove()}};
 }
 
 nlohmann::json DnsReceiptsJson(const std::vector<DnsReceipt>& receipts) {

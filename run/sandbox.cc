@@ -75,6 +75,7 @@ std::map<std::string, std::string> Sandbox::Scalars(const std::string& instance)
   scalars["probe_dir"] = context_.probe_dir;
   scalars["workspace"] = context_.workspace;
   scalars["canary_env"] = "";
+  scalars.insert(context_.lab_scalars.begin(), context_.lab_scalars.end());
   for (const auto& [name, value] : context_.env) {
     if (name.starts_with(kCanaryEnvPrefix)) scalars["canary_env"] = name;
   }

@@ -44,6 +44,9 @@ struct SandboxContext {
   // (ProbeLaunchOptions::join_lab; the run's launches all do) run inside it. A session profile's exec joins, its start
   // does not: "lab": "join" is meant for one-shot process sandboxes.
   std::optional<LabJoin> lab_join;
+  // The egress lab's placeholders for a "docker-gateway" profile (run/run_lab.h scalars()):
+  // {lab_network}, {lab_dns}. Empty without one.
+  std::map<std::string, std::string> lab_scalars;
 };
 
 class Sandbox {

@@ -1,0 +1,78 @@
+#include "run/run_lab_gateway.h"
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "launch/fake_launcher.h"
+
+namespace sandprobe {
+namespace {
+
+using testing::Exit;
+using testing::FakeLauncher;
+
+const std::string kId(64, 'a');
+
+bool Has(const std::vector<std::string>& argv, const std::vector<std::string>& run) {
+  return std::search(argv.begin(), argv.end(), run.begin(), run.end()) != argv.end();
+}
+
+TEST(DockerLabGatewayTest, StartsALabelledContainerWithNoNetworkReadsItsPidAndRemovesItByIdOnce) {
+  FakeLauncher launcher;
+  launcher.replies = {Exit(0, kId + "\n"), Exit(0, "4242\n"), Exit(0, kId + "\n")};
+  const Deadline deadline;
+  {
+    StatusOr<std::unique_ptr<DockerLabGateway>> gateway = DockerLabGateway::Start(launcher, "3f2a", deadline);
+    ASSERT_TRUE(gateway.ok()) << gateway.status().message();
+    EXPECT_EQ((*gateway)->id(), kId);
+    EXPECT_EQ((*gateway)->pid(), 4242);
+    EXPECT_EQ((*gateway)->NetworkNamespacePath(), "/proc/4242/ns/net");
+    const std::vector<std::string>& run = launcher.specs.at(0).argv;
+    EXPECT_TRUE(Has(run, {"--label", "sandprobe.run=3f2a", "--label", "sandprobe.role=lab-gateway"}));
+    EXPECT_TRUE(Has(run, {"--network", "none", "--dns", "203.0.113.53", "--dns", "2001:db8:53::53"}));
+    EXPECT_TRUE(Has(run, {"--cap-drop", "ALL"}));
+    EXPECT_TRUE(Has(run, {"sandprobe/agent:latest", "sleep", "86400"}));  // no deadline: a day at most
+    EXPECT_EQ(launcher.specs.at(1).argv,
+              (std::vector<std::string>{"docker", "inspect", "--type", "container", "--format", "{{.State.Pid}}", kId}));
+    EXPECT_EQ((*gateway)->Remove(), "removed");
+    EXPECT_EQ((*gateway)->Remove(), "removed");
+  }  // the destructor removes nothing more
+  ASSERT_EQ(launcher.specs.size(), 3u);
+  EXPECT_EQ(launcher.specs.at(2).argv, (std::vector<std::string>{"docker", "rm", "-f", kId}));
+}
+
+TEST(DockerLabGatewayTest, ErrorsNameTheCommandAndAStartedContainerIsRemoved) {
+  FakeLauncher launcher;
+  const Deadline deadline;
+  launcher.replies = {Exit(125, "", "Unable to find image 'sandprobe/agent:latest' locally\n")};
+  StatusOr<std::unique_ptr<DockerLabGateway>> failed = DockerLabGateway::Start(launcher, "3f2a", deadline);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("lab gateway: docker run -d --pull never"), std::string::npos)
+      << failed.status().message();
+  EXPECT_NE(failed.status().message().find(": exit 125: Unable to find image"), std::string::npos)
+      << failed.status().message();
+
+  launcher.replies = {Exit(0, "not-an-id\n")};
+  failed = DockerLabGateway::Start(launcher, "3f2a", deadline);
+  EXPECT_EQ(failed.status().message(), "lab gateway: docker run printed no container id: \"not-an-id\"");
+
+  // Started, then not running: it is removed by id before the error returns.
+  launcher.specs.clear();
+  launcher.replies = {Exit(0, kId + "\n"), Exit(0, "0\n"), Exit(0, kId + "\n")};
+  failed = DockerLabGateway::Start(launcher, "3f2a", deadline);
+  EXPECT_EQ(failed.status().message(), "lab gateway " + kId + ": not running (State.Pid \"0\")");
+  ASSERT_EQ(launcher.specs.size(), 3u);
+  EXPECT_EQ(launcher.specs.at(2).argv, (std::vector<std::string>{"docker", "rm", "-f", kId}));
+}
+
+TEST(DockerLabGatewayTest, TheRecordedSweepListsTheRunsGatewayByBothLabelsAndRemovesById) {
+  RecordedSweep sweep = LabGatewaySweep("3f2a");
+  EXPECT_EQ(sweep.list, (std::vector<std::string>{"docker", "ps", "-aq", "--no-trunc", "--filter",
+                                                  "label=sandprobe.run=3f2a", "--filter",
+                                                  "label=sandprobe.role=lab-gateway"}));
+  EXPECT_EQ(sweep.RemoveArgv(kId), (std::vector<std::string>{"docker", "rm", "-f", kId}));
+}
+
+}  // namespace
+}  // namespace sandprobe
