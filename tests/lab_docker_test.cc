@@ -1,0 +1,93 @@
+// Docker containers in the egress lab (issue 28 item 3), on real docker: docker-lab ("lab":
+// "docker-gateway") runs each probe container in the network namespace of the run's lab gateway
+// container (--network container:ID), whose only links are its loopback and the veth into the
+// lab, and whose resolv.conf names the lab's resolvers. The container has no filter of its own,
+// so against docker-lab's one allowed name every control name and every net.bypass spelling of
+// the denied destination gets through: each must FAIL, backed by a lab receipt (true findings),
+// and the allowed name must pass by the receipt of this launch's request. Nothing may leave the
+// lab, the gateway must be removed by id, no container of the run may be left, and the gateway's
+// sweep must be recorded for `sandprobe sweep` before any launch. Needs a root harness (the lab
+// and the veth into the gateway's namespace) and docker with sandprobe/agent.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/lab_expect.h"
+#include "tests/test_cli_runner.h"
+
+namespace sandprobe::testing {
+namespace {
+
+using nlohmann::json;
+
+TEST(LabDockerTest, AContainerWithNoFilterReachesTheAllowedNameAndEveryControlAndSpellingByReceipt) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the egress lab needs a root harness (netns, veth into the gateway)";
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  CliRun run = RunProfile("sandboxes/docker-lab.json",
+                          {"--suite", SourcePath("suites/network.json"), "--require-backend", "--keep-run-dir"});
+  const json& r = run.report;
+  ASSERT_TRUE(r.is_object()) << run.out << run.err;
+  const std::filesystem::path run_root = std::filesystem::path(r["witnesses"]["workspace"].get<std::string>()).parent_path();
+
+  ExpectVerdict(r, "net.allow.reachable:pkg.lab.test", "pass");
+  EXPECT_NE(CheckField(r, "net.allow.reachable:pkg.lab.test", "observed").find("Host pkg.lab.test /sandprobe/"),
+            std::string::npos)
+      << CheckField(r, "net.allow.reachable:pkg.lab.test", "observed");
+  int through = 0, controls = 0, bypasses = 0;
+  for (const json& check : r["checks"]) {
+    const std::string id = check.value("id", "");
+    const bool control = id.rfind("net.allow.refused:", 0) == 0, bypass = id.rfind("net.bypass.refused:", 0) == 0;
+    if (!control && !bypass) continue;
+    controls += control;
+    bypasses += bypass;
+    EXPECT_EQ(check.value("verdict", ""), "fail") << id << ": " << check.value("observed", "");
+    EXPECT_EQ(check.value("direction", ""), "too-permissive") << id;
+    // From the lab's receipts: a sink's record of the request, or the resolver's of the query.
+    EXPECT_NE(check.value("observed", "").find("the lab received"), std::string::npos) << id;
+    through += check.value("verdict", "") == "fail";
+  }
+  EXPECT_GE(controls, 5);
+  EXPECT_EQ(bypasses, 12);
+  // Every other network check passes: the gateway's namespace has no way to the host's canaries.
+  int fails = 0, errors = 0, inconclusive = 0;
+  for (const json& check : r["checks"]) {
+    fails += check.value("verdict", "") == "fail";
+    errors += check.value("verdict", "") == "error";
+    inconclusive += check.value("verdict", "") == "inconclusive";
+  }
+  EXPECT_EQ(fails, through) << run.out;
+  EXPECT_EQ(errors, 0) << run.out;
+  EXPECT_EQ(inconclusive, 0) << run.out;
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  ExpectVerdict(r, "net.tcp.denied:bridge", "pass");
+  EXPECT_NE(CheckField(r, "net.tcp.denied:bridge", "observed").find("ENETUNREACH"), std::string::npos)
+      << "no route but the lab's: " << CheckField(r, "net.tcp.denied:bridge", "observed");
+  ExpectNothingLeftTheLab(r);
+
+  // The gateway: removed by id at the end, and no container of the run is left.
+  const json& gateway = r["witnesses"]["lab"]["gateway"];
+  ASSERT_TRUE(gateway.is_object()) << r["witnesses"]["lab"].dump();
+  EXPECT_EQ(gateway.value("removal", ""), "removed");
+  CliRun inspect = RunCommand({"docker", "inspect", "--type", "container", gateway.value("container", "")});
+  EXPECT_NE(inspect.exit_code, 0) << "the gateway is still there: " << inspect.out;
+  ExpectNoContainerLeft(r);
+
+  // Recorded for `sandprobe sweep` before the first launch: a dead run's gateway is found by
+  // the run's label and its role, and removed by id.
+  std::ifstream owner(run_root / "owner.json");
+  const json recorded = json::parse(owner, nullptr, false);
+  ASSERT_TRUE(recorded.is_object()) << run_root;
+  bool gateway_swept = false;
+  for (const json& sweep : recorded["sweep"]) {
+    gateway_swept = gateway_swept || JsonStrings(sweep["list"]).count("label=sandprobe.role=lab-gateway") > 0;
+  }
+  EXPECT_TRUE(gateway_swept) << recorded["sweep"].dump();
+  std::filesystem::remove_all(run_root);
+}
+
+}  // namespace
+}  // namespace sandprobe::testing
