@@ -59,7 +59,8 @@ install(PROGRAMS docker/build-images.sh DESTINATION "${SANDPROBE_INSTALL_DATA}/d
 install(PROGRAMS docker/build-sandprobe-image.sh docker/node-audit.sh
         DESTINATION "${SANDPROBE_INSTALL_DATA}/docker")
 install(PROGRAMS scripts/debroot.sh DESTINATION "${SANDPROBE_INSTALL_DATA}/scripts")
-install(FILES docker/agent.Dockerfile docker/probe.Dockerfile
+install(FILES docker/agent.Dockerfile docker/probe.Dockerfile docker/tinyproxy.Dockerfile
+        docker/tinyproxy-allowlist.conf docker/tinyproxy-allowlist.filter
         DESTINATION "${SANDPROBE_INSTALL_DATA}/docker")
 install(FILES cmake/README.Debian DESTINATION share/doc/sandprobe)
 install(FILES docs/ci/README.md docs/ci/github-actions.yml docs/ci/gitlab-ci.yml

@@ -85,3 +85,23 @@ build() {  # build TAG DOCKERFILE CONTEXT
 build sandprobe/probe:latest "$here/probe.Dockerfile" "$ctx/probe"
 build sandprobe/agent:latest "$here/agent.Dockerfile" "$ctx/agent"
 echo "build-images.sh: sandprobe/probe:latest and sandprobe/agent:latest are up to date" >&2
+
+# sandprobe/tinyproxy-allowlist (sandboxes/docker-proxy-allowlist.json), when Debian's tinyproxy
+# is installed (apt-get install tinyproxy-bin): the binary, the shared libraries and loader ldd
+# names for it, and its allowlist configuration from beside this script.
+tinyproxy=${SANDPROBE_TINYPROXY:-/usr/bin/tinyproxy}
+if [ -x "$tinyproxy" ]; then
+  root="$ctx/tinyproxy/root"
+  mkdir -p "$root/usr/bin" "$root/etc/tinyproxy"
+  cp "$tinyproxy" "$root/usr/bin/tinyproxy"
+  for lib in $(ldd "$tinyproxy" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
+    mkdir -p "$root$(dirname "$lib")"
+    cp -L "$lib" "$root$lib"
+  done
+  cp "$here/tinyproxy-allowlist.conf" "$root/etc/tinyproxy/tinyproxy.conf"
+  cp "$here/tinyproxy-allowlist.filter" "$root/etc/tinyproxy/filter"
+  build sandprobe/tinyproxy-allowlist:latest "$here/tinyproxy.Dockerfile" "$ctx/tinyproxy"
+  echo "build-images.sh: sandprobe/tinyproxy-allowlist:latest is up to date" >&2
+else
+  echo "build-images.sh: no $tinyproxy (apt-get install tinyproxy-bin): sandprobe/tinyproxy-allowlist not built" >&2
+fi

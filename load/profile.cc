@@ -25,11 +25,15 @@ constexpr std::string_view kProbeArgs = "{probe_args...}";
 // variables through (`docker run -e NAME`), as a mutation operator does.
 bool IsCommonPlaceholder(std::string_view name) {
   return name == "run_id" || name == "instance" || name == "probe_dir" || name == "workspace" ||
-         name == "canary_env" || name == "lab_network" || name == "lab_dns";
+         name == "canary_env" || name == "lab_network" || name == "lab_dns" || name == "lab_internal_network" ||
+         name == "lab_gateway_ip" || name == "lab_resolv_conf";
 }
 
-// {lab_network} and {lab_dns}: only a "docker-gateway" profile's run has them (CheckLabPlaceholders).
-constexpr std::string_view kLabPlaceholders[] = {"{lab_network}", "{lab_dns}"};
+// Only a "docker-gateway" profile's run has these (CheckLabPlaceholders); the last two only with
+// an internal network (LabGatewaySpec).
+constexpr std::string_view kLabPlaceholders[] = {"{lab_network}", "{lab_dns}", "{lab_resolv_conf}",
+                                                 "{lab_internal_network}", "{lab_gateway_ip}"};
+constexpr std::string_view kInternalNetworkPlaceholders[] = {"{lab_internal_network}", "{lab_gateway_ip}"};
 
 // Which of the restricted placeholders the field being checked may use.
 struct PlaceholderRules {
@@ -388,27 +392,44 @@ void ReadLab(ObjectReader& r, Profile& p) {
   }
 }
 
-// {lab_network} and {lab_dns} have a value only in a "docker-gateway" profile's run.
+// JSON "lab_gateway" (LabGatewaySpec), for a "docker-gateway" profile only.
+void ReadLabGateway(ObjectReader& parent, Profile& p) {
+  if (!parent.Has("lab_gateway")) return;
+  if (p.lab != LabMode::kDockerGateway) {
+    return parent.FailAt(parent.PointerTo("lab_gateway"), "needs \"lab\": \"docker-gateway\"");
+  }
+  ObjectReader r(parent.doc(), parent.PointerTo("lab_gateway"), {"internal_network", "services"});
+  p.lab_gateway.internal_network = r.Bool("internal_network", Presence::kOptional).value_or(false);
+  p.lab_gateway.services = r.ArgvList("services", Presence::kOptional).value_or(p.lab_gateway.services);
+  for (std::size_t i = 0; i < p.lab_gateway.services.size(); ++i) {
+    CheckArgv(r, r.PointerTo("services") / i, p.lab_gateway.services[i], {}, p.vars);
+  }
+  parent.Fail(r.status());
+}
+
+// The lab placeholders have a value only in a "docker-gateway" profile's run, and the internal
+// network's only with "internal_network": true.
 void CheckLabPlaceholders(ObjectReader& r, const Profile& p) {
-  if (p.lab == LabMode::kDockerGateway) return;
-  const std::pair<const char*, const std::vector<std::string>*> fields[] = {
-      {"run", &p.run}, {"start", &p.start}, {"exec", &p.exec}, {"stop", &p.stop}};
-  for (const auto& [key, argv] : fields) {
-    for (std::string_view placeholder : kLabPlaceholders) {
-      if (!Mentions(*argv, placeholder)) continue;
-      r.FailAt(r.PointerTo(key), fmt::format("{} has a value only with \"lab\": \"docker-gateway\"", placeholder));
-      return;
+  std::vector<std::pair<std::string_view, const char*>> missing;  // placeholder, what it needs
+  if (p.lab != LabMode::kDockerGateway) {
+    for (std::string_view placeholder : kLabPlaceholders) missing.emplace_back(placeholder, "\"lab\": \"docker-gateway\"");
+  } else if (!p.lab_gateway.internal_network) {
+    for (std::string_view placeholder : kInternalNetworkPlaceholders) {
+      missing.emplace_back(placeholder, "\"lab_gateway\": {\"internal_network\": true}");
     }
   }
+  std::vector<std::pair<std::string, const std::vector<std::string>*>> argvs = {
+      {"run", &p.run}, {"start", &p.start}, {"exec", &p.exec}, {"stop", &p.stop}};
   const std::pair<const char*, const std::vector<std::vector<std::string>>*> lists[] = {
-      {"requires", &p.requirements}, {"cleanup", &p.cleanup}, {"teardown", &p.teardown}};
-  for (const auto& [key, argvs] : lists) {
-    for (const std::vector<std::string>& argv : *argvs) {
-      for (std::string_view placeholder : kLabPlaceholders) {
-        if (!Mentions(argv, placeholder)) continue;
-        r.FailAt(r.PointerTo(key), fmt::format("{} has a value only with \"lab\": \"docker-gateway\"", placeholder));
-        return;
-      }
+      {"requires", &p.requirements}, {"cleanup", &p.cleanup}, {"teardown", &p.teardown},
+      {"lab_gateway", &p.lab_gateway.services}};
+  for (const auto& [key, list] : lists) {
+    for (const std::vector<std::string>& argv : *list) argvs.emplace_back(key, &argv);
+  }
+  for (const auto& [key, argv] : argvs) {
+    for (const auto& [placeholder, needs] : missing) {
+      if (!Mentions(*argv, placeholder)) continue;
+      return r.FailAt(r.PointerTo(key), fmt::format("{} has a value only with {}", placeholder, needs));
     }
   }
 }
@@ -428,7 +449,8 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
                  {"name", "description", "backend", "policy", "requires", "preflight", "install_hint",
                   "lifecycle", "probe_path", "workspace_path", "workspace_owner", "injection", "run", "start", "exec",
                   "stop", "cleanup", "teardown", "sweep", "vars", "timeout_seconds", "inspect",
-                  "envelope", "version", "canaries_in", "environment", "probe_exit", "probe", "lab"});
+                  "envelope", "version", "canaries_in", "environment", "probe_exit", "probe", "lab",
+                  "lab_gateway"});
   Profile p;
   p.source_path = doc.file_name();
   p.raw = doc.root();
@@ -493,6 +515,7 @@ StatusOr<Profile> ParseProfile(const JsonDocument& doc) {
   if (r.ok()) ReadEnvelope(r, p);
   if (r.ok()) ReadCanariesIn(r, p);
   if (r.ok()) ReadWorkspaceOwner(r, p);
+  if (r.ok()) ReadLabGateway(r, p);
   if (r.ok()) CheckLabPlaceholders(r, p);
   CheckInjection(r, p);
   if (!r.ok()) return r.status();

@@ -88,9 +88,26 @@ enum class ProbeEnvironment { kInherit, kEmpty };
 //     starts a lab gateway container whose network namespace is joined to the lab
 //     (run/run_lab_gateway.h); the profile's containers use it with `--network {lab_network}`
 //     ("container:ID": the gateway's links and its resolv.conf, the lab's resolvers) and may
-//     pass `--dns {lab_dns}` (the lab's IPv4 resolver) where they have a network of their own.
-//     Only such a profile may use those two placeholders.
+//     pass `--dns {lab_dns}` (the lab's IPv4 resolver) where they have a network of their own;
+//     {lab_resolv_conf} is a host file saying the lab's resolvers, to bind over /etc/resolv.conf
+//     where docker would write its own (a user-defined network's 127.0.0.11). Only such a
+//     profile may use these placeholders.
 enum class LabMode { kNone, kJoin, kDockerGateway };
+
+// JSON "lab_gateway" (only with "lab": "docker-gateway"): what the run sets up around its lab
+// gateway for a sandbox whose egress goes through a container of its own (a proxy).
+//   "internal_network": true: the gateway is started on a docker --internal network made for
+//     the run (subnet 203.0.113.128/28, gateway container at 203.0.113.130, no route anywhere but
+//     that subnet), instead of with no network; {lab_internal_network} names it and
+//     {lab_gateway_ip} is the gateway's address there. Probe containers on that network reach
+//     only what listens at {lab_gateway_ip}; the lab itself only from the gateway's namespace.
+//   "services": argvs run once, in order, right after the gateway is up (each must exit 0):
+//     containers that share its namespace (`--network {lab_network}`), such as the proxy. They
+//     must carry the run's label (the profile's sweep) and be removed by the profile's teardown.
+struct LabGatewaySpec {
+  bool internal_network = false;
+  std::vector<std::vector<std::string>> services;
+};
 
 // When a profile's `requires` runs.
 //   kBefore ("before"): once, before the first launch; a failure means no launch at all.
@@ -196,6 +213,7 @@ struct Profile {
   int timeout_seconds = 60;  // per launch, 1..3600
   nlohmann::json raw;        // as loaded
   LabMode lab = LabMode::kNone;  // JSON "lab"; see LabMode
+  LabGatewaySpec lab_gateway;    // JSON "lab_gateway"; see LabGatewaySpec
 };
 
 // Loads and validates a profile; the first error is returned as "file:line:col: /ptr: what".

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "load/placeholders.h"
+
 namespace sandprobe {
 namespace {
 
@@ -16,6 +18,15 @@ StatusOr<std::string> WriteFile(const std::filesystem::path& path, const std::st
   out.close();
   if (!out) return Status::HarnessError(fmt::format("write {}: failed", path.string()));
   return path.string();
+}
+
+// RUN_DIR/lab/NAME with `text`; its path.
+StatusOr<std::string> WriteLabFile(const std::string& run_dir, const std::string& name, const std::string& text) {
+  const std::filesystem::path dir = std::filesystem::path(run_dir) / "lab";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::HarnessError(fmt::format("mkdir {}: {}", dir.string(), ec.message()));
+  return WriteFile(dir / name, text);
 }
 
 // The links of the calling thread's network namespace, by name.
@@ -54,7 +65,7 @@ StatusOr<std::unique_ptr<RunLab>> RunLab::StartIfNeeded(const Policy& policy, co
     case LabMode::kJoin:
       return JoinedByTheLauncher(std::move(*lab), run_dir);
     case LabMode::kDockerGateway:
-      return JoinedByADockerGateway(std::move(*lab), run_id, launcher, deadline);
+      return JoinedByADockerGateway(std::move(*lab), profile, run_dir, run_id, launcher, deadline);
   }
   return std::unique_ptr<RunLab>();
 }
@@ -62,32 +73,63 @@ StatusOr<std::unique_ptr<RunLab>> RunLab::StartIfNeeded(const Policy& policy, co
 StatusOr<std::unique_ptr<RunLab>> RunLab::JoinedByTheLauncher(std::unique_ptr<Lab> lab, const std::string& run_dir) {
   StatusOr<SandboxNetns> sandbox = SandboxNetns::Create(lab->network_namespace());
   if (!sandbox.ok()) return sandbox.status().WithContext("egress lab").AsHarnessError();
-  const std::filesystem::path dir = std::filesystem::path(run_dir) / "lab";
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Status::HarnessError(fmt::format("mkdir {}: {}", dir.string(), ec.message()));
-  StatusOr<std::string> resolv = WriteFile(dir / "resolv.conf", LabResolvConf());
+  StatusOr<std::string> resolv = WriteLabFile(run_dir, "resolv.conf", LabResolvConf());
   if (!resolv.ok()) return resolv.status();
-  StatusOr<std::string> hosts = WriteFile(dir / "hosts", LabHostsFile());
+  StatusOr<std::string> hosts = WriteLabFile(run_dir, "hosts", LabHostsFile());
   if (!hosts.ok()) return hosts.status();
   std::unique_ptr<RunLab> run_lab(new RunLab(std::move(lab), std::move(*sandbox)));
   run_lab->join_ = LabJoin{run_lab->sandbox_.network_namespace().fd(), *resolv, *hosts};
   return run_lab;
 }
 
-StatusOr<std::unique_ptr<RunLab>> RunLab::JoinedByADockerGateway(std::unique_ptr<Lab> lab, const std::string& run_id,
+StatusOr<std::unique_ptr<RunLab>> RunLab::JoinedByADockerGateway(std::unique_ptr<Lab> lab, const Profile& profile,
+                                                                 const std::string& run_dir, const std::string& run_id,
                                                                  Launcher& launcher, const Deadline& deadline) {
-  StatusOr<std::unique_ptr<DockerLabGateway>> gateway = DockerLabGateway::Start(launcher, run_id, deadline);
+  StatusOr<std::string> resolv = WriteLabFile(run_dir, "resolv.conf", LabResolvConf());
+  if (!resolv.ok()) return resolv.status();
+  StatusOr<std::unique_ptr<DockerLabGateway>> gateway =
+      DockerLabGateway::Start(launcher, run_id, deadline, profile.lab_gateway.internal_network);
   if (!gateway.ok()) return gateway.status().WithContext("egress lab").AsHarnessError();
+  const std::string where = "egress lab: lab gateway " + (*gateway)->id();
   // Held by our own descriptor from here on: the veth pair lives as long as this object.
   StatusOr<LabNamespace> netns = LabNamespace::Open((*gateway)->NetworkNamespacePath());
-  if (!netns.ok()) return netns.status().WithContext("egress lab: lab gateway " + (*gateway)->id()).AsHarnessError();
-  StatusOr<SandboxNetns> sandbox = SandboxNetns::Join(lab->network_namespace(), std::move(*netns));
-  if (!sandbox.ok()) return sandbox.status().WithContext("egress lab: lab gateway " + (*gateway)->id()).AsHarnessError();
+  if (!netns.ok()) return netns.status().WithContext(where).AsHarnessError();
+  StatusOr<SandboxNetns> sandbox =
+      SandboxNetns::Join(lab->network_namespace(), std::move(*netns), (*gateway)->LabLinkName());
+  if (!sandbox.ok()) return sandbox.status().WithContext(where).AsHarnessError();
   std::unique_ptr<RunLab> run_lab(new RunLab(std::move(lab), std::move(*sandbox)));
-  run_lab->scalars_ = {{"lab_network", "container:" + (*gateway)->id()}, {"lab_dns", LabResolverV4().Text()}};
+  run_lab->scalars_ = {{"lab_network", "container:" + (*gateway)->id()},
+                       {"lab_dns", LabResolverV4().Text()},
+                       {"lab_resolv_conf", *resolv}};
+  if (!(*gateway)->internal_network().empty()) {
+    run_lab->scalars_["lab_internal_network"] = (*gateway)->internal_network();
+    run_lab->scalars_["lab_gateway_ip"] = DockerLabGateway::kInternalAddress;
+  }
   run_lab->gateway_ = std::move(*gateway);
+  if (Status s = run_lab->StartServices(profile, run_id, launcher, deadline); !s.ok()) return s.WithContext(where);
   return run_lab;
+}
+
+Status RunLab::StartServices(const Profile& profile, const std::string& run_id, Launcher& launcher,
+                             const Deadline& deadline) {
+  std::map<std::string, std::string> scalars(profile.vars.begin(), profile.vars.end());
+  scalars["run_id"] = run_id;
+  scalars.insert(scalars_.begin(), scalars_.end());
+  for (const std::vector<std::string>& service : profile.lab_gateway.services) {
+    StatusOr<std::vector<std::string>> argv = ExpandArgv(service, PlaceholderValues{scalars, {}});
+    if (!argv.ok()) return argv.status().WithContext(profile.source_path + ": lab_gateway service").AsHarnessError();
+    const Deadline::Bound bound = deadline.For(DockerLabGateway::kCommandLimit);
+    if (bound.nothing_left()) return Status::HarnessError(FormatArgv(*argv) + ": not started: the run's deadline had passed");
+    LaunchSpec spec;
+    spec.argv = *argv;
+    spec.timeout = bound.limit;
+    StatusOr<LaunchResult> r = launcher.Launch(spec);
+    if (!r.ok()) return r.status().WithContext(FormatArgv(*argv)).AsHarnessError();
+    if (r->exit_code != 0) {
+      return Status::HarnessError(fmt::format("{}: {}: {}", FormatArgv(*argv), DescribeExit(*r), r->err.substr(0, 400)));
+    }
+  }
+  return Status::Ok();
 }
 
 RunLab::~RunLab() = default;

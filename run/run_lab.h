@@ -14,7 +14,10 @@
 //   join            a new namespace joined to the lab, entered by the launcher's child (join());
 //   docker-gateway  a docker lab gateway's namespace (run/run_lab_gateway.h) joined to the lab;
 //                   the profile's containers reach it through scalars(): {lab_network}
-//                   ("container:ID") and {lab_dns} (the lab's IPv4 resolver).
+//                   ("container:ID"), {lab_dns} (the lab's IPv4 resolver) and {lab_resolv_conf}
+//                   (RUN_DIR/lab/resolv.conf, the lab's resolvers); with the profile's
+//                   lab_gateway.internal_network also {lab_internal_network} and {lab_gateway_ip}.
+//                   The profile's lab_gateway.services start right after the gateway.
 #pragma once
 
 #include <map>
@@ -61,8 +64,11 @@ class RunLab final : public RunWitness {
  private:
   RunLab(std::unique_ptr<Lab> lab, SandboxNetns sandbox) : lab_(std::move(lab)), sandbox_(std::move(sandbox)) {}
   static StatusOr<std::unique_ptr<RunLab>> JoinedByTheLauncher(std::unique_ptr<Lab> lab, const std::string& run_dir);
-  static StatusOr<std::unique_ptr<RunLab>> JoinedByADockerGateway(std::unique_ptr<Lab> lab, const std::string& run_id,
+  static StatusOr<std::unique_ptr<RunLab>> JoinedByADockerGateway(std::unique_ptr<Lab> lab, const Profile& profile,
+                                                                  const std::string& run_dir, const std::string& run_id,
                                                                   Launcher& launcher, const Deadline& deadline);
+  // The profile's lab_gateway services, in order, once the gateway is joined.
+  Status StartServices(const Profile& profile, const std::string& run_id, Launcher& launcher, const Deadline& deadline);
   // The gateway's container id and its removal (done here), null without one.
   nlohmann::json GatewayJson();
   // Declared so that the gateway goes first, then the sandbox's namespace, then the lab.

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "lab/lab_names.h"
 
@@ -43,12 +44,17 @@ StatusOr<std::string> Docker(Launcher& launcher, const Deadline& deadline, std::
 
 }  // namespace
 
-std::vector<std::string> LabGatewayRunArgv(const std::string& run_id, long long sleep_seconds) {
-  return {"docker", "run", "-d", "--pull", "never",
+std::vector<std::string> LabGatewayRunArgv(const std::string& run_id, long long sleep_seconds,
+                                           const std::string& internal_network) {
+  std::vector<std::string> network = {"--network", "none"};  // the lab's veth is its only link
+  if (!internal_network.empty()) {
+    network = {"--network", internal_network, "--ip", DockerLabGateway::kInternalAddress};
+  }
+  std::vector<std::string> argv = {"docker", "run", "-d", "--pull", "never",
           "--name", fmt::format("sp-{}-lab-gateway", run_id),
-          "--label", "sandprobe.run=" + run_id, "--label", DockerLabGateway::kRoleLabel,
-          // No network of docker's: the lab's veth is the only link it will get.
-          "--network", "none",
+          "--label", "sandprobe.run=" + run_id, "--label", DockerLabGateway::kRoleLabel};
+  argv.insert(argv.end(), network.begin(), network.end());
+  argv.insert(argv.end(), {
           "--dns", LabResolverV4().Text(), "--dns", LabResolverV6().Text(),
           "--dns-opt", "timeout:1", "--dns-opt", "attempts:1",
           // IPv6 in its own namespace only (docker turns it off where the daemon has no IPv6):
@@ -57,30 +63,49 @@ std::vector<std::string> LabGatewayRunArgv(const std::string& run_id, long long 
           // It only holds the namespace: no capability, no writes, nobody's uid.
           "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--read-only", "--user", "65534:65534",
           "--memory", "16m", "--pids-limit", "4",
-          DockerLabGateway::kImage, "sleep", std::to_string(sleep_seconds)};
+          DockerLabGateway::kImage, "sleep", std::to_string(sleep_seconds)});
+  return argv;
 }
 
-RecordedSweep LabGatewaySweep(const std::string& run_id) {
-  RecordedSweep sweep;
-  sweep.list = {"docker", "ps", "-aq", "--no-trunc", "--filter", "label=sandprobe.run=" + run_id,
-                "--filter", std::string("label=") + DockerLabGateway::kRoleLabel};
-  sweep.remove = {{"docker"}, {"rm"}, {"-f"}, {"", ""}};
-  return sweep;
+std::vector<RecordedSweep> LabGatewaySweeps(const std::string& run_id) {
+  const std::string run = "label=sandprobe.run=" + run_id, role = std::string("label=") + DockerLabGateway::kRoleLabel;
+  RecordedSweep container, network;
+  container.list = {"docker", "ps", "-aq", "--no-trunc", "--filter", run, "--filter", role};
+  container.remove = {{"docker"}, {"rm"}, {"-f"}, {"", ""}};
+  network.list = {"docker", "network", "ls", "-q", "--no-trunc", "--filter", run, "--filter", role};
+  network.remove = {{"docker"}, {"network"}, {"rm"}, {"", ""}};
+  return {container, network};
 }
 
 StatusOr<std::unique_ptr<DockerLabGateway>> DockerLabGateway::Start(Launcher& launcher, const std::string& run_id,
-                                                                    const Deadline& deadline) {
+                                                                    const Deadline& deadline, bool internal_network) {
+  std::unique_ptr<DockerLabGateway> gateway(new DockerLabGateway(launcher, deadline, ""));
+  if (internal_network) {
+    const std::string name = fmt::format("sp-{}-lab", run_id);
+    StatusOr<std::string> network =
+        Docker(launcher, deadline,
+               {"docker", "network", "create", "--internal", "--label", "sandprobe.run=" + run_id, "--label", kRoleLabel,
+                "--subnet", kInternalSubnet, name},
+               false);
+    if (!network.ok()) return network.status().WithContext("lab gateway");
+    if (!IsContainerId(*network)) {
+      return Status::HarnessError(fmt::format("lab gateway: docker network create printed no id: \"{}\"", *network));
+    }
+    gateway->network_id_ = *network;
+    gateway->network_name_ = name;
+  }
   // It outlives the run by five minutes at most, should nothing remove it.
   const long long sleep_seconds =
       deadline.bounded()
           ? std::chrono::duration_cast<std::chrono::seconds>(deadline.Remaining()).count() + 300
           : 86400;
-  StatusOr<std::string> id = Docker(launcher, deadline, LabGatewayRunArgv(run_id, sleep_seconds), false);
+  StatusOr<std::string> id =
+      Docker(launcher, deadline, LabGatewayRunArgv(run_id, sleep_seconds, gateway->network_name_), false);
   if (!id.ok()) return id.status().WithContext("lab gateway");
   if (!IsContainerId(*id)) {
     return Status::HarnessError(fmt::format("lab gateway: docker run printed no container id: \"{}\"", *id));
   }
-  std::unique_ptr<DockerLabGateway> gateway(new DockerLabGateway(launcher, deadline, *id));
+  gateway->id_ = *id;
   StatusOr<std::string> pid =
       Docker(launcher, deadline, {"docker", "inspect", "--type", "container", "--format", "{{.State.Pid}}", *id}, false);
   if (!pid.ok()) return pid.status().WithContext("lab gateway");
@@ -97,8 +122,16 @@ std::string DockerLabGateway::NetworkNamespacePath() const { return fmt::format(
 
 std::string DockerLabGateway::Remove() {
   if (!removed_.empty()) return removed_;
-  StatusOr<std::string> removed = Docker(launcher_, deadline_, {"docker", "rm", "-f", id_}, true);
-  removed_ = removed.ok() ? "removed" : removed.status().message();
+  std::vector<std::string> problems;
+  if (!id_.empty()) {
+    StatusOr<std::string> removed = Docker(launcher_, deadline_, {"docker", "rm", "-f", id_}, true);
+    if (!removed.ok()) problems.push_back(removed.status().message());
+  }
+  if (!network_id_.empty()) {  // after the container: docker refuses to remove a network in use
+    StatusOr<std::string> removed = Docker(launcher_, deadline_, {"docker", "network", "rm", network_id_}, true);
+    if (!removed.ok()) problems.push_back(removed.status().message());
+  }
+  removed_ = problems.empty() ? "removed" : fmt::format("{}", fmt::join(problems, "; "));
   return removed_;
 }
 

@@ -12,13 +12,14 @@
 // --runtime runsc too). Nothing else is in that namespace: no route leads anywhere but the lab.
 //
 // The gateway carries the run's label (sandprobe.run=RUN_ID) and a role label, so a dead run's
-// sweep finds it (LabGatewaySweep, recorded with the profile's sweeps before any launch); the
+// sweep finds it (LabGatewaySweeps, recorded with the profile's sweeps before any launch); the
 // run itself removes it by id when the lab goes.
 #pragma once
 
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "launch/deadline.h"
 #include "launch/launcher.h"
@@ -31,8 +32,10 @@ class DockerLabGateway {
  public:
   // Starts the gateway of run `run_id` and reads its init's pid. Each docker command is bounded
   // by kCommandLimit and what is left of `deadline`. Errors name the command and its output.
+  // `internal_network`: first a docker --internal network for the run (kInternalSubnet), and the
+  // gateway on it at kInternalAddress instead of with no network (profile "lab_gateway").
   static StatusOr<std::unique_ptr<DockerLabGateway>> Start(Launcher& launcher, const std::string& run_id,
-                                                           const Deadline& deadline);
+                                                           const Deadline& deadline, bool internal_network = false);
   ~DockerLabGateway();  // Remove(), when not done yet
   DockerLabGateway(const DockerLabGateway&) = delete;
   DockerLabGateway& operator=(const DockerLabGateway&) = delete;
@@ -41,12 +44,21 @@ class DockerLabGateway {
   int pid() const { return pid_; }               // its init, in the host's pid namespace
   // "/proc/PID/ns/net": the namespace the veth end goes into (open it while the container runs).
   std::string NetworkNamespacePath() const;
-  // `docker rm -f ID`, once: "removed", or what went wrong ("docker rm -f ID: exit 1: ...").
+  // The internal network's name ("sp-RUN_ID-lab"), "" without one.
+  const std::string& internal_network() const { return network_name_; }
+  // The name of the veth end in its namespace: "eth0", or "sp-lab" where docker's eth0 is.
+  std::string LabLinkName() const { return network_name_.empty() ? "eth0" : "sp-lab"; }
+  // `docker rm -f ID` then `docker network rm NETWORK`, once: "removed", or what went wrong
+  // ("docker rm -f ID: exit 1: ...").
   std::string Remove();
 
   static constexpr std::chrono::milliseconds kCommandLimit{30000};
   static constexpr const char* kImage = "sandprobe/agent:latest";  // its busybox sleep
   static constexpr const char* kRoleLabel = "sandprobe.role=lab-gateway";
+  // Inside the lab's 203.0.113.0/24 (a documentation range, so the probe may use a proxy there)
+  // but clear of its addresses (.1, .2, .53): the gateway's own routes prefer this subnet.
+  static constexpr const char* kInternalSubnet = "203.0.113.128/28";
+  static constexpr const char* kInternalAddress = "203.0.113.130";
 
  private:
   DockerLabGateway(Launcher& launcher, const Deadline& deadline, std::string id)
@@ -54,16 +66,19 @@ class DockerLabGateway {
   Launcher& launcher_;
   Deadline deadline_;  // the run's (copies share its removal window)
   std::string id_;
+  std::string network_id_, network_name_;  // the internal network, when there is one
   int pid_ = 0;
   std::string removed_;  // Remove()'s answer, once it ran
 };
 
 // The gateway's `docker run` argv for run `run_id`, whose container sleeps `sleep_seconds` at
 // most (it ends by itself if nothing removes it; a sweep still finds the stopped container).
-std::vector<std::string> LabGatewayRunArgv(const std::string& run_id, long long sleep_seconds);
+// `internal_network`: the network's name (it then runs there at kInternalAddress), "" for none.
+std::vector<std::string> LabGatewayRunArgv(const std::string& run_id, long long sleep_seconds,
+                                           const std::string& internal_network = "");
 
-// What `sandprobe sweep` runs for a dead run's gateway: list by the run's and the role's
-// labels, remove by id.
-RecordedSweep LabGatewaySweep(const std::string& run_id);
+// What `sandprobe sweep` runs for a dead run's gateway: its container, then its internal
+// network, each listed by the run's and the role's labels and removed by id.
+std::vector<RecordedSweep> LabGatewaySweeps(const std::string& run_id);
 
 }  // namespace sandprobe

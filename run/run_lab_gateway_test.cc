@@ -66,12 +66,38 @@ TEST(DockerLabGatewayTest, ErrorsNameTheCommandAndAStartedContainerIsRemoved) {
   EXPECT_EQ(launcher.specs.at(2).argv, (std::vector<std::string>{"docker", "rm", "-f", kId}));
 }
 
-TEST(DockerLabGatewayTest, TheRecordedSweepListsTheRunsGatewayByBothLabelsAndRemovesById) {
-  RecordedSweep sweep = LabGatewaySweep("3f2a");
-  EXPECT_EQ(sweep.list, (std::vector<std::string>{"docker", "ps", "-aq", "--no-trunc", "--filter",
-                                                  "label=sandprobe.run=3f2a", "--filter",
-                                                  "label=sandprobe.role=lab-gateway"}));
-  EXPECT_EQ(sweep.RemoveArgv(kId), (std::vector<std::string>{"docker", "rm", "-f", kId}));
+TEST(DockerLabGatewayTest, TheRecordedSweepsListTheRunsGatewayAndNetworkByBothLabelsAndRemoveById) {
+  std::vector<RecordedSweep> sweeps = LabGatewaySweeps("3f2a");
+  ASSERT_EQ(sweeps.size(), 2u);
+  EXPECT_EQ(sweeps[0].list, (std::vector<std::string>{"docker", "ps", "-aq", "--no-trunc", "--filter",
+                                                      "label=sandprobe.run=3f2a", "--filter",
+                                                      "label=sandprobe.role=lab-gateway"}));
+  EXPECT_EQ(sweeps[0].RemoveArgv(kId), (std::vector<std::string>{"docker", "rm", "-f", kId}));
+  // Then its internal network (after the container: a network in use is not removed).
+  EXPECT_EQ(sweeps[1].list, (std::vector<std::string>{"docker", "network", "ls", "-q", "--no-trunc", "--filter",
+                                                      "label=sandprobe.run=3f2a", "--filter",
+                                                      "label=sandprobe.role=lab-gateway"}));
+  EXPECT_EQ(sweeps[1].RemoveArgv(kId), (std::vector<std::string>{"docker", "network", "rm", kId}));
+}
+
+TEST(DockerLabGatewayTest, AnInternalNetworkIsCreatedFirstTheGatewayRunsThereAndBothAreRemoved) {
+  FakeLauncher launcher;
+  const std::string network(64, 'b');
+  launcher.replies = {Exit(0, network + "\n"), Exit(0, kId + "\n"), Exit(0, "4242\n")};
+  const Deadline deadline;
+  StatusOr<std::unique_ptr<DockerLabGateway>> gateway = DockerLabGateway::Start(launcher, "3f2a", deadline, true);
+  ASSERT_TRUE(gateway.ok()) << gateway.status().message();
+  EXPECT_EQ((*gateway)->internal_network(), "sp-3f2a-lab");
+  EXPECT_EQ((*gateway)->LabLinkName(), "sp-lab");
+  EXPECT_EQ(launcher.specs.at(0).argv,
+            (std::vector<std::string>{"docker", "network", "create", "--internal", "--label", "sandprobe.run=3f2a",
+                                      "--label", "sandprobe.role=lab-gateway", "--subnet", "203.0.113.128/28",
+                                      "sp-3f2a-lab"}));
+  EXPECT_TRUE(Has(launcher.specs.at(1).argv, {"--network", "sp-3f2a-lab", "--ip", "203.0.113.130", "--dns"}));
+  EXPECT_EQ((*gateway)->Remove(), "removed");
+  ASSERT_EQ(launcher.specs.size(), 5u);
+  EXPECT_EQ(launcher.specs.at(3).argv, (std::vector<std::string>{"docker", "rm", "-f", kId}));
+  EXPECT_EQ(launcher.specs.at(4).argv, (std::vector<std::string>{"docker", "network", "rm", network}));
 }
 
 }  // namespace
