@@ -166,6 +166,22 @@ TEST(ProfileTest, LabDockerGatewayIsForDockerAndGvisorAndOwnsTheLabPlaceholders)
   StatusOr<JsonDocument> doc = parse("docker", "");
   EXPECT_THAT(ParseProfile(*doc).status().message(),
               ::testing::HasSubstr("/run: {lab_network} has a value only with \"lab\": \"docker-gateway\""));
+  // lab_gateway: an internal network and services, only with the gateway; the internal
+  // network's placeholders only with it.
+  doc = parse("docker", R"(, "lab": "docker-gateway", "lab_gateway": {"internal_network": true,
+"services": [["docker", "run", "-d", "--network", "{lab_network}", "--label", "sandprobe.run={run_id}", "proxy"]]})");
+  StatusOr<Profile> proxied = ParseProfile(*doc);
+  ASSERT_TRUE(proxied.ok()) << proxied.status().message();
+  EXPECT_TRUE(proxied->lab_gateway.internal_network);
+  ASSERT_EQ(proxied->lab_gateway.services.size(), 1u);
+  EXPECT_EQ(proxied->lab_gateway.services[0].back(), "proxy");
+  doc = parse("docker", R"(, "lab_gateway": {"internal_network": true})");
+  EXPECT_THAT(ParseProfile(*doc).status().message(), ::testing::HasSubstr("/lab_gateway: needs \"lab\": \"docker-gateway\""));
+  doc = parse("docker", R"(, "lab": "docker-gateway", "lab_gateway": {"services": [["x", "{lab_gateway_ip}"]]})");
+  EXPECT_THAT(ParseProfile(*doc).status().message(),
+              ::testing::HasSubstr("/lab_gateway: {lab_gateway_ip} has a value only with \"lab_gateway\": {\"internal_network\": true}"));
+  doc = parse("docker", R"(, "lab": "docker-gateway", "lab_gateway": {"internal": true})");
+  EXPECT_FALSE(ParseProfile(*doc).ok());
 }
 
 TEST(ProfileTest, ProbeExitIsProcessOrExitLine) {
@@ -247,7 +263,7 @@ TEST(ProfileTest, FieldErrors) {
             "requires, preflight, install_hint, lifecycle, probe_path, workspace_path, workspace_owner, injection, "
             "run, start, "
             "exec, stop, cleanup, teardown, sweep, vars, timeout_seconds, inspect, envelope, version, "
-            "canaries_in, environment, probe_exit, probe, lab)");
+            "canaries_in, environment, probe_exit, probe, lab, lab_gateway)");
   EXPECT_EQ(ProfileError(R"(, "vars": {"9lives": "/x"})"),
             "p.json:3:12: /vars/9lives: variable name must match [A-Za-z_][A-Za-z0-9_]*");
   EXPECT_EQ(ProfileError(R"(, "vars": {"_Image2": "x"})"), "ok");

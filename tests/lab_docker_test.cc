@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -87,6 +88,72 @@ TEST(LabDockerTest, AContainerWithNoFilterReachesTheAllowedNameAndEveryControlAn
   }
   EXPECT_TRUE(gateway_swept) << recorded["sweep"].dump();
   std::filesystem::remove_all(run_root);
+}
+
+// docker-proxy-allowlist: the probe container on a run-made --internal network whose only way to
+// the lab is tinyproxy (FilterDefaultDeny, ^pkg\.lab\.test$) in the gateway's namespace. The
+// allowed name passes through the proxy (a lab receipt from the gateway's address), every
+// control and 10 of 12 spellings are refused by the proxy (HTTP 403, no receipt). True FAILs,
+// each shown by its own evidence: rebinding (tinyproxy resolves the allowed name again per
+// request and connects to the rebound address), fronting (it forwards a denied Host over the
+// connection to pkg.lab.test), and the host's bridge canaries (docker gives a container on an
+// --internal network a default route to the network's gateway on the host, and the host takes
+// what is addressed to its own addresses: docker0's heard the nonce).
+TEST(LabDockerTest, ProxyAllowlistOnAnInternalNetworkLetsOnlyTheAllowedNameThroughTheProxy) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the egress lab needs a root harness (netns, veth into the gateway)";
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  if (!BackendAvailable("tinyproxy image", {"docker", "image", "inspect", "sandprobe/tinyproxy-allowlist:latest"})) return;
+  CliRun run = RunProfile("sandboxes/docker-proxy-allowlist.json",
+                          {"--suite", SourcePath("suites/network.json"), "--require-backend"});
+  const json& r = run.report;
+  ASSERT_TRUE(r.is_object()) << run.out << run.err;
+  ExpectVerdict(r, "net.allow.reachable:pkg.lab.test", "pass");
+  EXPECT_NE(CheckField(r, "net.allow.reachable:pkg.lab.test", "observed").find("Host pkg.lab.test /sandprobe/"),
+            std::string::npos)
+      << CheckField(r, "net.allow.reachable:pkg.lab.test", "observed");
+  const std::set<std::string> through = {"net.bypass.refused:rebinding", "net.bypass.refused:fronting",
+                                         "net.tcp.denied:bridge", "net.udp.denied:bridge", "net.dns.denied"};
+  int refused = 0;
+  for (const json& check : r["checks"]) {
+    const std::string id = check.value("id", "");
+    if (through.count(id)) {
+      EXPECT_EQ(check.value("verdict", ""), "fail") << id << ": " << check.value("observed", "");
+      continue;
+    }
+    if (id.rfind("net.allow.refused:", 0) != 0 && id.rfind("net.bypass.refused:", 0) != 0) continue;
+    EXPECT_EQ(check.value("verdict", ""), "pass") << id << ": " << check.value("observed", "");
+    EXPECT_NE(check.value("observed", "").find("HTTP 403"), std::string::npos) << id << ": " << check.value("observed", "");
+    ++refused;
+  }
+  EXPECT_GE(refused, 6 + 10);
+  EXPECT_NE(CheckField(r, "net.bypass.refused:rebinding", "observed").find("the lab received"), std::string::npos);
+  EXPECT_NE(CheckField(r, "net.tcp.denied:bridge", "observed").find("received this run's nonce from 203.0.113."),
+            std::string::npos)
+      << CheckField(r, "net.tcp.denied:bridge", "observed");
+  int fails = 0, errors = 0;
+  for (const json& check : r["checks"]) {
+    fails += check.value("verdict", "") == "fail";
+    errors += check.value("verdict", "") == "error" || check.value("verdict", "") == "inconclusive";
+  }
+  EXPECT_EQ(fails, static_cast<int>(through.size())) << run.out;
+  EXPECT_EQ(errors, 0) << run.out;
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+
+  // Every receipt came from the gateway (the proxy's connections through its veth), the lab has
+  // only its loopback and that veth, and the gateway's namespace holds the veth and docker's
+  // internal link only.
+  const json& lab = r["witnesses"]["lab"];
+  EXPECT_EQ(JsonStrings(lab["lab_links"]), (std::set<std::string>{"lo", "sp-sandbox"}));
+  EXPECT_EQ(JsonStrings(lab["sandbox_links"]), (std::set<std::string>{"lo", "sp-lab", "eth0"}));
+  for (const json& receipt : lab["sink_receipts"]) {
+    const std::string peer = receipt.value("peer", "");
+    EXPECT_TRUE(peer.rfind("203.0.113.2:", 0) == 0 || peer.rfind("[2001:db8:ff::2]:", 0) == 0) << peer;
+  }
+  EXPECT_EQ(lab["gateway"].value("removal", ""), "removed");
+  ExpectNoContainerLeft(r);
+  CliRun networks = RunCommand({"docker", "network", "ls", "-q", "--filter",
+                                "label=sandprobe.run=" + r.value("run_id", "")});
+  EXPECT_EQ(networks.out, "") << "the run's internal network is left";
 }
 
 }  // namespace
