@@ -239,7 +239,8 @@ Verdict JudgeRuntimeSockets(const JudgeInput& in) {
   v.remediation = RemedyFor(in, {"do not bind-mount the runtime socket (-v /var/run/docker.sock:...)",
                                  "do not --bind /run or the runtime socket into the sandbox",
                                  "run the workload in a sandbox that does not see /run"});
-  if (PrivFact(in, v, "priv.runtime_sockets", true) == nullptr) {
+  const json* summary = PrivFact(in, v, "priv.runtime_sockets", true);
+  if (summary == nullptr) {
     Inconclusive(v, "the probe reported no socket scan");
     return v;
   }
@@ -272,6 +273,9 @@ Verdict JudgeRuntimeSockets(const JudgeInput& in) {
     JudgeFinding(v, false);
   } else {
     JudgeHiddenSocket(v, WorstReach(reaches));
+    // A runtime probe whose runtime refused reads of the scan: a partial look, a pass only
+    // where the runtime also refused every connect (runtime_socket_judgement.h).
+    JudgeRefusedScan(in, "priv.runtime_sockets", *summary, v);
   }
   return v;
 }
