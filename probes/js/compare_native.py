@@ -50,17 +50,19 @@ VOLATILE = {
     # The interpreter is another executable than the native probe, by definition.
     "fs.mounts": {"exe_dev", "exe_ino"},
 }
-# Mount points whose listing changes between two processes (one directory per pid): the
-# listing's hash and count are compared for presence only there.
-VOLATILE_LISTINGS = {"/proc"}
+# Mount points whose listing changes between two processes (one directory per pid, one entry
+# per open pseudo-terminal): the listing's hash and count are compared for presence only there.
+VOLATILE_LISTINGS = {"/proc", "/dev/pts"}
 
 # Facts the native probe has and the JS probe does not, and why; each is a documented gap
 # (probes/js/README.md) whose host judge is inconclusive without it, never a pass.
-# Keys of a fact the native probe writes and the JS probe does not yet, and why: res.cpu's kernel
-# context tells a guest kernel's CPUs from the host's (a VM); a runtime probe runs on the host's
-# kernel, where the judge reads the cgroup instead.
-JS_MISSING_KEYS = {("res.cpu", "kernel")}
+JS_MISSING_KEYS = set()
 JS_MISSING_FACTS = {}
+# res.cpu's kernel context: compared key by key (compare_kernel), boot_time_ms within the
+# judge's slack (families/kernel_identity.h kBootTimeSlackMs; Deno's uptime is whole seconds).
+# Deno has only the release from uname(2) (Deno.build's os and arch are the binary's).
+BOOT_TIME_SLACK_MS = 5000
+KERNEL_NOT_FROM_RUNTIME = {"deno": {"sysname", "version", "machine"}, "node": set()}
 
 # Keys only the JS probe has (probes/js/README.md), and keys whose JS value is documented to
 # differ: (family, key) -> why.
@@ -205,6 +207,7 @@ class Tree:
             ["net.udp", f"lo={endpoints['udp']}", f"closed={endpoints['closed']}"],
             ["net.dns", f"lo={endpoints['dns']}", f"closed={endpoints['closed']}"],
             ["net.unix", str(ws / "readable.txt")],
+            ["priv.runtime_sockets", str(ws / "readable.txt"), str(ws / "nonexistent")],
             ["net.ifaces"],
             ["res.memory", "--ceiling-mib", "32", "--every-mib", "16"],
             ["res.cpu", "--threads", "1", "--window-ms", "300"],
@@ -291,17 +294,75 @@ def index(facts):
 # ---------------------------------------------------------------------------------------------
 # Comparison.
 
-def compare(native_facts, js_facts, runtime):
-    """Disagreements of the JS facts with the native ones, as lines; [] when they agree."""
+# The families that read the whole host's state (its mount table, its sockets), which other
+# processes change while the test runs; every other family reads only what the test made.
+HOST_STATE_FAMILIES = {"fs.mounts", "net.unix", "priv.runtime_sockets"}
+
+
+def mount_snapshot():
+    """The harness's own view of the host's mounts: {("id:N", mount point)}."""
+    out = set()
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            out.add((f"id:{fields[0]}", fields[4].encode().decode("unicode_escape")))
+    return out
+
+
+def mount_fact(key):
+    """An fs.mounts fact of one mount (variant "id:N"), not the summary."""
+    return key[0] == "fs.mounts" and str(key[2] or "").startswith("id:")
+
+
+def socket_snapshot():
+    """The harness's own view of the host's named unix sockets (/proc/net/unix paths)."""
+    with open("/proc/net/unix") as f:
+        return frozenset(line.split()[7] for line in f.readlines()[1:] if len(line.split()) > 7)
+
+
+# Counts of the whole host's mounts or sockets: equal only when nothing on the host changed them
+# between the runs (the harness's own snapshots say whether that held); then they must be equal.
+HOST_COUNTS = {("fs.alias", "mounts"): "mounts", ("fs.alias", "mounts_total"): "mounts",
+               ("fs.alias", "tried"): "mounts", ("net.unix", "proc_net_unix"): "sockets",
+               ("priv.runtime_sockets", "proc_net_unix"): "sockets"}
+
+
+def host_churn(before, after, stable_mounts):
+    """Identities whose fact the host itself changed while the test ran: between two native runs
+    (one before the JS runs, one after), or a mount the harness's own snapshots (taken around
+    every run) did not see throughout: a container's overlay, a network namespace, a socket
+    that came or went. Such a fact says nothing about the JS probe."""
+    b, a = index(before), index(after)
+    changed = {k for k in b.keys() ^ a.keys() if k[0] in HOST_STATE_FAMILIES}
+    changed |= {k for k in b.keys() | a.keys() if mount_fact(k) and (k[2], k[1]) not in stable_mounts}
+    for key in b.keys() & a.keys():
+        if key[0] not in HOST_STATE_FAMILIES:
+            continue
+        volatile = VOLATILE.get(key[0], set()) | {k for (family, k) in HOST_COUNTS if family == key[0]}
+        if key[0] == "fs.mounts" and key[1] in VOLATILE_LISTINGS:
+            volatile = volatile | {"sha256", "entries"}
+        if any(b[key].get(k) != a[key].get(k) for k in (b[key].keys() | a[key].keys()) - volatile):
+            changed.add(key)
+    return changed
+
+
+def compare(native_facts, js_facts, runtime, churn=frozenset(), stable_mounts=None, changed=frozenset()):
+    """Disagreements of the JS facts with the native ones, as lines; [] when they agree. Facts
+    in `churn` (host_churn), mounts not in `stable_mounts` (when given), and HOST_COUNTS of the
+    kinds in `changed` ("mounts", "sockets": the host's changed during the test) are left out."""
+    if stable_mounts is None:
+        stable_mounts = {(k[2], k[1]) for k in index(native_facts) if mount_fact(k)}
     problems = []
     native, js = index(native_facts), index(js_facts)
     for key in native.keys() - js.keys():
-        if (key[0], key[2]) in JS_MISSING_FACTS:
+        if (key[0], key[2]) in JS_MISSING_FACTS or key in churn:
             continue
         problems.append(f"{runtime}: no fact for {key}")
     for key in js.keys() - native.keys():
+        if key in churn or (mount_fact(key) and (key[2], key[1]) not in stable_mounts):
+            continue
         problems.append(f"{runtime}: a fact the native probe does not have: {key}")
-    for key in sorted(native.keys() & js.keys(), key=str):
+    for key in sorted((native.keys() & js.keys()) - churn, key=str):
         family, path = key[0], key[1]
         where = path if key[2] is None else f"{path}[{key[2]}]"
         n, j = native[key], js[key]
@@ -318,11 +379,31 @@ def compare(native_facts, js_facts, runtime):
                 problems.append(f"{runtime}: {family} {where}: no {k!r} (native: {n[k]!r})")
             elif k not in n:
                 problems.append(f"{runtime}: {family} {where}: extra {k!r}: {j[k]!r}")
+            elif HOST_COUNTS.get((family, k)) in changed:
+                continue
+            elif family == "res.cpu" and k == "kernel":
+                problems += compare_kernel(n[k], j[k], runtime, where)
             elif k in volatile:
                 if k == "pids" and len(n[k]) != len(j[k]):
                     problems.append(f"{runtime}: {family} {where}: {len(j[k])} pids, native {len(n[k])}")
             elif n[k] != j[k]:
                 problems.append(f"{runtime}: {family} {where}: {k}: {j[k]!r}, native {n[k]!r}")
+    return problems
+
+
+def compare_kernel(n, j, runtime, where):
+    """res.cpu's kernel context: the same kernel, the same answers (a refusal says so)."""
+    problems = []
+    for k in sorted(n.keys() | j.keys()):
+        if k in KERNEL_NOT_FROM_RUNTIME[runtime] and k not in j:
+            continue
+        if k not in j or k not in n:
+            problems.append(f"{runtime}: res.cpu {where}: kernel.{k}: {j.get(k)!r}, native {n.get(k)!r}")
+        elif k == "boot_time_ms":
+            if abs(n[k] - j[k]) > BOOT_TIME_SLACK_MS:
+                problems.append(f"{runtime}: res.cpu {where}: kernel.boot_time_ms {j[k]}, native {n[k]}")
+        elif n[k] != j[k]:
+            problems.append(f"{runtime}: res.cpu {where}: kernel.{k}: {j[k]!r}, native {n[k]!r}")
     return problems
 
 
@@ -498,10 +579,14 @@ def main():
         endpoints = canaries.endpoints()
         families = subprocess.run([node, str(tree.js), "--families"], capture_output=True,
                                   text=True).stdout.split()
+        # The native probe runs again after the JS runs: what changed between its two runs is
+        # the host's own churn (other processes' mounts and sockets), not a JS difference.
         runs = {"native": [str(tree.native)],
                 "deno": [deno, "run", "--no-prompt", "--allow-all", str(tree.js)],
-                "node": [node, str(tree.js)]}
+                "node": [node, str(tree.js)],
+                "native-again": [str(tree.native)]}
         results = {}
+        snapshots, sockets = [mount_snapshot()], [socket_snapshot()]
         for name, command in runs.items():
             facts = []
             for secret, argv in (("s3cret", tree.probe_args(endpoints)),
@@ -509,6 +594,8 @@ def main():
                                  (None, tree.persist_args("persist.plant")),
                                  (None, tree.persist_args("persist.check"))):
                 (code, got, frame_problems), stderr = run_probe(command + argv, tree, run_as, secret)
+                snapshots.append(mount_snapshot())
+                sockets.append(socket_snapshot())
                 if code != 0 or frame_problems:
                     problems.append(f"{name} {argv[2]}: exit {code}, {frame_problems}: {stderr[-400:]}")
                 # The secret-less env.secret run: its facts get their own identity.
@@ -519,8 +606,19 @@ def main():
                 facts += got
             results[name] = facts
             print(f"== {name}: {len(facts)} facts ({' '.join(command[:-1]).replace(str(root) + '/', '')})")
+        stable_mounts = set.intersection(*snapshots)
+        changed = {kind for kind, seen in (("mounts", snapshots), ("sockets", sockets))
+                   if any(x != seen[0] for x in seen)}
+        if changed:
+            print(f"   the host's {' and '.join(sorted(changed))} changed during the test: their counts not compared")
+        churn = host_churn(results["native"], results["native-again"], stable_mounts)
+        if churn:
+            print(f"   host churn between the two native runs, not compared: "
+                  f"{', '.join(sorted(f'{k[0]} {k[1]}' for k in churn))}")
+        if len(churn) > len(index(results["native"])) // 4:
+            problems.append(f"{len(churn)} facts changed between two native runs: the host is too busy to compare")
         for runtime in ("deno", "node"):
-            found = compare(results["native"], results[runtime], runtime)
+            found = compare(results["native"], results[runtime], runtime, churn, stable_mounts, changed)
             found += check_hello(results[runtime], runtime, families)
             problems += found
             agreed = len(index(results["native"]).keys() & index(results[runtime]).keys())
