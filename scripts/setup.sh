@@ -53,6 +53,7 @@ declare -A COMPONENT_PACKAGES=(
   [k8s]="python3-kubernetes python3-yaml"
   [debroot]="debootstrap"
   [deb]="dpkg-dev file"
+  [lab]="tinyproxy-bin"
 )
 declare -A COMPONENT_DOC=(
   [tests]="build every test and benchmark; the tools the tests call (jsonschema, xmllint, clang for the fuzz smoke run, dpkg-dev for the .deb)"
@@ -69,8 +70,9 @@ declare -A COMPONENT_DOC=(
   [k8s]="python3-kubernetes (the manifests' schema test)"
   [debroot]="debootstrap and a cached clean bookworm root in /var/cache/sandprobe-test-root (the .deb test)"
   [deb]="dpkg-dev and file, for cpack's Debian package (scripts/build-deb.sh)"
+  [lab]="Debian's tinyproxy, built into the sandprobe/tinyproxy-allowlist image (sandboxes/docker-proxy-allowlist.json: a docker container's egress through an allowlisting proxy in the egress lab)"
 )
-ALL_COMPONENTS=(tests microvm gvisor firejail agents node deno python wasi chromium lint k8s debroot deb)
+ALL_COMPONENTS=(tests microvm gvisor firejail agents node deno python wasi chromium lint k8s debroot deb lab)
 # Components that need node/npm.
 declare -A NEEDS_NODE=([agents]=1 [node]=1 [lint]=1 [deno]=1 [wasi]=1)
 
