@@ -74,9 +74,18 @@ Status AddExclusive(BatchBuilder& batch, Check check, const char* family,
   return batch.AddCheck(std::move(check));
 }
 
+// res.pids and res.memory may run beside other launches where each launch is a sandbox instance
+// of its own (a one-shot profile): their judges count only their own probe's children and read
+// the host's reading of their own instance (its cgroup's counters, docker inspect's OOMKilled),
+// which another instance's work does not move. A session's launches share one instance.
+void MayRunBesideOthers(const ExpandInput& in, BatchBuilder& batch, const char* chain) {
+  if (!in.context.session) batch.current().overlap_chain = chain;
+}
+
 Status ExpandPids(const ExpandInput& in, BatchBuilder& batch) {
   if (!in.policy.limits.pids) return Status::Ok();
   std::int64_t declared = *in.policy.limits.pids;
+  MayRunBesideOthers(in, batch, "res.pids");
   return AddExclusive(batch,
                       LimitCheck(in, "res.pids", "pids", static_cast<double>(declared), Severity::kHigh),
                       "res.pids", {"--ceiling", std::to_string(PidsCeiling(declared))});
@@ -85,6 +94,7 @@ Status ExpandPids(const ExpandInput& in, BatchBuilder& batch) {
 Status ExpandMemory(const ExpandInput& in, BatchBuilder& batch) {
   if (!in.policy.limits.memory_mib) return Status::Ok();
   std::int64_t declared = *in.policy.limits.memory_mib;
+  MayRunBesideOthers(in, batch, "res.memory");
   return AddExclusive(batch,
                       LimitCheck(in, "res.memory", "memory_mib", static_cast<double>(declared),
                                  Severity::kHigh),
