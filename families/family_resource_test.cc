@@ -224,7 +224,7 @@ TEST(FamilyResourceTest, SkippingOneOfASharedLaunchDropsItsProbe) {
   EXPECT_EQ(plan->batches[0].invocations[0].family, "res.fds");
 }
 
-// res.cpu's window: 5 CFS periods where the quota is readable, else 2 s, ended early once the
+// res.cpu's window: 3 CFS periods where the quota is readable, else 2 s, ended early once the
 // CPU time exceeds what a quota at the band's edge (1.15 cores) gives in the time plus 120 ms.
 TEST(FamilyResourceTest, CpuWindowArguments) {
   Policy policy = testing::TierLowPolicy();
@@ -232,7 +232,7 @@ TEST(FamilyResourceTest, CpuWindowArguments) {
   auto plan = ExpandChecks(policy, testing::SuiteOf({"res.cpu"}), PlanContext{"/c", "/w", {}});
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->batches.at(0).invocations.at(0).args,
-            (std::vector<std::string>{"--threads", "2", "--window-ms", "2000", "--min-periods", "5",
+            (std::vector<std::string>{"--threads", "2", "--window-ms", "2000", "--min-periods", "3",
                                       "--stop-above-mc", "1150", "--edge-ms", "120",
                                       "--min-window-ms", "300"}));
   EXPECT_EQ(CpuStopAboveMc(1.15), 1150);
