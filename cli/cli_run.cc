@@ -230,7 +230,7 @@ CliHandler SetupRun(CLI::App& run, const CliGlobals& globals) {
       ->excludes("--allow-missing-backend");
   run.add_flag("--no-color", flags->no_color, "no ANSI colours (also NO_COLOR=1; FORCE_COLOR=1 colours a pipe)");
   run.add_flag("--keep-run-dir", flags->keep_run_dir, "keep /var/tmp/sandprobe-<run_id>");
-  run.add_option("-j,--jobs", flags->jobs, "shared launches at once (resource probes always run alone)")
+  run.add_option("-j,--jobs", flags->jobs, "shared launches at once (the CPU and wall-clock probes always run alone)")
       ->check(CLI::Range(1, 64));
   run.add_option("--timeout", flags->timeout_seconds,
                  "limit for the whole run in seconds (0: none); unfinished checks are errors")
