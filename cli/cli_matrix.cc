@@ -8,6 +8,7 @@
 #include "io/atomic_file.h"
 #include "reports/html_report.h"
 #include "reports/matrix_report.h"
+#include "reports/saved_runs.h"
 
 namespace sandprobe {
 namespace {

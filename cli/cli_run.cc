@@ -77,6 +77,7 @@ struct RunFlags {
   int timeout_seconds = 0;
   CheckSelection selection;  // --check, --skip
   std::string waivers;       // --waivers FILE
+  std::string host_root;     // --host-root DIR ("": the harness's own root)
 };
 
 // A live line on a terminal only: not in CI, not into a file or pipe, not with --no-progress.
@@ -151,6 +152,11 @@ int Run(const RunFlags& flags) {
     std::cerr << "sandprobe run: " << s.message() << "\n";
     return kExitUsage;
   }
+  StatusOr<HostView> host = flags.host_root.empty() ? StatusOr<HostView>(HostView()) : HostView::Through(flags.host_root);
+  if (!host.ok()) {
+    std::cerr << "sandprobe run: " << host.status().message() << "\n";
+    return kExitUsage;
+  }
   InstallInterruptHandlers();
   ProcessLauncher launcher;
   // Before its own work: what earlier runs left when their sandprobe died. Said on stderr,
@@ -169,6 +175,7 @@ int Run(const RunFlags& flags) {
               .probe_builds = BuiltProbes(),
               .allow_missing_backend = flags.allow_missing_backend,
               .keep_run_dir = flags.keep_run_dir,
+              .host = *host,
               .tool_version = SANDPROBE_VERSION,
               .cancel = &g_interrupted,
               .jobs = flags.jobs,
@@ -230,6 +237,10 @@ CliHandler SetupRun(CLI::App& run, const CliGlobals& globals) {
       ->excludes("--allow-missing-backend");
   run.add_flag("--no-color", flags->no_color, "no ANSI colours (also NO_COLOR=1; FORCE_COLOR=1 colours a pipe)");
   run.add_flag("--keep-run-dir", flags->keep_run_dir, "keep /var/tmp/sandprobe-<run_id>");
+  run.add_option("--host-root", flags->host_root,
+                 "read the host's own files and mount table (what a sandbox's view is compared with) "
+                 "under DIR, not the harness's root: /proc/1/root when sandprobe runs in a pod with "
+                 "hostPID on the node it audits (docs/fleet.md)");
   run.add_option("-j,--jobs", flags->jobs, "shared launches at once (the CPU and wall-clock probes always run alone)")
       ->check(CLI::Range(1, 64));
   run.add_option("--timeout", flags->timeout_seconds,

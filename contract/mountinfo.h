@@ -104,15 +104,10 @@ inline std::vector<MountEntry> ParseMountinfo(const std::string& text, bool* tru
   return mounts;
 }
 
-// Reads `path` (default: this process's mount table), at most kMaxMountinfoBytes. Empty text
-// and `error` set on failure.
-inline std::string ReadMountinfoText(int* error, const std::string& path = "/proc/self/mountinfo") {
+// Reads a mount table through `fd` (opened by the caller; closed here), at most
+// kMaxMountinfoBytes. `error` set on a failed read (the text read until then is returned).
+inline std::string ReadOpenedMountinfoText(int fd, int* error) {
   *error = 0;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    *error = errno;
-    return "";
-  }
   std::string text;
   char buf[8192];
   while (text.size() < kMaxMountinfoBytes) {
@@ -127,6 +122,17 @@ inline std::string ReadMountinfoText(int* error, const std::string& path = "/pro
   }
   ::close(fd);
   return text;
+}
+
+// Reads `path` (default: this process's mount table), at most kMaxMountinfoBytes. Empty text
+// and `error` set on failure.
+inline std::string ReadMountinfoText(int* error, const std::string& path = "/proc/self/mountinfo") {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *error = errno;
+    return "";
+  }
+  return ReadOpenedMountinfoText(fd, error);
 }
 
 // The mount that holds absolute, normalised `path`: the last entry (mounts stack in order)

@@ -126,13 +126,11 @@ inline void ReadContent(int fd, const struct stat& st, PathContent& c) {
 
 }  // namespace path_content_detail
 
-inline PathContent ReadPathContent(const std::string& path) {
+// What reading shows through `fd`, a descriptor the caller opened with kPathContentOpenFlags (the
+// harness opens inside another root: witnesses/witness_host_view.h). Closes `fd`.
+inline constexpr int kPathContentOpenFlags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+inline PathContent ReadOpenedPathContent(int fd) {
   PathContent c;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) {
-    path_content_detail::Fail(c, "open", errno);
-    return c;
-  }
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     path_content_detail::Fail(c, "fstat", errno);
@@ -157,6 +155,16 @@ inline PathContent ReadPathContent(const std::string& path) {
     path_content_detail::ReadContent(fd, st, c);
   }
   return c;
+}
+
+inline PathContent ReadPathContent(const std::string& path) {
+  const int fd = ::open(path.c_str(), kPathContentOpenFlags);
+  if (fd < 0) {
+    PathContent c;
+    path_content_detail::Fail(c, "open", errno);
+    return c;
+  }
+  return ReadOpenedPathContent(fd);
 }
 
 }  // namespace sandprobe

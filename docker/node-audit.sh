@@ -28,6 +28,9 @@ node=${NODE_NAME:-$(hostname)}
 node_dir=${SANDPROBE_NODE_DIR:-}
 results=${SANDPROBE_RESULTS_DIR:-/tmp/sonobuoy/results}
 suites=${SANDPROBE_SUITES:-default network persistence privileges resources}
+# The node's own files and mount table, what a sandbox's view is compared with: the pod's root is
+# its image's, the node's is its init's (hostPID). Set it empty to read the pod's own.
+host_root=${SANDPROBE_HOST_ROOT-/proc/1/root}
 [ -n "$node_dir" ] || die "SANDPROBE_NODE_DIR is not set: a node directory mounted at its own path (hostPath)"
 [ -d "$node_dir" ] || die "SANDPROBE_NODE_DIR=$node_dir is no directory (is the hostPath mounted?)"
 [ $# -ge 1 ] || set -- docker-hardened
@@ -50,7 +53,7 @@ for profile in "$@"; do
   echo "node-audit: $node: sandprobe run --sandbox $profile$suite_args" >&2
   # shellcheck disable=SC2086  # suite_args is word lists on purpose
   SANDPROBE_RUN_ROOT=$node_dir/run sandprobe run --sandbox "$profile" $suite_args \
-    ${SANDPROBE_POLICY:+--policy "$SANDPROBE_POLICY"} \
+    ${SANDPROBE_POLICY:+--policy "$SANDPROBE_POLICY"} ${host_root:+--host-root "$host_root"} \
     --probe-dir "$node_dir/probe" --require-backend --no-progress --no-color --json "$report"
   rc=$?
   echo "$rc" > "$results/$node--$name.exit"

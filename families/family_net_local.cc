@@ -78,46 +78,6 @@ Status ExpandUnix(const ExpandInput& in, BatchBuilder& batch) {
   return Status::Ok();
 }
 
-// A scan whose reads the runtime's permission layer refused (the JS probe's "refused": the mount
-// table, /proc/net/unix, directories of the walk) proves no absence: the pass stands only when
-// that runtime also refused every unix connect the probe tried: a gate in front of connect()
-// (Deno 2.9 wants --allow-net for "unix:PATH" and read and write access to PATH: deno-strict grants
-// neither, so it refuses a socket even inside its workspace), so a socket the scan could not see
-// is not reachable through the runtime either, outside what the runtime's grants allow. Where the
-// grants allow some connects (a writable directory and --allow-net), the sockets in them are
-// what this cannot see. Otherwise (Node: connect is not gated) nothing is proven. A runtime API that answered fails
-// whatever the scan missed (the fail stands, the refusals noted).
-void JudgePartialScan(const JudgeInput& in, const json& summary, Verdict& v) {
-  const std::int64_t refused = summary.value("refused", std::int64_t{0});
-  if (refused <= 0) return;
-  std::size_t tried = 0, gated = 0;
-  for (int index : in.facts.OfFamily("net.unix")) {
-    const json& f = in.facts.Fact(index);
-    if (f.value("variant", "") == "summary") continue;
-    const bool connect_tried = f.value("ok", false) == true || f.value("step", "") == "connect";
-    if (!connect_tried) continue;
-    ++tried;
-    if (f.value("step", "") == "connect" && f.value("denied_by", "") == "runtime-permission") ++gated;
-  }
-  const std::string first = fmt::format("{}: {}", summary.value("refused_path", "?"), summary.value("refused_errno", "?"));
-  if (v.outcome == Outcome::kFail) {
-    v.observed += fmt::format("; the runtime refused {} read(s) of the socket scan (first {})", refused, first);
-    return;
-  }
-  if (tried > 0 && gated == tried) {
-    v.observed = fmt::format("the runtime refused {} read(s) of the socket scan (first {}) and every unix connect "
-                             "the probe tried ({} of {}): its permission layer stands in front of connect(), so no "
-                             "socket outside its grants is reachable; ",
-                             refused, first, gated, tried) + v.observed;
-    return;
-  }
-  v.outcome = Outcome::kInconclusive;
-  v.direction = Direction::kNone;
-  v.observed = fmt::format("the runtime refused {} read(s) of the socket scan (first {}) but let {} of {} unix "
-                           "connects through: a partial scan proves no absence; ",
-                           refused, first, tried - gated, tried) + v.observed;
-}
-
 // net.unix.runtime-api: every socket of the launch, listed or found, by what it answered.
 Verdict JudgeRuntimeApi(const JudgeInput& in) {
   Verdict v = StartVerdict(in);
@@ -156,7 +116,7 @@ Verdict JudgeRuntimeApi(const JudgeInput& in) {
                             walk.value("truncated", false) ? ", cut at the ceiling" : "", s.value("proc_net_unix", 0));
   if (!others.empty()) v.observed += "; other sockets: " + JoinSockets(others);
   Judge(v, runtimes.empty(), Direction::kTooPermissive);
-  JudgePartialScan(in, s, v);
+  JudgeRefusedScan(in, "net.unix", s, v);
   return v;
 }
 

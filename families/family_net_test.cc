@@ -429,6 +429,57 @@ TEST(FamilyNetTest, AScanTheRuntimeRefusedPassesOnlyBehindAConnectGate) {
   EXPECT_EQ(v["net.unix.runtime-api"].outcome, Outcome::kFail) << v["net.unix.runtime-api"].observed;
 }
 
+// priv.runtime_sockets from the JS probe (probes/js: runtimeSocketFact) under the same refusals:
+// the same rule as net.unix.runtime-api, on its own facts and summary.
+std::vector<json> RefusedPrivScan(json listed, std::vector<json> found = {}) {
+  auto facts = RefusedScan({{"ok", false}, {"step", "stat"}, {"errno", "ENOENT"}}, found);
+  listed["family"] = "priv.runtime_sockets";
+  listed["source"] = "list";
+  listed["path"] = kDockerSock;
+  facts[2] = listed;
+  for (const char* key : {"refused", "refused_path", "refused_errno", "refused_denied_by"}) facts[3][key] = facts[4][key];
+  facts[3]["paths"] = 1 + found.size() / 2;  // the listed path and the found ones (list_counts.h)
+  return facts;
+}
+
+TEST(FamilyNetTest, RuntimeSocketsFromARefusedScanPassOnlyBehindAConnectGate) {
+  // Deno under deno-strict: stat and connect refused by the runtime, the scan's reads too.
+  const json gated = {{"exists", false}, {"step", "connect"}, {"errno", "EACCES"}, {"denied_by", "runtime-permission"},
+                      {"runtime_error", "NotCapable"}, {"stat_errno", "EACCES"}, {"stat_denied_by", "runtime-permission"}};
+  auto v = JudgeSockets(RefusedPrivScan(gated));
+  EXPECT_EQ(v["priv.runtime_sockets"].outcome, Outcome::kPass) << v["priv.runtime_sockets"].observed;
+  EXPECT_NE(v["priv.runtime_sockets"].observed.find("every unix connect the probe tried (1 of 1)"), std::string::npos)
+      << v["priv.runtime_sockets"].observed;
+  EXPECT_NE(v["priv.runtime_sockets"].observed.find("no runtime socket visible; 1 listed path(s) the runtime's"),
+            std::string::npos) << v["priv.runtime_sockets"].observed;
+  // Node: the scan refused, but a connect went through (here to another service's socket).
+  v = JudgeSockets(RefusedPrivScan(gated, FoundSocket("/run/other.sock", {{"status_line", "HTTP/1.0 404 Not Found"}})));
+  EXPECT_EQ(v["priv.runtime_sockets"].outcome, Outcome::kInconclusive) << v["priv.runtime_sockets"].observed;
+  EXPECT_NE(v["priv.runtime_sockets"].observed.find("a partial scan proves no absence"), std::string::npos);
+  // Node as root: stat refused, the connect proves docker.sock and its API answers: the fail stands.
+  v = JudgeSockets(RefusedPrivScan({{"exists", true}, {"kind", "socket"}, {"connect_ok", true}, {"socket_proven_by", "connect"},
+                                    {"stat_errno", "EACCES"}, {"stat_denied_by", "runtime-permission"},
+                                    {"status_line", "HTTP/1.0 200 OK"}, {"api_version", "1.41"}}));
+  EXPECT_EQ(v["priv.runtime_sockets"].outcome, Outcome::kFail) << v["priv.runtime_sockets"].observed;
+  EXPECT_NE(v["priv.runtime_sockets"].observed.find("the runtime refused 3 read(s)"), std::string::npos);
+  // Nothing connected at all and nothing gated: no pass either.
+  v = JudgeSockets(RefusedPrivScan({{"exists", false}, {"errno", "ENOENT"}}));
+  EXPECT_EQ(v["priv.runtime_sockets"].outcome, Outcome::kInconclusive) << v["priv.runtime_sockets"].observed;
+}
+
+// The runtime refused the connect before the kernel saw it: the file's mode says nothing, so an
+// unknown uid (Deno without --allow-sys) is no "another uid may" finding.
+TEST(FamilyNetTest, ARuntimeRefusedConnectIsADenialWhateverTheUid) {
+  SocketAttempt a = ReadSocketAttempt({{"path", "/s"}, {"exists", true}, {"kind", "socket"}, {"connect_ok", false},
+                                       {"step", "connect"}, {"errno", "EACCES"}, {"mode", "0660"}, {"owner_uid", 0},
+                                       {"owner_gid", 110}, {"denied_by", "runtime-permission"}, {"runtime_error", "NotCapable"}});
+  EXPECT_EQ(ClassifySocket(a, SocketCaller{}), SocketReach::kDenied);
+  EXPECT_EQ(ClassifySocket(a, SocketCaller{.euid = 1000L, .egid = 1000L, .groups = {1000}, .groups_known = true}),
+            SocketReach::kDenied);
+  a.denied_by.clear();
+  EXPECT_EQ(ClassifySocket(a, SocketCaller{}), SocketReach::kOtherUserMay);
+}
+
 TEST(FamilyNetTest, SocketFamiliesGetTheHostsWalkDevices) {
   Plan plan;
   PlanContext context = Context(true);

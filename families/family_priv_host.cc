@@ -239,7 +239,8 @@ Verdict JudgeRuntimeSockets(const JudgeInput& in) {
   v.remediation = RemedyFor(in, {"do not bind-mount the runtime socket (-v /var/run/docker.sock:...)",
                                  "do not --bind /run or the runtime socket into the sandbox",
                                  "run the workload in a sandbox that does not see /run"});
-  if (PrivFact(in, v, "priv.runtime_sockets", true) == nullptr) {
+  const json* summary = PrivFact(in, v, "priv.runtime_sockets", true);
+  if (summary == nullptr) {
     Inconclusive(v, "the probe reported no socket scan");
     return v;
   }
@@ -250,10 +251,15 @@ Verdict JudgeRuntimeSockets(const JudgeInput& in) {
   const SocketCaller caller = ReadSocketCaller(in.facts, "priv.runtime_sockets");
   std::vector<SocketReach> reaches;
   std::vector<std::string> seen;
-  std::size_t other = 0;
+  std::size_t other = 0, unseen = 0;
   for (int index : in.facts.OfFamily("priv.runtime_sockets")) {
     const json& f = in.facts.Fact(index);
-    if (f.value("summary", false) || !f.value("exists", false)) continue;
+    if (f.value("summary", false)) continue;
+    if (!f.value("exists", false)) {
+      // A runtime probe whose runtime refused the stat (and the connect): not seen, not absent.
+      if (f.value("stat_denied_by", "") == "runtime-permission") ++unseen;
+      continue;
+    }
     const SocketAttempt attempt = ReadSocketAttempt(f);
     const SocketReach reach = ClassifySocket(attempt, caller);
     const bool found = attempt.source == "walk" || attempt.source == "proc_net_unix";
@@ -266,12 +272,18 @@ Verdict JudgeRuntimeSockets(const JudgeInput& in) {
     seen.push_back(attempt.path + (found ? " (found: " + attempt.source + ")" : "") + ": " +
                    DescribeSocket(attempt, reach, caller));
   }
-  v.observed = seen.empty() ? "no runtime socket present" : JoinLimited(seen);
+  v.observed = seen.empty() ? (unseen > 0 ? "no runtime socket visible" : "no runtime socket present") : JoinLimited(seen);
+  if (unseen > 0) {
+    v.observed += fmt::format("; {} listed path(s) the runtime's permission model would not let the probe stat", unseen);
+  }
   if (other > 0) v.observed += fmt::format("; {} other socket(s) found, none answering as a runtime", other);
   if (in.check.expect == Expectation::kAllowed) {
     JudgeFinding(v, false);
   } else {
     JudgeHiddenSocket(v, WorstReach(reaches));
+    // A runtime probe whose runtime refused reads of the scan: a partial look, a pass only
+    // where the runtime also refused every connect (runtime_socket_judgement.h).
+    JudgeRefusedScan(in, "priv.runtime_sockets", *summary, v);
   }
   return v;
 }

@@ -2,6 +2,7 @@
 #include "families/runtime_socket_judgement.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -123,7 +124,7 @@ SocketReach ClassifySocket(const SocketAttempt& a, const SocketCaller& caller) {
   if (e == "EACCES") {
     // socket() is refused only by an LSM; connect() by the file's mode (unless root, who
     // passes the mode check: then an LSM or an owner outside root's user namespace refused).
-    if (a.step == "socket" || caller.euid == 0L) return SocketReach::kDenied;
+    if (a.step == "socket" || caller.euid == 0L || a.denied_by == "runtime-permission") return SocketReach::kDenied;
     const std::optional<bool> admits = ModeAdmits(a, caller);
     if (!admits) return SocketReach::kOtherUserMay;
     return *admits ? SocketReach::kDenied : SocketReach::kDeniedByMode;
@@ -236,6 +237,46 @@ void JudgeHiddenSocket(Verdict& v, SocketReach reach) {
       v.direction = Direction::kNone;
       return;
   }
+}
+
+// The rule of JudgeRefusedScan (runtime_socket_judgement.h). Deno 2.9 wants --allow-net for
+// "unix:PATH" and read and write access to PATH: deno-strict grants neither, so it refuses a
+// socket even inside its workspace, and a socket the scan could not see is not reachable through
+// the runtime either, outside what its grants allow. Where the grants allow some connects (a
+// writable directory and --allow-net), the sockets in them are what this cannot see. Otherwise
+// (Node 20: connect is not gated) nothing is proven. A runtime API that answered fails whatever
+// the scan missed.
+void JudgeRefusedScan(const JudgeInput& in, const std::string& family, const json& summary, Verdict& v) {
+  const std::int64_t refused = summary.value("refused", std::int64_t{0});
+  if (refused <= 0) return;
+  std::size_t tried = 0, gated = 0;
+  for (int index : in.facts.OfFamily(family)) {
+    const json& f = in.facts.Fact(index);
+    if (f.value("variant", "") == "summary" || f.value("summary", false) == true) continue;
+    // net.unix says a connect that went through as ok, priv.runtime_sockets as connect_ok.
+    const bool connect_tried = f.value("ok", false) == true || f.value("connect_ok", false) == true ||
+                               f.value("step", "") == "connect";
+    if (!connect_tried) continue;
+    ++tried;
+    if (f.value("step", "") == "connect" && f.value("denied_by", "") == "runtime-permission") ++gated;
+  }
+  const std::string first = fmt::format("{}: {}", summary.value("refused_path", "?"), summary.value("refused_errno", "?"));
+  if (v.outcome == Outcome::kFail) {
+    v.observed += fmt::format("; the runtime refused {} read(s) of the socket scan (first {})", refused, first);
+    return;
+  }
+  if (tried > 0 && gated == tried) {
+    v.observed = fmt::format("the runtime refused {} read(s) of the socket scan (first {}) and every unix connect "
+                             "the probe tried ({} of {}): its permission layer stands in front of connect(), so no "
+                             "socket outside its grants is reachable; ",
+                             refused, first, gated, tried) + v.observed;
+    return;
+  }
+  v.outcome = Outcome::kInconclusive;
+  v.direction = Direction::kNone;
+  v.observed = fmt::format("the runtime refused {} read(s) of the socket scan (first {}) but let {} of {} unix "
+                           "connects through: a partial scan proves no absence; ",
+                           refused, first, tried - gated, tried) + v.observed;
 }
 
 }  // namespace sandprobe

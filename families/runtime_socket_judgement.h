@@ -15,8 +15,9 @@
 //   EACCES for a non-root probe from an older record without the mode -> the file's mode, and a
 //       uid or group it admits could connect: fail at medium (at most);
 //   EPERM (a seccomp filter or an LSM refused socket() or connect()), EACCES for root (only
-//       an LSM or an owner outside root's user namespace refuses root), or an address family
-//       not supported -> denied: pass;
+//       an LSM or an owner outside root's user namespace refuses root), EACCES from a language
+//       runtime's permission layer (denied_by "runtime-permission": the kernel never saw the
+//       connect, so the file's mode says nothing), or an address family not supported -> denied: pass;
 //   ECONNREFUSED / ENOENT -> a socket file nothing listens on: pass;
 //   no such path, or not a socket -> absent: pass;
 //   any other errno -> nothing proven: inconclusive.
@@ -121,5 +122,13 @@ std::string JoinSockets(const std::vector<std::string>& items, std::size_t max =
 // severity, fail at medium at most (kOtherUserMay, an older record), or inconclusive. Sets outcome, direction,
 // severity; `v.observed` is the caller's.
 void JudgeHiddenSocket(Verdict& v, SocketReach reach);
+
+// A socket scan whose reads the runtime's permission layer refused (a runtime probe's summary
+// `refused`: the mount table, /proc/net/unix, directories of the walk) proves no absence. After
+// the hidden promise was judged from `family`'s facts, a pass stands only when the runtime also
+// refused every unix connect the probe tried (its permission layer is then the boundary in front
+// of connect(), as Deno's is), else it becomes inconclusive; a fail stands, the refusals noted.
+// Nothing changes when the summary names no refusal.
+void JudgeRefusedScan(const JudgeInput& in, const std::string& family, const nlohmann::json& summary, Verdict& v);
 
 }  // namespace sandprobe

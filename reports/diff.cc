@@ -157,15 +157,6 @@ std::string WhyNotSelected(const json& report, const std::string& id, const std:
   return "";
 }
 
-// One line for a terminal: control characters (newlines in an observation) become spaces.
-std::string OneLine(const std::string& text) {
-  std::string out = SanitizeForXml(text, 400);
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-  }
-  return out;
-}
-
 std::string Label(const json& report) {
   std::string profile = "?";
   if (report.contains("profile") && report["profile"].is_object()) profile = Str(report["profile"], "name");
@@ -241,7 +232,7 @@ std::string RenderDiffText(const ReportDiff& diff) {
     }
     if (c.regressed) line += c.after.present ? "  [regressed]" : "  [regressed: no longer checked]";
     out += line + "\n";
-    if (c.after.present && !c.after.observed.empty()) out += "    now: " + OneLine(c.after.observed) + "\n";
+    if (c.after.present && !c.after.observed.empty()) out += "    now: " + SanitizeOneLine(c.after.observed, 400) + "\n";
   }
   // One line, not one per check: a --check run against a full one leaves out hundreds.
   if (!diff.not_selected.empty()) {

@@ -27,25 +27,16 @@ std::string NameOr(const std::string& name, const std::string& path) {
   return stem.empty() ? "?" : stem;
 }
 
-// One line of untrusted text for a terminal or a table cell: no escapes, no controls.
-std::string OneLine(const std::string& text, std::size_t cap) {
-  std::string out = SanitizeForXml(StripAnsiEscapes(text), cap);
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-  }
-  return out;
-}
-
 // Why a column is not a measurement of its sandbox, from what its report holds.
 std::string ColumnNote(const RunReport& r) {
   if (r.interrupted) return "interrupted";
   for (const Verdict& v : r.verdicts) {
-    if (v.check.family == "harness") return "harness error: " + OneLine(v.observed, 200);
+    if (v.check.family == "harness") return "harness error: " + SanitizeOneLine(v.observed, 200);
   }
   bool all_skipped = !r.verdicts.empty() && std::all_of(r.verdicts.begin(), r.verdicts.end(), [](const Verdict& v) {
     return v.outcome == Outcome::kSkip;
   });
-  if (all_skipped) return "skipped: " + OneLine(r.verdicts.front().observed, 200);
+  if (all_skipped) return "skipped: " + SanitizeOneLine(r.verdicts.front().observed, 200);
   return "";
 }
 
@@ -95,7 +86,7 @@ Matrix BuildMatrix(const std::vector<RunReport>& reports) {
       }
       MatrixRow& row = matrix.rows[it->second];
       row.severity = std::min(row.severity, v.check.severity);  // kCritical is 0
-      row.cells[c] = MatrixCell{v.outcome, v.direction, v.waived(), OneLine(v.observed, 300)};
+      row.cells[c] = MatrixCell{v.outcome, v.direction, v.waived(), SanitizeOneLine(v.observed, 300)};
     }
   }
   return matrix;
@@ -103,122 +94,6 @@ Matrix BuildMatrix(const std::vector<RunReport>& reports) {
 
 void PutDisagreementsFirst(Matrix& matrix) {
   std::stable_partition(matrix.rows.begin(), matrix.rows.end(), [](const MatrixRow& row) { return !row.Agrees(); });
-}
-
-namespace {
-
-// The enum whose name is `name` among `values` (a report's "verdict", "direction").
-template <typename Enum, std::size_t N>
-std::optional<Enum> ByName(const Enum (&values)[N], std::string_view (*name_of)(Enum), std::string_view name) {
-  for (Enum value : values) {
-    if (name_of(value) == name) return value;
-  }
-  return std::nullopt;
-}
-
-constexpr Outcome kOutcomes[] = {Outcome::kPass, Outcome::kFail, Outcome::kInconclusive, Outcome::kError,
-                                 Outcome::kSkip};
-constexpr Direction kDirections[] = {Direction::kNone, Direction::kTooPermissive, Direction::kTooRestrictive};
-
-// One checks[] entry as the run recorded it; an error says which field is wrong.
-StatusOr<Verdict> ReadSavedVerdict(const json& c) {
-  Verdict v;
-  v.check.id = c.at("id").get<std::string>();
-  v.check.family = c.at("family").get<std::string>();
-  std::optional<Severity> severity = ParseSeverity(c.at("severity").get<std::string>());
-  if (!severity) return Status::Error(fmt::format("check {}: unknown severity {}", v.check.id, c.at("severity").dump()));
-  v.check.severity = *severity;
-  std::optional<Outcome> outcome = ByName(kOutcomes, OutcomeName, c.at("verdict").get<std::string>());
-  if (!outcome) return Status::Error(fmt::format("check {}: unknown verdict {}", v.check.id, c.at("verdict").dump()));
-  v.outcome = *outcome;
-  const json& direction = c.at("direction");
-  std::optional<Direction> dir = ByName(kDirections, DirectionName, direction.is_null() ? "" : direction.get<std::string>());
-  if (!dir) return Status::Error(fmt::format("check {}: unknown direction {}", v.check.id, direction.dump()));
-  v.direction = *dir;
-  v.expected = c.value("expected", "");
-  v.observed = c.value("observed", "");
-  v.remediation = c.value("remediation", "");
-  v.duration_seconds = c.value("duration_seconds", 0.0);
-  if (const json& e = c.value("evidence", json::object()); e.is_object()) {
-    if (e.contains("tier")) v.evidence.tier = ParseEvidenceTier(e.at("tier").get<std::string>());
-    if (e.value("launch_id", json()).is_string()) v.evidence.launch_id = e.at("launch_id").get<std::string>();
-    v.evidence.frame_indexes = e.value("frame_indexes", std::vector<int>{});
-    v.evidence.witness_facts = e.value("witness_facts", std::vector<std::string>{});
-    if (e.value("expected_end", json()).is_string()) v.evidence.expected_end = e.at("expected_end").get<std::string>();
-  }
-  if (c.contains("waiver")) {
-    const json& w = c.at("waiver");
-    v.waiver = AppliedWaiver{w.at("check").get<std::string>(), w.at("reason").get<std::string>(),
-                             w.at("expires").get<std::string>(), w.at("source").get<std::string>(),
-                             w.at("expired").get<bool>()};
-  }
-  return v;
-}
-
-std::string HostOf(const RunReport& r) {
-  return r.host.is_object() && r.host.value("hostname", json()).is_string() ? r.host["hostname"].get<std::string>() : "";
-}
-
-// Renames the columns whose name `name_of` gives more than once; the others keep theirs.
-void RenameClashes(Matrix& matrix, const std::function<std::string(std::size_t)>& name_of) {
-  std::map<std::string, int> uses;
-  for (const MatrixColumn& col : matrix.columns) ++uses[col.sandbox];
-  for (std::size_t c = 0; c < matrix.columns.size(); ++c) {
-    if (uses[matrix.columns[c].sandbox] < 2) continue;
-    if (std::string name = name_of(c); !name.empty()) matrix.columns[c].sandbox = name;
-  }
-}
-
-}  // namespace
-
-StatusOr<RunReport> ReadSavedRun(const json& report, const std::string& file) {
-  StatusOr<RunReport> run = ReadJsonReportFacts(report, file);
-  if (!run.ok()) return run.status();
-  try {
-    const json& checks = report.at("checks");
-    if (!checks.is_array()) return Status::Error(fmt::format("{}: checks: not an array", file));
-    for (std::size_t i = 0; i < checks.size(); ++i) {
-      StatusOr<Verdict> v = ReadSavedVerdict(checks[i]);
-      if (!v.ok()) return Status::Error(fmt::format("{}: checks[{}]: {}", file, i, v.status().message()));
-      run->verdicts.push_back(std::move(*v));
-    }
-  } catch (const json::exception& e) {
-    return Status::Error(fmt::format("{}: read the report's checks: {}", file, e.what()));
-  }
-  return run;
-}
-
-Matrix MergeSavedRuns(const std::vector<SavedRun>& runs) {
-  std::vector<RunReport> reports;
-  for (const SavedRun& run : runs) reports.push_back(run.report);
-  Matrix matrix = BuildMatrix(reports);
-  const std::vector<MatrixColumn> loaded = matrix.columns;
-  // By host first (a node's report says which node), then by file; a name still shared (the
-  // same file name in two directories) by the path as given, then by the column's place.
-  RenameClashes(matrix, [&](std::size_t c) {
-    const std::string host = HostOf(runs[c].report);
-    return host.empty() ? "" : loaded[c].sandbox + "@" + OneLine(host, 80);
-  });
-  RenameClashes(matrix, [&](std::size_t c) {
-    return fmt::format("{} ({})", matrix.columns[c].sandbox, std::filesystem::path(runs[c].file).filename().string());
-  });
-  RenameClashes(matrix, [&](std::size_t c) { return fmt::format("{} ({})", loaded[c].sandbox, runs[c].file); });
-  // The same file given twice: its columns by their place.
-  RenameClashes(matrix, [&](std::size_t c) { return fmt::format("{} #{}", matrix.columns[c].sandbox, c + 1); });
-  PutDisagreementsFirst(matrix);
-  return matrix;
-}
-
-StatusOr<std::vector<SavedRun>> LoadSavedRuns(const std::vector<std::string>& files) {
-  std::vector<SavedRun> runs;
-  for (const std::string& file : files) {
-    StatusOr<json> text = LoadJsonReport(file);
-    if (!text.ok()) return text.status();
-    StatusOr<RunReport> run = ReadSavedRun(*text, file);
-    if (!run.ok()) return run.status();
-    runs.push_back({file, std::move(*run)});
-  }
-  return runs;
 }
 
 std::string CellText(const std::optional<MatrixCell>& cell) {
@@ -277,7 +152,7 @@ std::string RenderMatrixConsole(const Matrix& matrix) {
   std::string out = fmt::format("matrix: {} sandboxes x {} checks\n", matrix.columns.size(), matrix.rows.size());
   for (const MatrixColumn& col : matrix.columns) {
     out += fmt::format("  {}: policy {}, {} pass, {} fail, {} inconclusive, {} error, {} skip{}\n",
-                       OneLine(col.sandbox, 80), OneLine(col.policy, 80), col.summary.value("pass", 0),
+                       SanitizeOneLine(col.sandbox, 80), SanitizeOneLine(col.policy, 80), col.summary.value("pass", 0),
                        col.summary.value("fail", 0), col.summary.value("inconclusive", 0),
                        col.summary.value("error", 0), col.summary.value("skip", 0),
                        col.note.empty() ? "" : "  [" + col.note + "]");
@@ -291,20 +166,20 @@ std::string RenderMatrixConsole(const Matrix& matrix) {
     return out;
   }
   std::size_t id_width = 5;
-  for (const MatrixRow* row : differing) id_width = std::max(id_width, Width(OneLine(row->id, 120)));
+  for (const MatrixRow* row : differing) id_width = std::max(id_width, Width(SanitizeOneLine(row->id, 120)));
   std::vector<std::size_t> widths;
   std::string header = "  " + Pad("check", id_width);
   for (const MatrixColumn& col : matrix.columns) {
-    std::size_t w = Width(OneLine(col.sandbox, 80));
+    std::size_t w = Width(SanitizeOneLine(col.sandbox, 80));
     for (const MatrixRow* row : differing) w = std::max(w, Width(CellText(row->cells[widths.size()])));
     widths.push_back(w);
-    header += "  " + Pad(OneLine(col.sandbox, 80), w);
+    header += "  " + Pad(SanitizeOneLine(col.sandbox, 80), w);
   }
   out += fmt::format("  {} checks differ ({} agree):\n", differing.size(), matrix.rows.size() - differing.size());
   while (!header.empty() && header.back() == ' ') header.pop_back();
   out += header + "\n";
   for (const MatrixRow* row : differing) {
-    std::string line = "  " + Pad(OneLine(row->id, 120), id_width);
+    std::string line = "  " + Pad(SanitizeOneLine(row->id, 120), id_width);
     for (std::size_t c = 0; c < row->cells.size(); ++c) {
       line += "  " + Pad(row->cells[c] ? CellText(row->cells[c]) : "-", widths[c]);
     }

@@ -61,25 +61,6 @@ Matrix BuildMatrix(const std::vector<RunReport>& reports);
 // own order: what a reader of a big matrix looks for first.
 void PutDisagreementsFirst(Matrix& matrix);
 
-// A saved JSON report (`sandprobe run --json`, one per sandbox and node) as a matrix column:
-// the run's facts (json_report_read.h) and the verdicts it recorded in checks[], as that run
-// judged them (nothing is re-judged). Invalid input names `file` and what is wrong.
-StatusOr<RunReport> ReadSavedRun(const nlohmann::json& report, const std::string& file);
-
-struct SavedRun {
-  std::string file;  // as given on the command line
-  RunReport report;
-};
-
-// `sandprobe matrix`: one column per saved run, in the order given, the disagreements first.
-// Columns that would share a name (the same sandbox on two nodes) stay apart, named
-// "sandbox@host" by the host the report records, else "sandbox (file)".
-Matrix MergeSavedRuns(const std::vector<SavedRun>& runs);
-
-// Reads every file (LoadJsonReport, then ReadSavedRun); the first that does not read is
-// the error, naming the file.
-StatusOr<std::vector<SavedRun>> LoadSavedRuns(const std::vector<std::string>& files);
-
 // "pass", "fail (too-permissive)", "fail (waived)": what a cell shows; "" for no cell.
 std::string CellText(const std::optional<MatrixCell>& cell);
 

@@ -125,4 +125,12 @@ std::string SanitizeForXml(std::string_view raw, std::size_t cap) {
   return clean;
 }
 
+std::string SanitizeOneLine(std::string_view raw, std::size_t cap) {
+  std::string out = SanitizeForXml(raw, cap);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  }
+  return out;
+}
+
 }  // namespace sandprobe

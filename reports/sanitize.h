@@ -29,6 +29,10 @@ std::string StripAnsiEscapes(std::string_view text);
 // never exceeds max(cap, kMaxTruncationMarker) bytes.
 std::string SanitizeForXml(std::string_view raw, std::size_t cap);
 
+// SanitizeForXml on one line: the line breaks and tabs it keeps become spaces. Untrusted text
+// (an observation, a sandbox's name) for a terminal line or a table cell.
+std::string SanitizeOneLine(std::string_view raw, std::size_t cap);
+
 // Upper bound of the truncation marker's length (20 digits for N).
 inline constexpr std::size_t kMaxTruncationMarker = 43;
 

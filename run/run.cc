@@ -161,7 +161,7 @@ class Run {
   // Starts the witnesses the suite's families need (a row of the witness table each).
   Status WitnessesUp() {
     WitnessSetup setup{report_.run_id, run_dir_->root(), *profile_, env_.launcher, env_.random_hex(16), &deadline_,
-                       env_.docker_engine, probe_dir_, run_dir_->workspace()};
+                       env_.docker_engine, probe_dir_, run_dir_->workspace(), options_.host};
     for (const WitnessRow& row : env_.witness_table) {
       bool needed = false;
       for (const SuiteEntry& entry : suite_->entries) needed = needed || row.families.count(entry.family);
@@ -201,7 +201,7 @@ class Run {
     if (probe_->identity) SetAsideInexpressible(*plan, {probe_->runtime, probe_->identity->families});
     plan_ = std::move(*plan);
     // The host's own copy of every denied path, before any launch (decoys vs the host's data).
-    facts_.observed["host_paths"] = HostPathWitness(plan_);
+    facts_.observed["host_paths"] = HostPathWitness(plan_, options_.host);
     SplitByArgumentBudget(plan_);
     SplitSharedLaunch(plan_, options_.jobs);
     return Status::Ok();

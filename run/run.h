@@ -19,6 +19,7 @@
 #include "run/run_environment.h"
 #include "model/run_report.h"
 #include "model/status.h"
+#include "witnesses/witness_host_view.h"
 
 namespace sandprobe {
 
@@ -46,6 +47,9 @@ struct RunOptions {
   // error either way.
   bool allow_missing_backend = false;
   bool keep_run_dir = false;  // keep /var/tmp/sandprobe-<run_id> for debugging
+  // --host-root: where the witnesses read the host's own files and mount table (a node's root
+  // from a pod: witnesses/witness_host_view.h); default: the harness's own.
+  HostView host;
   std::string tool_version;
   const std::atomic<bool>* cancel = nullptr;  // set on SIGINT/SIGTERM
   // -j: shared launches at once (the shared launch is split by family group); exclusive

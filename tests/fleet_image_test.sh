@@ -95,8 +95,9 @@ done < <("$py" "$here/fleet_pod_docker_args.py" "$daemonset" "$node" \
 #     caught from the pod as from the host (the canary process, the canary listeners), which is
 #     what hostPID and hostNetwork are for;
 #   docker-host-shadow (docker-hardened as root with the node's /etc/shadow bound in, made
-#     here): the known blind spot, the pod's host-paths witness hashes the image's /etc/shadow,
-#     not the node's (KNOWN_DIFFERENCES below).
+#     here): the pod's host witnesses must read the node's /etc/shadow (node-audit.sh's
+#     --host-root /proc/1/root), not the image's, or the node's file reads as a decoy and
+#     passes (the blind spot before --host-root).
 mkdir -p "$node_dir/profiles"
 shadow_profile() {  # shadow_profile POLICY_FILE OUT
   "$py" - "$src/sandboxes/docker-hardened.json" "$1" "$2" <<'MAKE'
@@ -118,6 +119,10 @@ shadow_profile /usr/share/sandprobe/policies/tier-low.json "$node_dir/profiles/d
 shadow_profile "$src/policies/tier-low.json" "$work/docker-host-shadow.json" || fail "could not make docker-host-shadow"
 extra=(docker-hostpid docker-hostnet "$node_dir/profiles/docker-host-shadow.json")
 args+=("${extra[@]}")
+# node-audit.sh reads the node through /proc/1/root. On a node pid 1 is its init; this machine's
+# pid 1 refuses /proc/1/root even to root, so the pod reads the node through this script's own
+# root instead (hostPID shows it; the same mount namespace as the host runs below).
+args=(-e "SANDPROBE_HOST_ROOT=/proc/$$/root" "${args[@]}")
 echo "fleet_image_test: docker run ${args[*]}" >&2
 audit_start=$(date +%s)
 docker run "${args[@]}" >/dev/null || fail "docker run of the pod spec failed"
@@ -157,14 +162,7 @@ import json, sys
 results, node, work, profiles, pod_log = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(), sys.argv[5]
 # (profile, check id) -> why the pod's verdict may differ from the host's. Keep it true: an
 # entry that did not differ is reported. The DaemonSet's own columns have none.
-SHADOW = ("the pod's host-paths witness hashes the image's /etc/shadow, not the node's: the "
-          "node's file shown in the sandbox reads as a decoy (a false pass; docs/fleet.md)")
-KNOWN_DIFFERENCES = {
-    ("docker-host-shadow", "fs.read.denied:/etc/shadow"): SHADOW,
-    ("docker-host-shadow", "fs.alias.denied:/etc/shadow[symlink]"): SHADOW,
-    ("docker-host-shadow", "fs.alias.denied:/etc/shadow[dotdot]"): SHADOW,
-    ("docker-host-shadow", "fs.alias.denied:/etc/shadow[proc_root]"): SHADOW,
-}
+KNOWN_DIFFERENCES = {}
 # The DaemonSet's own columns must be decided in full (no error, no inconclusive); the three
 # profiles added by this test are compared with the host's verdicts only (docker-host-shadow's
 # root in a uid-1000 workspace leaves priv.cwd inconclusive on both sides).
@@ -222,6 +220,20 @@ for profile in profiles:
           file=sys.stderr)
 for k in sorted(unused):
     problems.append(f"KNOWN_DIFFERENCES lists {k}, which did not differ: remove it")
+# The node's file shown in the sandbox is the node's data to the pod too (read through
+# --host-root /proc/1/root, which the pod's report names), never a decoy.
+try:
+    shadow = json.load(open(f"{results}/{node}--docker-host-shadow.json"))
+    verdicts = {c["id"]: c["verdict"] for c in shadow["checks"]}
+    for k in ("fs.read.denied:/etc/shadow", "fs.alias.denied:/etc/shadow[symlink]"):
+        if verdicts.get(k) != "fail":
+            problems.append(f"docker-host-shadow: {k} is {verdicts.get(k)} in the pod, not fail: the "
+                            "pod's witnesses did not read the node's /etc/shadow")
+    root = shadow.get("witnesses", {}).get("host_paths", {}).get("host_root")
+    if root != "/proc/1/root":
+        problems.append(f"docker-host-shadow: the pod's report says host_paths.host_root {root!r}, not /proc/1/root")
+except (OSError, ValueError) as e:
+    problems.append(f"docker-host-shadow: no report from the pod ({e})")
 if problems:
     print("\n".join("fleet_image_test: FAIL: " + x for x in problems), file=sys.stderr)
     sys.exit(1)

@@ -22,6 +22,7 @@
 #include "launch/launcher.h"
 #include "load/profile.h"
 #include "model/status.h"
+#include "witnesses/witness_host_view.h"
 
 namespace sandprobe {
 
@@ -47,6 +48,8 @@ struct WitnessSetup {
   // the run's workspace ({workspace}); "" when unknown (tests).
   std::string probe_dir;
   std::string workspace;
+  // Where the host's own files and mount table are read (--host-root; default: the harness's).
+  HostView host;
 };
 
 // The limit of a witness's own host command (`docker network inspect`, the backend's version):

@@ -29,8 +29,8 @@ json MountJson(const MountEntry& m) {
 }
 
 // What reading `path` shows, as the probe reads it (contract/path_content.h), with its identity.
-json Identity(const std::string& path) {
-  const PathContent c = ReadPathContent(path);
+json Identity(const HostView& host, const std::string& path) {
+  const PathContent c = host.Read(path);
   json fact = {{"ok", c.ok}};
   if (c.stat_ok) {
     fact["dev"] = Dev(c.dev_major, c.dev_minor);
@@ -75,8 +75,8 @@ bool CanHoldSockets(const std::string& fstype) {
 
 class HostMountsWitness final : public RunWitness {
  public:
-  HostMountsWitness(json facts, std::string mountinfo_path)
-      : facts_(std::move(facts)), mountinfo_path_(std::move(mountinfo_path)),
+  HostMountsWitness(json facts, HostView host)
+      : facts_(std::move(facts)), host_(std::move(host)),
         walk_devs_(SocketWalkDevices(facts_.value("mounts", json::array()))) {}
 
   std::string name() const override { return "host_mounts"; }
@@ -85,7 +85,7 @@ class HostMountsWitness final : public RunWitness {
 
   json Collect() override {
     int error = 0;
-    const std::string text = ReadMountinfoText(&error, mountinfo_path_);
+    const std::string text = host_.MountinfoText(&error);
     if (error != 0 && !facts_.contains("mountinfo_error")) facts_["mountinfo_error"] = ErrnoText(error);
     KeepStableMounts(facts_, ParseMountinfo(text));
     return facts_;
@@ -93,7 +93,7 @@ class HostMountsWitness final : public RunWitness {
 
  private:
   json facts_;
-  std::string mountinfo_path_;
+  HostView host_;
   std::string walk_devs_;
 };
 
@@ -102,7 +102,8 @@ StatusOr<std::unique_ptr<RunWitness>> StartHostMountsWitness(const WitnessSetup&
   for (const CriticalHostDir& dir : CriticalHostDirs()) input.critical_dirs.push_back(dir.path);
   input.workspace = setup.workspace;
   input.probe_dir = setup.probe_dir;
-  return std::unique_ptr<RunWitness>(new HostMountsWitness(ReadHostMounts(input), input.mountinfo_path));
+  input.host = setup.host;
+  return std::unique_ptr<RunWitness>(new HostMountsWitness(ReadHostMounts(input), input.host));
 }
 
 }  // namespace
@@ -111,10 +112,11 @@ json ReadHostMounts(const HostMountsInput& input) {
   json out = {{"mounts", json::array()}, {"unstable", 0}, {"critical", json::object()},
               {"handed_in", json::array()}};
   int error = 0;
-  const std::string text = ReadMountinfoText(&error, input.mountinfo_path);
+  const std::string text = input.host.MountinfoText(&error);
   if (error != 0) out["mountinfo_error"] = ErrnoText(error);
+  if (!input.host.root().empty()) out["host_root"] = input.host.root();
   for (const MountEntry& m : ParseMountinfo(text)) out["mounts"].push_back(MountJson(m));
-  for (const std::string& dir : input.critical_dirs) out["critical"][dir] = Identity(dir);
+  for (const std::string& dir : input.critical_dirs) out["critical"][dir] = Identity(input.host, dir);
   if (!input.workspace.empty()) out["handed_in"].push_back(HandedIn("workspace", input.workspace));
   if (!input.probe_dir.empty()) {
     out["handed_in"].push_back(HandedIn("probe_dir", input.probe_dir));

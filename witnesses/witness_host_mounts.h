@@ -14,7 +14,8 @@
 //                          "entries": 154, "sha256": "..."}, ...},   (CriticalHostDirs())
 //    "handed_in": [{"what": "workspace", "path": "/var/tmp/sandprobe-x/workspace", "kind": "dir",
 //                   "dev": "254:0", "ino": 5}, {"what": "probe_dir", ...}, {"what": "probe", ...}],
-//    "mountinfo_error": "EACCES"}    (only when the host's table could not be read)
+//    "mountinfo_error": "EACCES",    (only when the host's table could not be read)
+//    "host_root": "/proc/1/root"}    (only when read through --host-root: witness_host_view.h)
 // "handed_in" is what the harness itself gives the sandbox: the run's workspace, the probe
 // directory and the files in it (the probe's own executable among them).
 //
@@ -28,13 +29,14 @@
 #include <nlohmann/json.hpp>
 
 #include "contract/mountinfo.h"
+#include "witnesses/witness_host_view.h"
 
 namespace sandprobe {
 
 struct HostMountsInput {
-  std::string mountinfo_path = "/proc/self/mountinfo";
+  HostView host;                           // where the mount table and critical dirs are read
   std::vector<std::string> critical_dirs;  // host paths whose identity is recorded
-  std::string workspace, probe_dir;        // what the harness hands in ("" when none)
+  std::string workspace, probe_dir;        // what the harness hands in ("" when none), read as the harness sees it
 };
 
 // The identities and the first mount table read ("mounts" then holds that table whole).

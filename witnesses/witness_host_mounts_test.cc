@@ -27,19 +27,25 @@ TEST(WitnessHostMountsTest, RecordsIdentitiesAndWhatIsHandedIn) {
   fs::create_directories(dir + "/probe");
   std::ofstream(dir + "/probe/sandprobe-probe") << "elf";
   fs::create_directories(dir + "/ws");
-  std::ofstream(dir + "/mountinfo") << "27 1 254:0 / / rw - ext4 /dev/vda rw\n"
-                                       "22 27 0:21 / /proc rw - proc proc rw\n";
-  HostMountsInput input{dir + "/mountinfo", {dir + "/etc", dir + "/missing"}, dir + "/ws", dir + "/probe"};
+  // The host is read through a root (as --host-root reads a node): its table at proc/1/mountinfo,
+  // its /etc under the root; what the harness hands in is read where the harness sees it.
+  fs::create_directories(dir + "/proc/1");
+  std::ofstream(dir + "/proc/1/mountinfo") << "27 1 254:0 / / rw - ext4 /dev/vda rw\n"
+                                              "22 27 0:21 / /proc rw - proc proc rw\n";
+  StatusOr<HostView> host = HostView::Through(dir);
+  ASSERT_TRUE(host.ok()) << host.status().message();
+  HostMountsInput input{*host, {"/etc", "/missing"}, dir + "/ws", dir + "/probe"};
   const json facts = ReadHostMounts(input);
+  EXPECT_EQ(facts["host_root"], dir);
   ASSERT_EQ(facts["mounts"].size(), 2u);
   EXPECT_EQ(facts["mounts"][0], (json{{"id", 27}, {"dev", "254:0"}, {"root", "/"}, {"mount_point", "/"}, {"fstype", "ext4"}}));
-  const json& etc = facts["critical"][dir + "/etc"];
+  const json& etc = facts["critical"]["/etc"];
   struct stat st {};
   ASSERT_EQ(::stat((dir + "/etc").c_str(), &st), 0);
   EXPECT_EQ(etc["ino"], st.st_ino);
   EXPECT_EQ(etc["entries"], 4);
   EXPECT_EQ(etc["sha256"], Sha256Hex("a\nb\nc\nd"));  // as the probe hashes a listing
-  EXPECT_EQ(facts["critical"][dir + "/missing"]["ok"], false);
+  EXPECT_EQ(facts["critical"]["/missing"]["ok"], false);
   ASSERT_EQ(facts["handed_in"].size(), 3u);
   EXPECT_EQ(facts["handed_in"][0]["what"], "workspace");
   EXPECT_EQ(facts["handed_in"][1]["what"], "probe_dir");

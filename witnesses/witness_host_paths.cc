@@ -14,8 +14,8 @@ std::string Dev(unsigned major, unsigned minor) {
   return std::to_string(major) + ":" + std::to_string(minor);
 }
 
-json PathFacts(const std::string& path) {
-  const PathContent c = ReadPathContent(path);
+json PathFacts(const HostView& host, const std::string& path) {
+  const PathContent c = host.Read(path);
   json fact = json::object();
   if (c.stat_ok) {
     fact["dev"] = Dev(c.dev_major, c.dev_minor);
@@ -55,11 +55,12 @@ std::set<std::string> DeniedHostPaths(const Plan& plan) {
   return paths;
 }
 
-json HostPathFacts(const std::set<std::string>& paths, const std::string& mountinfo_path) {
+json HostPathFacts(const std::set<std::string>& paths, const HostView& host) {
   json out = {{"paths", json::object()}, {"block_mounts", json::array()}};
-  for (const std::string& path : paths) out["paths"][path] = PathFacts(path);
+  if (!host.root().empty()) out["host_root"] = host.root();
+  for (const std::string& path : paths) out["paths"][path] = PathFacts(host, path);
   int error = 0;
-  std::string text = ReadMountinfoText(&error, mountinfo_path);
+  std::string text = host.MountinfoText(&error);
   if (error != 0) out["mountinfo_error"] = ErrnoText(error);
   std::vector<MountEntry> mounts = ParseMountinfo(text);
   // The root mount: the last "/" (a later mount over "/" hides the earlier one).

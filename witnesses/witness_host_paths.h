@@ -9,7 +9,8 @@
 //              "/missing": {"ok": false, "step": "open", "errno": "ENOENT"}},
 //    "root": {"dev": "254:0", "root": "/", "mount_point": "/", "source": "/dev/vda"},
 //    "block_mounts": [{"dev": "254:0", "root": "/", "mount_point": "/", "source": "/dev/vda"}, ...],
-//    "mountinfo_error": "ENOENT"}   (only when the host's mount table was unreadable)
+//    "mountinfo_error": "ENOENT",   (only when the host's mount table was unreadable)
+//    "host_root": "/proc/1/root"}   (only when read through --host-root: witness_host_view.h)
 // "paths" hashes each path exactly as the probe does (contract/path_content.h). "root" is the
 // host's "/" mount; "block_mounts" every host mount of a block device (source /dev/...): what
 // fs.mounts compares the sandbox's mount table with.
@@ -21,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "families/plan.h"
+#include "witnesses/witness_host_view.h"
 
 namespace sandprobe {
 
@@ -28,11 +30,13 @@ namespace sandprobe {
 // resolved targets, except the canaries (judged by their own token's hash).
 std::set<std::string> DeniedHostPaths(const Plan& plan);
 
-// The host's facts for `paths`, and its mount table read from `mountinfo_path`.
-nlohmann::json HostPathFacts(const std::set<std::string>& paths,
-                             const std::string& mountinfo_path = "/proc/self/mountinfo");
+// The host's facts for `paths` and its mount table, read through `host` ("host_root" names the
+// view when it is not the harness's own root).
+nlohmann::json HostPathFacts(const std::set<std::string>& paths, const HostView& host = {});
 
 // HostPathFacts(DeniedHostPaths(plan)): what run.cc stores as observed["host_paths"].
-inline nlohmann::json HostPathWitness(const Plan& plan) { return HostPathFacts(DeniedHostPaths(plan)); }
+inline nlohmann::json HostPathWitness(const Plan& plan, const HostView& host) {
+  return HostPathFacts(DeniedHostPaths(plan), host);
+}
 
 }  // namespace sandprobe

@@ -246,6 +246,8 @@ function toJson(value) {
 //   startWorker(source, shared) -> {stop()}; workerSource(body): a worker that runs body with
 //     `shared` (a SharedArrayBuffer) in scope
 //   cpuSeconds(): the process's user + system CPU time
+//   uname() -> {release, and sysname, version, machine where the runtime has them from uname(2)};
+//   uptimeSeconds(): seconds since the kernel booted (both may throw the runtime's refusal)
 
 // This file's own path: the persistence family runs it again.
 const scriptPath = import.meta.filename ?? decodeURIComponent(new URL(import.meta.url).pathname);
@@ -397,6 +399,11 @@ async function makeDenoRuntime() {
       return { stop: () => worker.terminate() };
     },
     workerSource: (body) => `self.onmessage = (m) => { const shared = m.data; ${body} };`,
+    // Only the release comes from uname(2) (Deno.osRelease, --allow-sys=osRelease): Deno.build's
+    // os and arch are the binary's, and node:os version() is the release again in Deno 2.9.
+    uname: () => ({ release: D.osRelease() }),
+    // sysinfo(2)'s uptime in whole seconds (--allow-sys=osUptime).
+    uptimeSeconds: () => D.osUptime(),
     cpuSeconds: () => {
       const usage = process.cpuUsage();
       return (usage.user + usage.system) / 1e6;
@@ -410,6 +417,7 @@ async function makeNodeRuntime() {
   const net = await import("node:net");
   const childProcess = await import("node:child_process");
   const workerThreads = await import("node:worker_threads");
+  const os = await import("node:os");
   const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_TRUNC, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } =
     fs.constants;
   const toStat = (s) => ({
@@ -562,6 +570,10 @@ async function makeNodeRuntime() {
       return { stop: () => worker.terminate() };
     },
     workerSource: (body) => `const shared = require("node:worker_threads").workerData; ${body}`,
+    // uname(2) through libuv (uv_os_uname), which Node's permission model does not gate.
+    uname: () => ({ sysname: os.type(), release: os.release(), version: os.version(), machine: os.machine() }),
+    // /proc/uptime (libuv; CLOCK_BOOTTIME where it cannot be read), in 10 ms steps.
+    uptimeSeconds: () => os.uptime(),
     cpuSeconds: () => {
       const usage = process.cpuUsage();
       return (usage.user + usage.system) / 1e6;
@@ -592,6 +604,17 @@ function withTimeout(promise, ms) {
   let timer;
   const timeout = new Promise((resolve) => { timer = setTimeout(() => resolve(kTimedOut), ms); });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+// The connection `attempt` (a promise of a Conn: RT.tcpConnect, RT.unixConnect, ...) gives
+// within `ms`, else ETIMEDOUT; a connection that comes after that is closed when it comes.
+async function connectWithin(attempt, ms) {
+  const conn = await withTimeout(attempt, ms);
+  if (conn === kTimedOut) {
+    attempt.then((late) => late.close(), () => {});
+    throw new ProbeError("ETIMEDOUT");
+  }
+  return conn;
 }
 
 function monotonicMs() {
@@ -1272,12 +1295,7 @@ async function tryTcp(ctx, ep) {
   const start = monotonicMs();
   let conn;
   try {
-    const attempt = RT.tcpConnect(ep.host, ep.port);
-    conn = await withTimeout(attempt, kNetWaitMs);
-    if (conn === kTimedOut) {
-      attempt.then((late) => late.close(), () => {});
-      throw new ProbeError("ETIMEDOUT");
-    }
+    conn = await connectWithin(RT.tcpConnect(ep.host, ep.port), kNetWaitMs);
   } catch (error) {
     fact.connect_ms = monotonicMs() - start;
     return fail(fact, "connect", error);
@@ -1595,16 +1613,6 @@ function http2Preface() {
   return concatBytes([preface, new Uint8Array([0, 0, 0, 0x04, 0, 0, 0, 0, 0])], preface.length + 9);
 }
 
-async function connectWithin(path, ms) {
-  const attempt = RT.unixConnect(path);
-  const conn = await withTimeout(attempt, ms);
-  if (conn === kTimedOut) {
-    attempt.then((late) => late.close(), () => {});
-    throw new ProbeError("ETIMEDOUT");
-  }
-  return conn;
-}
-
 // Reads until `complete`, a close, kMaxReplyBytes, or `ms` in all.
 async function readReply(conn, ms, complete) {
   const until = monotonicMs() + ms;
@@ -1636,53 +1644,68 @@ function httpHeader(head, name) {
   return "";
 }
 
-// net.unix (net_unix.cc) for one path: stat, connect, one read-only `GET /_ping HTTP/1.0`,
-// and, when no HTTP/1 answer came, an HTTP/2 preface with an empty SETTINGS frame. Nothing
-// that could change state is ever sent.
-async function trySocket(path) {
-  const fact = { family: "net.unix", path };
-  let st = null;
+// One attempt at a socket path (TryUnixSockets in unix_sockets.cc), shared by net.unix and
+// priv.runtime_sockets so the same socket gets the same answer in both: stat, connect, one
+// read-only `GET /_ping HTTP/1.0`, and, when no HTTP/1 answer came, an HTTP/2 preface with an
+// empty SETTINGS frame. Nothing that could change state is ever sent. The result:
+//   {path, st: Stat|null, statError, connectError, connected, sendError, reply: bytes, h2}
+// A runtime that refuses stat() may still let connect() through (Node 20 checks the file
+// system, not sockets): the refusal is kept and the connect tried all the same.
+async function attemptSocket(path) {
+  const out = { path, st: null, statError: null, connectError: null, connected: false, sendError: null,
+                reply: new Uint8Array(0), h2: false };
   try {
-    st = await RT.stat(path);
+    out.st = await RT.stat(path);
   } catch (error) {
-    // A runtime that refuses stat() may still let connect() through (Node 20 checks the file
-    // system, not sockets): the refusal is noted and the connect tried all the same.
-    if (!runtimeRefusal(error)) return fail(fact, "stat", error);
-    addError(fact, error, "stat_");
+    out.statError = error;
+    if (!runtimeRefusal(error)) return out;
   }
-  if (st) {
-    fact.exists = true;
-    fact.is_socket = st.kind === "socket";
-    if (!fact.is_socket) fail(fact, "stat", new ProbeError("ENOTSOCK"));
-    // Who may connect, by the file's mode and owner (as the native probe says it: "%04o").
-    if (st.mode !== null) fact.mode = (st.mode & 0o7777).toString(8).padStart(4, "0");
-    if (st.uid !== null) fact.owner_uid = st.uid;
-    if (st.gid !== null) fact.owner_gid = st.gid;
-    if (!fact.is_socket) return fact;
-  }
+  if (out.st && out.st.kind !== "socket") return out;
   let conn;
   try {
-    conn = await connectWithin(path, kNetWaitMs);
+    conn = await connectWithin(RT.unixConnect(path), kNetWaitMs);
   } catch (error) {
-    return fail(fact, "connect", error);
+    out.connectError = error;
+    return out;
   }
-  fact.ok = true;
-  if (st === null) {
-    // stat was refused, but a connected AF_UNIX stream proves a listening socket is there
-    // (the host judges reachability by exists + is_socket).
-    Object.assign(fact, { exists: true, is_socket: true, socket_proven_by: "connect" });
-  }
-  let reply = new Uint8Array(0);
+  out.connected = true;
   try {
     await conn.write(utf8.encode("GET /_ping HTTP/1.0\r\n\r\n"));
-    reply = await readReply(conn, kPingWaitMs, (got) =>
+    out.reply = await readReply(conn, kPingWaitMs, (got) =>
       bytesToBinary(got).includes("\r\n\r\n") || isHttp2Settings(got));
   } catch (error) {
-    addError(fact, error, "send_");
+    out.sendError = error;
   } finally {
     conn.close();
   }
-  const text = bytesToBinary(reply);
+  out.h2 = isHttp2Settings(out.reply);
+  if (!out.h2 && !bytesToBinary(out.reply).startsWith("HTTP/")) {
+    // Perhaps an HTTP/2-only server that waits for the client's preface.
+    try {
+      const again = await connectWithin(RT.unixConnect(path), kPrefaceWaitMs);
+      try {
+        await again.write(http2Preface());
+        out.h2 = isHttp2Settings(await readReply(again, kPrefaceWaitMs, (got) => got.length >= 9));
+      } finally {
+        again.close();
+      }
+    } catch { /* no second answer: not an HTTP/2 server */ }
+  }
+  return out;
+}
+
+// The shared keys of an attempt (AddSocketAnswerFacts): the file's mode and owner after a
+// stat ("%04o" as natively), then, once connected, send_errno, the HTTP answer
+// (status_line, api_version, server) or reply_bytes + h2.
+function addSocketAnswer(a, fact) {
+  if (a.st) {
+    if (a.st.mode !== null) fact.mode = (a.st.mode & 0o7777).toString(8).padStart(4, "0");
+    if (a.st.uid !== null) fact.owner_uid = a.st.uid;
+    if (a.st.gid !== null) fact.owner_gid = a.st.gid;
+  }
+  if (!a.connected) return fact;
+  if (a.sendError) addError(fact, a.sendError, "send_");
+  const text = bytesToBinary(a.reply);
   if (text.startsWith("HTTP/")) {
     setBytesField(fact, "status_line", binaryToBytes(text.split(/[\r\n]/)[0]));
     const api = httpHeader(text, "Api-Version");
@@ -1691,21 +1714,59 @@ async function trySocket(path) {
     if (server) setBytesField(fact, "server", binaryToBytes(server));
     return fact;
   }
-  fact.reply_bytes = reply.length;  // no HTTP/1 answer: silence, a close, or another protocol
-  fact.h2 = isHttp2Settings(reply);
-  if (!fact.h2) {
-    // Perhaps an HTTP/2-only server that waits for the client's preface.
-    try {
-      const again = await connectWithin(path, kPrefaceWaitMs);
-      try {
-        await again.write(http2Preface());
-        fact.h2 = isHttp2Settings(await readReply(again, kPrefaceWaitMs, (got) => got.length >= 9));
-      } finally {
-        again.close();
-      }
-    } catch { /* no second answer: not an HTTP/2 server */ }
-  }
+  fact.reply_bytes = a.reply.length;  // no HTTP/1 answer: silence, a close, or another protocol
+  fact.h2 = a.h2;
   return fact;
+}
+
+// net.unix's shape (net_unix.cc SocketFact): ok (connected), step and errno of the failed step;
+// a stat the runtime refused is stat_errno + stat_denied_by, and a connect that went through
+// all the same proves the socket (exists, is_socket, socket_proven_by "connect").
+function netUnixFact(a) {
+  const fact = { family: "net.unix", path: a.path };
+  if (a.statError && !runtimeRefusal(a.statError)) return fail(fact, "stat", a.statError);
+  if (a.statError) addError(fact, a.statError, "stat_");
+  if (a.st) {
+    fact.exists = true;
+    fact.is_socket = a.st.kind === "socket";
+    if (!fact.is_socket) return addSocketAnswer(a, fail(fact, "stat", new ProbeError("ENOTSOCK")));
+  }
+  if (!a.connected) return addSocketAnswer(a, fail(fact, "connect", a.connectError));
+  fact.ok = true;
+  if (!a.st) Object.assign(fact, { exists: true, is_socket: true, socket_proven_by: "connect" });
+  return addSocketAnswer(a, fact);
+}
+
+// priv.runtime_sockets' shape (priv_host.cc): exists, errno of the stat when it failed, kind,
+// connect_ok and the failed step's errno; a refused stat as net.unix says it.
+function runtimeSocketFact(a, source) {
+  const fact = { family: "priv.runtime_sockets", source, path: a.path };
+  if (a.statError && !runtimeRefusal(a.statError)) {
+    fact.exists = false;
+    addError(fact, a.statError);
+    return fact;
+  }
+  if (a.statError) {
+    addError(fact, a.statError, "stat_");
+    if (!a.connected) {
+      fact.exists = false;
+      fact.step = "connect";
+      addError(fact, a.connectError);
+      return fact;
+    }
+    Object.assign(fact, { exists: true, kind: "socket", socket_proven_by: "connect", connect_ok: true });
+    return addSocketAnswer(a, fact);
+  }
+  fact.exists = true;
+  fact.kind = a.st.nativeKind;
+  if (a.st.kind === "socket") {
+    fact.connect_ok = a.connected;
+    if (!a.connected) {
+      fact.step = "connect";
+      addError(fact, a.connectError);
+    }
+  }
+  return addSocketAnswer(a, fact);
 }
 
 // The probe's credentials the host weighs a mode refusal by (AddSocketScanSummary): from
@@ -1726,21 +1787,15 @@ async function socketCaller() {
   }
 }
 
-async function runNetUnix(ctx, args) {
-  const { walkDevs, paths: given } = splitSocketArgs("net.unix", args);
-  const paths = [...kRuntimeSocketPaths];
-  for (const path of given) if (!paths.includes(path)) paths.push(path);
+// The scan both socket families run (FindUnixSockets, then TryUnixSockets): the listed paths,
+// then the discovered ones, all tried at once as natively (a silent listener costs one wait,
+// not one each). -> {attempts, found, summary keys}.
+async function scanAndTrySockets(walkDevs, paths) {
   const walk = { mounts: 0, dirs: 0, entries: 0, truncated: false, procNetUnix: 0, foundTruncated: false };
   const refusals = scanRefusals();
   const found = await findUnixSockets(walkDevs, paths, walk, refusals);
-  // All at once, as natively: a silent listener costs one wait, not one each.
-  const facts = await Promise.all([...paths, ...found.map((f) => f.path)].map((path) => trySocket(path)));
-  facts.forEach((fact, i) => {
-    if (i >= paths.length) Object.assign(fact, { variant: "found", source: found[i - paths.length].source });
-    ctx.emit(fact);
-  });
-  const summary = { family: "net.unix", variant: "summary", path: "",
-                    walk: { mounts: walk.mounts, dirs: walk.dirs, entries: walk.entries, truncated: walk.truncated },
+  const attempts = await Promise.all([...paths, ...found.map((f) => f.path)].map((path) => attemptSocket(path)));
+  const summary = { walk: { mounts: walk.mounts, dirs: walk.dirs, entries: walk.entries, truncated: walk.truncated },
                     proc_net_unix: walk.procNetUnix, found: found.length, found_truncated: walk.foundTruncated,
                     ...(await socketCaller()) };
   if (refusals.count > 0) {
@@ -1748,7 +1803,32 @@ async function runNetUnix(ctx, args) {
     setBytesField(summary, "refused_path", refusals.path);
     addError(summary, refusals.error, "refused_");
   }
-  ctx.emit(summary);
+  return { attempts, found, summary };
+}
+
+async function runNetUnix(ctx, args) {
+  const { walkDevs, paths: given } = splitSocketArgs("net.unix", args);
+  const paths = [...kRuntimeSocketPaths];
+  for (const path of given) if (!paths.includes(path)) paths.push(path);
+  const { attempts, found, summary } = await scanAndTrySockets(walkDevs, paths);
+  attempts.forEach((attempt, i) => {
+    const fact = netUnixFact(attempt);
+    if (i >= paths.length) Object.assign(fact, { variant: "found", source: found[i - paths.length].source });
+    ctx.emit(fact);
+  });
+  ctx.emit({ family: "net.unix", variant: "summary", path: "", ...summary });
+}
+
+// priv.runtime_sockets (priv_host.cc): the listed paths (sorted, once each) and every socket
+// the scan found, one fact each in this family's shape, then a summary.
+async function runPrivRuntimeSockets(ctx, args) {
+  const { walkDevs, paths: given } = splitSocketArgs("priv.runtime_sockets", args);
+  const paths = [...new Set(given)].sort((a, b) => compareBytes(utf8.encode(a), utf8.encode(b)));  // std::sort's order
+  const { attempts, found, summary } = await scanAndTrySockets(walkDevs, paths);
+  attempts.forEach((attempt, i) => {
+    ctx.emit(runtimeSocketFact(attempt, i < paths.length ? "list" : found[i - paths.length].source));
+  });
+  ctx.emit({ family: "priv.runtime_sockets", summary: true, paths: attempts.length, ...summary });
 }
 
 const kMaxInterfaces = 256;
@@ -2035,12 +2115,7 @@ async function labThroughProxy(proxy, connectHost, host, target, fact) {
   fact.proxy = proxy.address;
   let conn;
   try {
-    const attempt = RT.tcpConnect(proxy.host, proxy.port);
-    conn = await withTimeout(attempt, kNetWaitMs);
-    if (conn === kTimedOut) {
-      attempt.then((late) => late.close(), () => {});
-      throw new ProbeError("ETIMEDOUT");
-    }
+    conn = await connectWithin(RT.tcpConnect(proxy.host, proxy.port), kNetWaitMs);
   } catch (error) {
     return fail(fact, "connect", error);
   }
@@ -2111,12 +2186,7 @@ async function tryLabName(ctx, family, arg, refuse, proxy) {
   fact.address = lab.address;
   let conn;
   try {
-    const attempt = RT.labConnect(name, lab.address, 80);
-    conn = await withTimeout(attempt, kNetWaitMs);
-    if (conn === kTimedOut) {
-      attempt.then((late) => late.close(), () => {});
-      throw new ProbeError("ETIMEDOUT");
-    }
+    conn = await connectWithin(RT.labConnect(name, lab.address, 80), kNetWaitMs);
   } catch (error) {
     return fail(fact, "connect", error);
   }
@@ -2383,13 +2453,45 @@ async function onlineCpus() {
   return stat === null ? null : stat.split("\n").filter((line) => /^cpu[0-9]+ /.test(line)).length;
 }
 
+// The kernel that keeps the clocks res.cpu reads (priv_context.cc KernelContext): the host
+// compares each identity signal with its own (families/kernel_identity.h). What the runtime
+// refuses is that key's errno with its denied_by and runtime_error (Deno without --allow-sys
+// or read access to /proc; Node's fs permission for the /proc files), never a guess.
+async function kernelContext() {
+  const kernel = {};
+  try {
+    Object.assign(kernel, RT.uname());
+  } catch (error) {
+    addError(kernel, error, "uname_");
+  }
+  const firstLine = async (key, path, max) => {
+    const { bytes, error } = await readSmallFileOrError(path, max);
+    if (!bytes) return addError(kernel, error, `${key}_`);
+    const end = bytes.indexOf(10);
+    setBytesField(kernel, key, bytes.subarray(0, end < 0 ? bytes.length : end));
+  };
+  await firstLine("proc_version", "/proc/version", 1024);
+  await firstLine("boot_id", "/proc/sys/kernel/random/boot_id", 64);
+  try {
+    kernel.boot_time_ms = Math.round(Date.now() - RT.uptimeSeconds() * 1000);
+  } catch (error) {
+    addError(kernel, error, "boot_time_");
+  }
+  try {
+    kernel.nsfs_dev = devString((await RT.stat("/proc/self/ns/user")).dev);
+  } catch (error) {
+    addError(kernel, error, "nsfs_");
+  }
+  return kernel;
+}
+
 // res.cpu: N workers spin on a shared flag while the probe sleeps out the window; CPU time
 // over wall time is the effective number of cores. The window starts once the workers run
 // (a JS worker takes tens of ms to start; a pthread does not).
 async function runResCpu(ctx, args) {
   const { numbers } = parseResourceArgs("res.cpu", args, kCpuArgs);
   const threads = numbers.threads ?? 2;
-  const result = { family: "res.cpu", kind: "result", threads };
+  const result = { family: "res.cpu", kind: "result", threads, kernel: await kernelContext() };
   const affinity = await affinityCpus();
   if (affinity !== null) result.affinity_cpus = affinity;
   const online = await onlineCpus();
@@ -2749,6 +2851,8 @@ const FAMILIES = [
   { name: "net.ifaces", usage: "", check: (a) => (a.length ? "net.ifaces: takes no arguments" : ""), run: runNetIfaces },
   { name: "net.lab", usage: "[--proxy env|URL] NAME...", check: checkNetLabArgs, run: (ctx, a) => runNetLab(ctx, "net.lab", a) },
   { name: "net.bypass", usage: "[--proxy env|URL] VARIANT=SPELLING...", check: checkNetBypassArgs, run: (ctx, a) => runNetLab(ctx, "net.bypass", a) },
+  { name: "priv.runtime_sockets", usage: "[--walk-devs MAJOR:MINOR,...] PATH...",
+    check: (a) => splitSocketArgs("priv.runtime_sockets", a).error ?? "", run: runPrivRuntimeSockets },
   { name: "res.memory", usage: "--ceiling-mib N [--every-mib K]",
     check: (a) => parseResourceArgs("res.memory", a, kMemoryArgs).error, run: runResMemory },
   { name: "res.cpu", usage: "[--threads N] [--window-ms MS] [--min-periods K] [--stop-above-mc H] [--edge-ms E] [--min-window-ms W]",

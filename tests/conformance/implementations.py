@@ -98,6 +98,9 @@ IMPLEMENTATIONS = [
              "why": "Deno's node:dgram drops the ICMP port unreachable: no ack_errno ECONNREFUSED"},
             {"family": "net.dns", "keys": ["errno"],
              "why": "Deno's node:dgram drops the ICMP port unreachable: ETIMEDOUT where the kernel said ECONNREFUSED"},
+            {"family": "res.cpu", "keys": ["kernel.sysname", "kernel.version", "kernel.machine"],
+             "why": "only the release comes from uname(2) in Deno (Deno.osRelease); Deno.build's os and arch are the "
+                    "binary's and node:os version() is the release again"},
         ],
         "owner": "probes/js (one ES module for Deno and Node)",
     },
@@ -183,6 +186,8 @@ ALLOWED_IMPLEMENTATION_DIFFERENCES = [
      "why": "the wasi probe grows its linear memory in-process and reads no cgroup (no /sys in WASI's model)"},
     {"runtime": "wasi", "family": "res.cpu", "keys": ["threads_started", "create_errno", "affinity_cpus", "online_cpus"],
      "why": "wasm32-wasi has no threads: one busy thread (threads_started 1, create_errno ENOSYS); no affinity or CPU count"},
+    {"runtime": "wasi", "family": "res.cpu", "keys": ["kernel"],
+     "why": "WASI has no uname, no /proc and no clocks of the kernel's boot: no kernel context (probes/wasi/resource_wasi.cc)"},
     {"runtime": "wasi", "family": "env.secret", "keys": ["proc_errno", "matches"],
      "why": "the /proc scan fails another way where / is not preopened (ENOTCAPABLE); where it is, it "
             "also counts the runtime's own environ (see the row's not_expressible_facts)"},

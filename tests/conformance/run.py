@@ -93,8 +93,11 @@ class Fixtures:
                        "canary_bytes": len(canary), "secret_prefix": secret_prefix,
                        "secret_name": secret_prefix + "TOKEN",
                        "secret_sha": hashlib.sha256(b"conformance-secret-value").hexdigest(),
-                       "token": "conformance" + os.urandom(6).hex()}
+                       "token": "conformance" + os.urandom(6).hex(), "driver_uid": os.geteuid()}
         self.values.update(canaries.endpoints())
+        # A socket anyone may connect to (priv.runtime_sockets), answering GET /_ping.
+        canaries.start_unix(os.path.join(fx, "runtime.sock"))
+        os.chmod(os.path.join(fx, "runtime.sock"), 0o777)
 
     def expand(self, value):
         if isinstance(value, str):
@@ -340,7 +343,19 @@ def keyed(results, drop_for):
     return out
 
 
-def compare(a_results, b_results, drop_for, label):
+def unstable(scenario, results, drop_for):
+    """The results and the key filter without what the scenario calls unstable (scenarios.py)."""
+    rows = scenario.get("unstable")
+    if not rows:
+        return results, drop_for
+    return (without_facts(results, rows["facts"]),
+            lambda family: list(drop_for(family)) + rows["keys"].get(family, []))
+
+
+def compare(a_results, b_results, drop_for, label, scenario=None):
+    if scenario is not None:
+        a_results, _ = unstable(scenario, a_results, drop_for)
+        b_results, drop_for = unstable(scenario, b_results, drop_for)
     a, b = keyed(a_results, drop_for), keyed(b_results, drop_for)
     problems = []
     for key in sorted(set(a) | set(b), key=str):
@@ -512,7 +527,7 @@ def main():
                 if scenario["agree"] and host and sandbox:
                     counts["comparisons"] += 1
                     failures += compare(host, sandbox, environment_drop,
-                                        f"{impl['name']} / {scenario['name']}: host vs sandbox")
+                                        f"{impl['name']} / {scenario['name']}: host vs sandbox", scenario)
         # Each implementation vs native, per environment.
         for impl in implementations.IMPLEMENTATIONS[1:]:
             for env_name in environments:
@@ -523,7 +538,7 @@ def main():
                         counts["comparisons"] += 1
                         native = without_facts(native, [row["fact"] for row in impl.get("not_expressible_facts", [])])
                         failures += compare(native, mine, implementation_drop(impl),
-                                            f"{scenario['name']} / {env_name}: native vs {impl['name']}")
+                                            f"{scenario['name']} / {env_name}: native vs {impl['name']}", scenario)
         native_dir = os.path.join(root, "probe-native")
         if os.path.isdir(native_dir):
             failures += self_check(fixtures, canaries, native_dir, runs)
