@@ -241,7 +241,7 @@ CliHandler SetupRun(CLI::App& run, const CliGlobals& globals) {
                  "read the host's own files and mount table (what a sandbox's view is compared with) "
                  "under DIR, not the harness's root: /proc/1/root when sandprobe runs in a pod with "
                  "hostPID on the node it audits (docs/fleet.md)");
-  run.add_option("-j,--jobs", flags->jobs, "shared launches at once (resource probes always run alone)")
+  run.add_option("-j,--jobs", flags->jobs, "shared launches at once (the CPU and wall-clock probes always run alone)")
       ->check(CLI::Range(1, 64));
   run.add_option("--timeout", flags->timeout_seconds,
                  "limit for the whole run in seconds (0: none); unfinished checks are errors")

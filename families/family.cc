@@ -33,6 +33,7 @@ Status BatchBuilder::StartLaunch(bool fresh_instance) {
   LaunchBatch next{.id = fmt::format("B{}", plan_.batches.size() + 1), .exclusive = true,
                    .timeout_seconds = current().timeout_seconds,
                    .fresh_instance = fresh_instance};
+  next.overlap_chain = current().overlap_chain;  // the family's launches stay one chain
   plan_.batches.push_back(std::move(next));
   batch_index_ = plan_.batches.size() - 1;
   args_seen_.clear();

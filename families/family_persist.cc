@@ -133,7 +133,9 @@ Status ExpandPersist(const ExpandInput& in, BatchBuilder& batch) {
   // end it (it would, as any leftover): the later launches judge whether it survived.
   if (declared != BackgroundProcesses::kDie) batch.current().spare_processes_with_arg = token->second;
   if (Status s = AddHostCheck(in, batch); !s.ok()) return s;
-
+  // One-shot: each launch is an instance of its own, so the plant and its check may run beside
+  // other launches, one after the other (a session's fresh instance closes the shared one).
+  if (!in.context.session) batch.current().overlap_chain = "persist";
 
   std::vector<std::string> phases;
   if (in.context.session) phases.push_back("turn");

@@ -95,9 +95,13 @@ TEST(FamilyPersistTest, SessionProfileGetsPlantTurnAndFreshSessionLaunches) {
   EXPECT_TRUE(plan.batches[2].fresh_instance);
   EXPECT_EQ(plan.batches[2].invocations.at(0).args.at(2), "/workspace");
   for (const LaunchBatch& b : plan.batches) EXPECT_TRUE(b.exclusive);
-  // One-shot: every launch is fresh, so there is no separate turn.
+  // A session's fresh instance closes the one every launch shares: nothing runs beside them.
+  for (const LaunchBatch& b : plan.batches) EXPECT_EQ(b.overlap_chain, "") << b.id;
+  // One-shot: every launch is fresh, so there is no separate turn; the plant and its check are
+  // one chain that may run beside other launches (run/scheduler.h).
   Plan oneshot = PlanFor(SessionPolicy(), /*session=*/false);
   EXPECT_EQ(oneshot.batches.size(), 2u);
+  for (const LaunchBatch& b : oneshot.batches) EXPECT_EQ(b.overlap_chain, "persist") << b.id;
 }
 
 // Issue 26 item 10: where the policy keeps background processes, the plant launch asks the

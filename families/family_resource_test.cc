@@ -224,7 +224,31 @@ TEST(FamilyResourceTest, SkippingOneOfASharedLaunchDropsItsProbe) {
   EXPECT_EQ(plan->batches[0].invocations[0].family, "res.fds");
 }
 
-// res.cpu's window: 5 CFS periods where the quota is readable, else 2 s, ended early once the
+// In a one-shot profile (each launch an instance of its own) pids and memory may run beside the
+// other launches, each its own chain; the CPU and wall-clock measurements never; in a session
+// (one instance for every launch) none of them.
+TEST(FamilyResourceTest, PidsAndMemoryRunBesideOthersOnlyWhereEachLaunchIsItsOwnInstance) {
+  Policy policy = testing::TierLowPolicy();
+  policy.limits.pids = 50;
+  policy.limits.memory_mib = 512;
+  policy.limits.cpus = 1;
+  policy.limits.wall_seconds = 5;
+  const Suite suite = testing::SuiteOf({"res.pids", "res.memory", "res.cpu", "res.wall"});
+  auto oneshot = ExpandChecks(policy, suite, PlanContext{"/c", "/w", {}});
+  ASSERT_TRUE(oneshot.ok()) << oneshot.status().message();
+  ASSERT_EQ(oneshot->batches.size(), 4u);
+  EXPECT_EQ(oneshot->batches[0].overlap_chain, "res.pids");
+  EXPECT_EQ(oneshot->batches[1].overlap_chain, "res.memory");
+  EXPECT_EQ(oneshot->batches[2].overlap_chain, "") << "res.cpu runs alone";
+  EXPECT_EQ(oneshot->batches[3].overlap_chain, "") << "res.wall runs alone";
+  PlanContext session{"/c", "/w", {}};
+  session.session = true;
+  auto shared_instance = ExpandChecks(policy, suite, session);
+  ASSERT_TRUE(shared_instance.ok()) << shared_instance.status().message();
+  for (const LaunchBatch& b : shared_instance->batches) EXPECT_EQ(b.overlap_chain, "") << b.id;
+}
+
+// res.cpu's window: 3 CFS periods where the quota is readable, else 2 s, ended early once the
 // CPU time exceeds what a quota at the band's edge (1.15 cores) gives in the time plus 120 ms.
 TEST(FamilyResourceTest, CpuWindowArguments) {
   Policy policy = testing::TierLowPolicy();
@@ -232,7 +256,7 @@ TEST(FamilyResourceTest, CpuWindowArguments) {
   auto plan = ExpandChecks(policy, testing::SuiteOf({"res.cpu"}), PlanContext{"/c", "/w", {}});
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->batches.at(0).invocations.at(0).args,
-            (std::vector<std::string>{"--threads", "2", "--window-ms", "2000", "--min-periods", "5",
+            (std::vector<std::string>{"--threads", "2", "--window-ms", "2000", "--min-periods", "3",
                                       "--stop-above-mc", "1150", "--edge-ms", "120",
                                       "--min-window-ms", "300"}));
   EXPECT_EQ(CpuStopAboveMc(1.15), 1150);

@@ -47,6 +47,13 @@ struct LaunchBatch {
   // The planner puts here the checks of families the run's probe does not implement
   // (SetAsideInexpressible), which are never sent to it.
   std::string not_expressible;
+  // Non-empty (exclusive launches only): the launch may run beside the shared launches and
+  // beside launches of other chains, never beside an exclusive launch without one; launches of
+  // one chain run one after another (run/scheduler.h). Only where every launch is a sandbox
+  // instance of its own (a one-shot profile): res.pids and res.memory, whose judges read the
+  // host's reading of their own instance's cgroup and count only what their own probe made, and
+  // persistence's plant and check. res.cpu (its CPU time) and res.wall (its clock) stay alone.
+  std::string overlap_chain;
 };
 
 struct Plan {

@@ -53,7 +53,8 @@ struct RunOptions {
   std::string tool_version;
   const std::atomic<bool>* cancel = nullptr;  // set on SIGINT/SIGTERM
   // -j: shared launches at once (the shared launch is split by family group); exclusive
-  // launches always run alone.
+  // launches run alone, but for those with an overlap chain (LaunchBatch::overlap_chain), which
+  // run beside the others and take no slot.
   int jobs = 1;
   // --timeout: the whole run's limit; 0 = none. Launches still running are killed, the rest
   // never start; their checks are errors and the report says interrupted. Housekeeping

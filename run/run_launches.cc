@@ -19,7 +19,9 @@ class Launches {
 
   LaunchPhaseResult Run() && {
     std::vector<ScheduleItem> items;
-    for (const LaunchBatch& batch : phase_.plan.batches) items.push_back({batch.exclusive});
+    for (const LaunchBatch& batch : phase_.plan.batches) {
+      items.push_back({batch.exclusive, batch.exclusive ? batch.overlap_chain : ""});
+    }
     RunScheduled(
         items, phase_.jobs, [this](std::size_t b) { RunBatch(b); },
         [this] { return phase_.watchdog.stopped(); },
@@ -159,13 +161,23 @@ class Launches {
 
   void Ended(const LaunchBatch& batch, const std::string& launch_id, const std::string& nonce) {
     std::lock_guard lock(between_);
-    for (const auto& witness : phase_.witnesses) witness->AfterLaunch(launch_id);
+    // The witnesses look when no launch runs: a launch beside this one may still hold what they
+    // look for (persistence's background process lives until its plant launch ends), which is
+    // not this launch's leftover. Holding between_ keeps the next launch from starting (Started)
+    // while they look; each launch is still looked after in its own name.
+    ended_unlooked_.push_back(launch_id);
+    running_.erase(batch.id);
+    if (running_.empty()) {
+      for (const std::string& ended : ended_unlooked_) {
+        for (const auto& witness : phase_.witnesses) witness->AfterLaunch(ended);
+      }
+      ended_unlooked_.clear();
+    }
     // fs.write removes what it creates, so a nonce file on the host side means the probe was
     // stopped half-way (or the sandbox kept it).
     for (const std::string& path : FindProbeLeftovers(phase_.workspace, nonce)) {
       out_.probe_leftovers_on_host.push_back(path);
     }
-    running_.erase(batch.id);
     checks_done_ += batch.check_indexes.size();
     phase_.watchdog.Progress();
     Progress();
@@ -183,6 +195,7 @@ class Launches {
   std::mutex between_;  // between launches: witnesses, leftovers, progress
   std::size_t checks_done_ = 0;
   std::map<std::string, std::string> running_;  // batch id -> its first family
+  std::vector<std::string> ended_unlooked_;  // launches ended beside others: Ended() says why
 };
 
 }  // namespace

@@ -86,5 +86,36 @@ TEST(SchedulerTest, OneJobRunsEachItemInOrderOnTheCallersThread) {
   }
 }
 
+TEST(SchedulerTest, ChainsRunBesideSharedItemsAndEachOtherButNeverBesideAnExclusiveOne) {
+  Trace trace;
+  // 0 shared; 1, 2 chain "a" (one after another); 3 chain "b"; 4 exclusive alone; 5 chain "b".
+  std::vector<ScheduleItem> items = {{false}, {true, "a"}, {true, "a"}, {true, "b"}, {true}, {true, "b"}};
+  RunScheduled(items, 1, [&](std::size_t i) { trace.Run(i); }, [] { return false; },
+               [](std::size_t) { ADD_FAILURE() << "nothing may be skipped"; });
+  EXPECT_EQ(trace.max_running, 3);  // 0, 1 and 3 at once
+  EXPECT_LT(trace.Index(1, 's'), trace.Index(0, 'e'));
+  EXPECT_LT(trace.Index(3, 's'), trace.Index(0, 'e'));
+  EXPECT_LT(trace.Index(1, 'e'), trace.Index(2, 's'));  // a chain's items follow each other
+  for (std::size_t before : {0u, 1u, 2u, 3u}) {
+    EXPECT_LT(trace.Index(before, 'e'), trace.Index(4, 's')) << before;
+  }
+  EXPECT_GT(trace.Index(5, 's'), trace.Index(4, 'e'));
+}
+
+TEST(SchedulerTest, AStoppedChainReportsItsRestSkippedOnTheCallersThreadInOrder) {
+  Trace trace;
+  std::atomic<int> started{0};
+  std::vector<std::size_t> skipped;
+  std::vector<std::thread::id> skipped_on;
+  std::vector<ScheduleItem> items = {{true, "a"}, {true, "a"}, {true, "a"}, {true}};
+  RunScheduled(
+      items, 1, [&](std::size_t i) { ++started; trace.Run(i); },
+      [&] { return started.load() >= 1; },
+      [&](std::size_t i) { skipped.push_back(i); skipped_on.push_back(std::this_thread::get_id()); });
+  EXPECT_EQ(started.load(), 1);
+  EXPECT_EQ(skipped, (std::vector<std::size_t>{1, 2, 3}));
+  EXPECT_EQ(skipped_on, std::vector<std::thread::id>(3, std::this_thread::get_id()));
+}
+
 }  // namespace
 }  // namespace sandprobe
