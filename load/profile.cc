@@ -393,11 +393,9 @@ void ReadLab(ObjectReader& r, Profile& p) {
 }
 
 // JSON "lab_gateway" (LabGatewaySpec), for a "docker-gateway" profile only.
+// The object's own keys are checked first: a typo in it is named whatever the lab mode.
 void ReadLabGateway(ObjectReader& parent, Profile& p) {
   if (!parent.Has("lab_gateway")) return;
-  if (p.lab != LabMode::kDockerGateway) {
-    return parent.FailAt(parent.PointerTo("lab_gateway"), "needs \"lab\": \"docker-gateway\"");
-  }
   ObjectReader r(parent.doc(), parent.PointerTo("lab_gateway"), {"internal_network", "services"});
   p.lab_gateway.internal_network = r.Bool("internal_network", Presence::kOptional).value_or(false);
   p.lab_gateway.services = r.ArgvList("services", Presence::kOptional).value_or(p.lab_gateway.services);
@@ -405,6 +403,9 @@ void ReadLabGateway(ObjectReader& parent, Profile& p) {
     CheckArgv(r, r.PointerTo("services") / i, p.lab_gateway.services[i], {}, p.vars);
   }
   parent.Fail(r.status());
+  if (p.lab != LabMode::kDockerGateway) {
+    parent.FailAt(parent.PointerTo("lab_gateway"), "needs \"lab\": \"docker-gateway\"");
+  }
 }
 
 // The lab placeholders have a value only in a "docker-gateway" profile's run, and the internal
