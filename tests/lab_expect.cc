@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/test_cli_runner.h"
+
 namespace sandprobe::testing {
 
 using nlohmann::json;
@@ -30,6 +32,12 @@ void ExpectNothingLeftTheLab(const json& report) {
   for (const json& receipt : report["witnesses"]["net"]["receipts"]) {
     EXPECT_TRUE(receipt.value("nonce", "").empty()) << "a host canary heard the run: " << receipt.dump();
   }
+}
+
+void ExpectAllowedNameReached(const json& report) {
+  ExpectVerdict(report, "net.allow.reachable:pkg.lab.test", "pass");
+  const std::string observed = CheckField(report, "net.allow.reachable:pkg.lab.test", "observed");
+  EXPECT_NE(observed.find("Host pkg.lab.test /sandprobe/"), std::string::npos) << observed;
 }
 
 }  // namespace sandprobe::testing

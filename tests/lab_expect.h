@@ -16,4 +16,8 @@ std::set<std::string> JsonStrings(const nlohmann::json& list);
 // sandbox's address, and no host canary heard the run.
 void ExpectNothingLeftTheLab(const nlohmann::json& report);
 
+// The policy's allowed lab name passed, and its observation is the lab's receipt of this run's
+// request (HTTP Host pkg.lab.test, the probe's /sandprobe/ path), not the probe's word.
+void ExpectAllowedNameReached(const nlohmann::json& report);
+
 }  // namespace sandprobe::testing
