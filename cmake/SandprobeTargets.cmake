@@ -6,6 +6,7 @@ function(sp_add_library name)
   add_library(${name} STATIC ${ARG_SOURCES})
   target_include_directories(${name} PUBLIC ${CMAKE_SOURCE_DIR})
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  set_target_properties(${name} PROPERTIES UNITY_BUILD ${SANDPROBE_UNITY_BUILD})
 endfunction()
 
 # sp_add_test(NAME SOURCES ... DEPS ...): a GoogleTest binary registered with CTest.

@@ -34,6 +34,12 @@ struct MountEntry {
   std::string super_options;      // per-superblock: "rw,errors=continue"
 };
 
+// A device number as every fact and witness writes it: "MAJOR:MINOR" (st_dev; mountinfo's
+// third field).
+inline std::string DeviceText(unsigned major, unsigned minor) {
+  return std::to_string(major) + ":" + std::to_string(minor);
+}
+
 // proc(5) escapes space, tab, newline and backslash in paths as \ooo.
 inline std::string UnescapeMountField(const std::string& field) {
   std::string out;

@@ -316,6 +316,24 @@ Verdict JudgeAlias(const JudgeInput& in) {
 
 }  // namespace
 
+std::string FactString(const json& fact, const char* key) {
+  auto it = fact.find(key);
+  return it != fact.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+bool PathWithin(const std::string& inner, const std::string& outer) {
+  if (outer == "/") return !inner.empty() && inner[0] == '/';
+  return inner == outer ||
+         (inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 && inner[outer.size()] == '/');
+}
+
+std::string JoinedFirst(const std::vector<std::string>& items, std::size_t shown) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size() && i < shown; ++i) out += (i ? "; " : "") + items[i];
+  if (items.size() > shown) out += fmt::format("; and {} more", items.size() - shown);
+  return out;
+}
+
 const std::vector<std::string>& DefaultAliasVariants() {
   static const std::vector<std::string> kVariants = {"symlink", "dotdot", "proc_root", "mount_root"};
   return kVariants;

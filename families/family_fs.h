@@ -12,6 +12,13 @@
 
 namespace sandprobe {
 
+// A fact's string field, or "" when it is absent or not a string.
+std::string FactString(const nlohmann::json& fact, const char* key);
+// `inner` is `outer` or lies under it (absolute, normalised paths).
+bool PathWithin(const std::string& inner, const std::string& outer);
+// The first `shown` items joined by "; ", then "; and N more": one clause of `observed`.
+std::string JoinedFirst(const std::vector<std::string>& items, std::size_t shown);
+
 // Alias variants fs.alias tries when the suite names none.
 const std::vector<std::string>& DefaultAliasVariants();
 

@@ -38,21 +38,9 @@ constexpr const char* kOtherDirs = "fs.mounts.host-dirs";
 constexpr const char* kDirPrefix = "fs.mounts.host-dir:";
 constexpr std::size_t kMinListingEntries = 4;  // fewer names identify nothing
 
-std::string Str(const json& fact, const char* key) {
-  auto it = fact.find(key);
-  return it != fact.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 std::string Ino(const json& fact) {
   auto it = fact.find("ino");
   return it != fact.end() && it->is_number_unsigned() ? it->dump() : it != fact.end() && it->is_number() ? it->dump() : "";
-}
-
-// `inner` is `outer` or lies under it.
-bool Within(const std::string& inner, const std::string& outer) {
-  if (outer == "/") return !inner.empty() && inner[0] == '/';
-  return inner == outer || (inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 &&
-                            inner[outer.size()] == '/');
 }
 
 // `base` + the part of `path` below `prefix` (which `path` is within).
@@ -90,9 +78,9 @@ std::vector<SandboxMount> SandboxMounts(const FactIndex& facts) {
   std::vector<SandboxMount> out;
   for (int index : facts.OfFamily("fs.mounts")) {
     const json& f = facts.Fact(index);
-    if (Str(f, "variant") == "summary") continue;
-    out.push_back({index, &f, Str(f, "path"), Str(f, "root"), Str(f, "dev"), Str(f, "fstype"), Str(f, "kind"),
-                   Ino(f), HasMountOption(Str(f, "mount_options"), "ro")});
+    if (FactString(f, "variant") == "summary") continue;
+    out.push_back({index, &f, FactString(f, "path"), FactString(f, "root"), FactString(f, "dev"), FactString(f, "fstype"), FactString(f, "kind"),
+                   Ino(f), HasMountOption(FactString(f, "mount_options"), "ro")});
   }
   return out;
 }
@@ -101,7 +89,7 @@ std::vector<SandboxMount> SandboxMounts(const FactIndex& facts) {
 const SandboxMount* Holding(const std::vector<SandboxMount>& mounts, const std::string& path) {
   const SandboxMount* best = nullptr;
   for (const SandboxMount& m : mounts) {
-    if (Within(path, m.point) && (best == nullptr || m.point.size() >= best->point.size())) best = &m;
+    if (PathWithin(path, m.point) && (best == nullptr || m.point.size() >= best->point.size())) best = &m;
   }
   return best;
 }
@@ -112,13 +100,13 @@ std::string HostPathOf(const SandboxMount& m, const std::vector<HostMount>& host
   if (m.root.empty() || m.root[0] != '/' || m.fstype == "cgroup" || m.fstype == "cgroup2") return "";
   const HostMount* best = nullptr;
   for (const HostMount& h : host) {
-    if (h.dev != m.dev || h.fstype != m.fstype || !Within(m.root, h.root)) continue;
+    if (h.dev != m.dev || h.fstype != m.fstype || !PathWithin(m.root, h.root)) continue;
     if (best == nullptr || h.root.size() >= best->root.size()) best = &h;
   }
   return best == nullptr ? "" : Rebase(m.root, best->root, best->point);
 }
 
-struct HostView {
+struct WitnessedHost {
   bool ok = false;
   std::string why_not;  // when !ok
   std::vector<HostMount> mounts;
@@ -127,8 +115,8 @@ struct HostView {
   json critical;
 };
 
-HostView ReadHostView(const WitnessFacts& witnesses) {
-  HostView view;
+WitnessedHost ReadWitnessedHost(const WitnessFacts& witnesses) {
+  WitnessedHost view;
   auto it = witnesses.observed.find("host_mounts");
   if (it == witnesses.observed.end() || !it->second.is_object()) {
     view.why_not = "the harness has no record of the host's mounts (no host_mounts witness)";
@@ -136,18 +124,18 @@ HostView ReadHostView(const WitnessFacts& witnesses) {
   }
   const json& w = it->second;
   if (w.contains("mountinfo_error")) {
-    view.why_not = "the harness could not read its own mount table: " + Str(w, "mountinfo_error");
+    view.why_not = "the harness could not read its own mount table: " + FactString(w, "mountinfo_error");
     return view;
   }
   for (const json& m : w.value("mounts", json::array())) {
-    view.mounts.push_back({Str(m, "dev"), Str(m, "root"), Str(m, "mount_point"), Str(m, "fstype")});
+    view.mounts.push_back({FactString(m, "dev"), FactString(m, "root"), FactString(m, "mount_point"), FactString(m, "fstype")});
   }
   for (const json& h : w.value("handed_in", json::array())) {
-    Identity id{Str(h, "dev"), Ino(h)};
-    if (Str(h, "what") == "probe") {
+    Identity id{FactString(h, "dev"), Ino(h)};
+    if (FactString(h, "what") == "probe") {
       view.probe_files.push_back(id);
     } else {
-      view.handed_in.emplace_back(Str(h, "path"), id);
+      view.handed_in.emplace_back(FactString(h, "path"), id);
     }
   }
   view.critical = w.value("critical", json::object());
@@ -158,9 +146,9 @@ HostView ReadHostView(const WitnessFacts& witnesses) {
 
 // Whether the sandbox's device numbers are the host kernel's: something the harness handed in
 // shows the host's device and inode inside.
-bool Anchored(const HostView& host, const std::vector<SandboxMount>& mounts, const json* summary, std::string* how) {
+bool Anchored(const WitnessedHost& host, const std::vector<SandboxMount>& mounts, const json* summary, std::string* how) {
   if (summary != nullptr) {
-    const Identity exe{Str(*summary, "exe_dev"), summary->contains("exe_ino") ? (*summary)["exe_ino"].dump() : ""};
+    const Identity exe{FactString(*summary, "exe_dev"), summary->contains("exe_ino") ? (*summary)["exe_ino"].dump() : ""};
     for (const Identity& probe : host.probe_files) {
       if (probe == exe) {
         *how = "the probe's executable shows the host's device and inode";
@@ -179,9 +167,9 @@ bool Anchored(const HostView& host, const std::vector<SandboxMount>& mounts, con
   return false;
 }
 
-bool HandedIn(const HostView& host, const SandboxMount& m, const std::string& host_path) {
+bool HandedIn(const WitnessedHost& host, const SandboxMount& m, const std::string& host_path) {
   for (const auto& [path, id] : host.handed_in) {
-    if (id == Identity{m.dev, m.ino} || (!path.empty() && Within(host_path, path))) return true;
+    if (id == Identity{m.dev, m.ino} || (!path.empty() && PathWithin(host_path, path))) return true;
   }
   return false;
 }
@@ -205,14 +193,14 @@ struct Survey {
 
 void AddCriticalByIdentity(Survey& s, const SandboxMount& m, const std::string& host_path) {
   for (const CriticalHostDir& dir : CriticalHostDirs()) {
-    if (!Within(dir.path, host_path)) continue;
+    if (!PathWithin(dir.path, host_path)) continue;
     const std::string at = Rebase(dir.path, host_path, m.point);
     if (Holding(s.mounts, at) != &m) continue;  // covered there by another mount
     s.critical[dir.path].push_back({&m, host_path, at, fmt::format("a bind of host directory {}", host_path)});
   }
 }
 
-void AddCriticalByListing(Survey& s, const HostView& host) {
+void AddCriticalByListing(Survey& s, const WitnessedHost& host) {
   for (const CriticalHostDir& dir : CriticalHostDirs()) {
     const json c = host.critical.value(dir.path, json::object());
     if (!dir.listing_identifies || !c.value("ok", false) || c.value("truncated", true) ||
@@ -220,7 +208,7 @@ void AddCriticalByListing(Survey& s, const HostView& host) {
       continue;
     }
     for (const SandboxMount& m : s.mounts) {
-      if (Str(*m.fact, "sha256") != Str(c, "sha256") || Holding(s.mounts, m.point) != &m) continue;
+      if (FactString(*m.fact, "sha256") != FactString(c, "sha256") || Holding(s.mounts, m.point) != &m) continue;
       bool known = false;
       for (const Sighting& seen : s.critical[dir.path]) known = known || seen.mount == &m;
       if (!known) {
@@ -236,11 +224,11 @@ Survey Look(const JudgeInput& in, Verdict& v) {
   std::optional<int> summary = in.facts.Find("fs.mounts", "", "summary");
   if (!summary || !FactOk(in.facts.Fact(*summary))) {
     s.why_not = !summary ? "the probe reported no mount table"
-                         : "the probe could not read /proc/self/mountinfo: " + Str(in.facts.Fact(*summary), "errno");
+                         : "the probe could not read /proc/self/mountinfo: " + FactString(in.facts.Fact(*summary), "errno");
     return s;
   }
   v.evidence.frame_indexes.push_back(*summary);
-  const HostView host = ReadHostView(in.witnesses);
+  const WitnessedHost host = ReadWitnessedHost(in.witnesses);
   if (!host.ok) {
     s.why_not = host.why_not;
     return s;
@@ -256,7 +244,7 @@ Survey Look(const JudgeInput& in, Verdict& v) {
       ++s.host_sourced;
       if (HandedIn(host, m, host_path) || Holding(s.mounts, m.point) != &m) continue;
       bool critical = false;
-      for (const CriticalHostDir& dir : CriticalHostDirs()) critical = critical || Within(dir.path, host_path);
+      for (const CriticalHostDir& dir : CriticalHostDirs()) critical = critical || PathWithin(dir.path, host_path);
       if (critical) {
         AddCriticalByIdentity(s, m, host_path);
       } else {
@@ -266,13 +254,6 @@ Survey Look(const JudgeInput& in, Verdict& v) {
   }
   AddCriticalByListing(s, host);
   return s;
-}
-
-std::string Joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size() && i < 6; ++i) out += (i ? "; " : "") + items[i];
-  if (items.size() > 6) out += fmt::format("; and {} more", items.size() - 6);
-  return out;
 }
 
 std::string Scope(const Survey& s) {
@@ -298,8 +279,8 @@ Verdict JudgeCriticalDir(const JudgeInput& in, const Survey& s, Verdict v) {
     }
   }
   v.observed = seen.empty() ? fmt::format("the host's {} is not visible; {}", dir, Scope(s))
-                            : fmt::format("the host's {} is visible at {}", dir, Joined(seen));
-  if (!allowed.empty()) v.observed += "; at its own path, as the policy declares: " + Joined(allowed);
+                            : fmt::format("the host's {} is visible at {}", dir, JoinedFirst(seen, 6));
+  if (!allowed.empty()) v.observed += "; at its own path, as the policy declares: " + JoinedFirst(allowed, 6);
   Judge(v, seen.empty(), Direction::kTooPermissive);
   return v;
 }
@@ -313,14 +294,14 @@ Verdict JudgeOtherDirs(const JudgeInput& in, const Survey& s, Verdict v) {
   bool writable = false;
   for (const Sighting& sighting : s.others) {
     bool covered = false;
-    for (const std::string& path : readable) covered = covered || Within(sighting.at, path);
+    for (const std::string& path : readable) covered = covered || PathWithin(sighting.at, path);
     if (covered) continue;
     v.evidence.frame_indexes.push_back(sighting.mount->index);
     writable = writable || !sighting.mount->read_only;
     seen.push_back(Describe(sighting));
   }
   v.observed = seen.empty() ? "no undeclared host directory is visible; " + Scope(s)
-                            : "host directories the policy does not declare readable: " + Joined(seen);
+                            : "host directories the policy does not declare readable: " + JoinedFirst(seen, 6);
   Judge(v, seen.empty(), Direction::kTooPermissive);
   if (writable && v.outcome == Outcome::kFail) v.check.severity = Severity::kHigh;
   return v;
@@ -355,7 +336,7 @@ Status ExpandHostDirs(const ExpandInput& in, BatchBuilder& batch) {
   }
   for (const CriticalHostDir& dir : CriticalHostDirs()) {
     bool declared = false;
-    for (const std::string& path : readable) declared = declared || Within(dir.path, path);
+    for (const std::string& path : readable) declared = declared || PathWithin(dir.path, path);
     Check check;
     check.family = "fs.mounts";
     check.expect = declared ? Expectation::kAllowed : Expectation::kDenied;
@@ -382,7 +363,7 @@ Status ExpandHostDirs(const ExpandInput& in, BatchBuilder& batch) {
 
 std::string HostDirectoryOfMount(const WitnessFacts& witnesses, const nlohmann::json& summary,
                                  const SandboxMountId& mount) {
-  const HostView host = ReadHostView(witnesses);
+  const WitnessedHost host = ReadWitnessedHost(witnesses);
   std::string how;
   if (!host.ok || !Anchored(host, {}, &summary, &how)) return "";
   SandboxMount m;

@@ -21,11 +21,6 @@ using nlohmann::json;
 constexpr const char* kRootBind = "host-root-bind";
 constexpr const char* kBlockDevice = "host-block-device";
 
-std::string Str(const json& fact, const char* key) {
-  auto it = fact.find(key);
-  return it != fact.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 // A host filesystem root the sandbox must not hold elsewhere.
 struct HostFilesystem {
   std::string dev, root, source;
@@ -37,28 +32,28 @@ struct HostFilesystem {
 std::vector<HostFilesystem> HostFilesystems(const json& host, bool root_only) {
   std::vector<HostFilesystem> out;
   const json& root = host.contains("root") ? host["root"] : json();
-  std::string root_dev = root.is_object() ? Str(root, "dev") : "";
+  std::string root_dev = root.is_object() ? FactString(root, "dev") : "";
   if (root_only) {
-    if (!root_dev.empty()) out.push_back({root_dev, Str(root, "root"), Str(root, "source"), {"/"}});
+    if (!root_dev.empty()) out.push_back({root_dev, FactString(root, "root"), FactString(root, "source"), {"/"}});
     return out;
   }
   if (!host.contains("block_mounts") || !host["block_mounts"].is_array()) return out;
   for (const json& m : host["block_mounts"]) {
-    if (!m.is_object() || Str(m, "dev") == root_dev) continue;
+    if (!m.is_object() || FactString(m, "dev") == root_dev) continue;
     HostFilesystem* fs = nullptr;
-    for (HostFilesystem& known : out) fs = known.dev == Str(m, "dev") ? &known : fs;
+    for (HostFilesystem& known : out) fs = known.dev == FactString(m, "dev") ? &known : fs;
     if (fs == nullptr) {
-      out.push_back({Str(m, "dev"), Str(m, "root"), Str(m, "source"), {}});
+      out.push_back({FactString(m, "dev"), FactString(m, "root"), FactString(m, "source"), {}});
       fs = &out.back();
     }
-    if (Str(m, "root").size() < fs->root.size()) {
-      *fs = {Str(m, "dev"), Str(m, "root"), Str(m, "source"), {}};
+    if (FactString(m, "root").size() < fs->root.size()) {
+      *fs = {FactString(m, "dev"), FactString(m, "root"), FactString(m, "source"), {}};
     }
   }
   for (HostFilesystem& fs : out) {
     for (const json& m : host["block_mounts"]) {
-      if (Str(m, "dev") == fs.dev && Str(m, "root") == fs.root) {
-        fs.host_mount_points.push_back(Str(m, "mount_point"));
+      if (FactString(m, "dev") == fs.dev && FactString(m, "root") == fs.root) {
+        fs.host_mount_points.push_back(FactString(m, "mount_point"));
       }
     }
   }
@@ -87,11 +82,11 @@ Status ExpandFsMounts(const ExpandInput& in, BatchBuilder& batch) {
 }
 
 std::optional<std::string> MountTableRefusedByRuntime(const nlohmann::json& summary) {
-  if (FactOk(summary) || Str(summary, "denied_by") != "runtime-permission") return std::nullopt;
+  if (FactOk(summary) || FactString(summary, "denied_by") != "runtime-permission") return std::nullopt;
   return fmt::format("not expressible here: the runtime's permission model refused /proc/self/mountinfo to the "
                      "code it runs ({}); its code shares the host's mount namespace, so the runtime's "
                      "permissions, judged by fs.read and fs.alias, are the boundary",
-                     Str(summary, "runtime_error").empty() ? "refused" : Str(summary, "runtime_error"));
+                     FactString(summary, "runtime_error").empty() ? "refused" : FactString(summary, "runtime_error"));
 }
 
 Verdict JudgeFsMounts(const JudgeInput& in) {
@@ -121,7 +116,7 @@ Verdict JudgeFsMounts(const JudgeInput& in) {
                  : host == in.witnesses.observed.end()
                      ? "the harness has no record of the host's own mount table"
                      : "the probe could not read /proc/self/mountinfo: " +
-                           Str(in.facts.Fact(*summary), "errno");
+                           FactString(in.facts.Fact(*summary), "errno");
     return v;
   }
   v.evidence.frame_indexes.push_back(*summary);
@@ -135,10 +130,10 @@ Verdict JudgeFsMounts(const JudgeInput& in) {
   std::string own_root;
   for (int index : in.facts.OfFamily("fs.mounts")) {
     const json& m = in.facts.Fact(index);
-    if (Str(m, "variant") == "summary") continue;
+    if (FactString(m, "variant") == "summary") continue;
     for (const HostFilesystem& fs : filesystems) {
-      if (Str(m, "dev") != fs.dev || Str(m, "root") != fs.root) continue;
-      const std::string point = Str(m, "path");
+      if (FactString(m, "dev") != fs.dev || FactString(m, "root") != fs.root) continue;
+      const std::string point = FactString(m, "path");
       bool where_host_has_it = false;
       for (const std::string& p : fs.host_mount_points) where_host_has_it = where_host_has_it || p == point;
       if (where_host_has_it) {

@@ -36,18 +36,6 @@ const std::vector<std::string>& MemoryOnlyFilesystems() {
   return kTypes;
 }
 
-std::string Str(const json& fact, const char* key) {
-  auto it = fact.find(key);
-  return it != fact.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-// `inner` is `outer` or lies under it.
-bool Within(const std::string& inner, const std::string& outer) {
-  if (outer == "/") return !inner.empty() && inner[0] == '/';
-  return inner == outer ||
-         (inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 && inner[outer.size()] == '/');
-}
-
 enum class WriteLanded { kHostDirectory, kOwnStorage, kPrivateMemory };
 
 struct Landing {
@@ -56,8 +44,8 @@ struct Landing {
 };
 
 Landing Classify(const JudgeInput& in, const json& summary, const json& fact) {
-  const SandboxMountId id{Str(fact, "dev"), Str(fact, "fstype"), Str(fact, "root")};
-  const std::string at = fmt::format("{} (mount {}, {} dev {})", Str(fact, "at"), Str(fact, "path"), id.fstype, id.dev);
+  const SandboxMountId id{FactString(fact, "dev"), FactString(fact, "fstype"), FactString(fact, "root")};
+  const std::string at = fmt::format("{} (mount {}, {} dev {})", FactString(fact, "at"), FactString(fact, "path"), id.fstype, id.dev);
   const std::string host_dir = HostDirectoryOfMount(in.witnesses, summary, id);
   if (!host_dir.empty()) {
     return {WriteLanded::kHostDirectory, fmt::format("{}: the host's directory {}", at, host_dir)};
@@ -67,13 +55,6 @@ Landing Classify(const JudgeInput& in, const json& summary, const json& fact) {
     return {WriteLanded::kPrivateMemory, at + ": the sandbox's own memory filesystem"};
   }
   return {WriteLanded::kOwnStorage, at + ": the sandbox's own storage, not a memory filesystem"};
-}
-
-std::string Joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size() && i < 4; ++i) out += (i ? "; " : "") + items[i];
-  if (items.size() > 4) out += fmt::format("; and {} more", items.size() - 4);
-  return out;
 }
 
 }  // namespace
@@ -115,7 +96,7 @@ Verdict JudgeFsStorage(const JudgeInput& in) {
   if (!summary || !FactOk(in.facts.Fact(*summary))) {
     v.outcome = Outcome::kInconclusive;
     v.observed = !summary ? "the probe reported no mount table"
-                          : "the probe could not read /proc/self/mountinfo: " + Str(in.facts.Fact(*summary), "errno");
+                          : "the probe could not read /proc/self/mountinfo: " + FactString(in.facts.Fact(*summary), "errno");
     return v;
   }
   v.evidence.frame_indexes.push_back(*summary);
@@ -126,13 +107,13 @@ Verdict JudgeFsStorage(const JudgeInput& in) {
   int mounts_tried = 0;
   for (int index : in.facts.OfFamily("fs.storage")) {
     const json& fact = in.facts.Fact(index);
-    if (Str(fact, "variant") == "summary" || fact.contains("skipped")) continue;
+    if (FactString(fact, "variant") == "summary" || fact.contains("skipped")) continue;
     ++mounts_tried;
-    if (fact.value("walk_truncated", false)) walk_cut.push_back(Str(fact, "path"));
+    if (fact.value("walk_truncated", false)) walk_cut.push_back(FactString(fact, "path"));
     if (!fact.value("ok", false)) continue;
-    const std::string at = Str(fact, "at");
+    const std::string at = FactString(fact, "at");
     bool under_declared = false;
-    for (const std::string& d : declared) under_declared = under_declared || Within(at, d);
+    for (const std::string& d : declared) under_declared = under_declared || PathWithin(at, d);
     if (under_declared) continue;
     const Landing landing = Classify(in, sum, fact);
     switch (landing.where) {
@@ -151,14 +132,14 @@ Verdict JudgeFsStorage(const JudgeInput& in) {
   v.observed = counted.empty()
                    ? fmt::format("tried {} directories in {} mounts; no write reached storage outside the writable list",
                                  sum.value("tried", 0), mounts_tried)
-                   : "created and removed a file in " + Joined(counted);
-  if (!memory.empty()) v.observed += "; not counted (gone with the sandbox): " + Joined(memory);
+                   : "created and removed a file in " + JoinedFirst(counted, 4);
+  if (!memory.empty()) v.observed += "; not counted (gone with the sandbox): " + JoinedFirst(memory, 4);
   Judge(v, counted.empty(), Direction::kTooPermissive);
   if (host && v.outcome == Outcome::kFail) v.check.severity = Severity::kHigh;
   if ((sum.value("truncated", false) || !walk_cut.empty()) && v.outcome == Outcome::kPass) {
     v.outcome = Outcome::kInconclusive;  // the rest of the table or of a walk is unseen
     v.observed += walk_cut.empty() ? "; the mount table or the walk was cut at its ceiling"
-                                   : "; the walk was cut at its ceiling in " + Joined(walk_cut);
+                                   : "; the walk was cut at its ceiling in " + JoinedFirst(walk_cut, 4);
   }
   return v;
 }

@@ -10,25 +10,20 @@ namespace {
 
 using nlohmann::json;
 
-std::string Str(const json& fact, const char* key) {
-  auto it = fact.find(key);
-  return it != fact.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 // "12 bytes" / "3 entries"
 std::string Size(const json& fact) {
-  if (Str(fact, "kind") == "dir") return fmt::format("{} entries", fact.value("entries", 0));
+  if (FactString(fact, "kind") == "dir") return fmt::format("{} entries", fact.value("entries", 0));
   return fmt::format("{} bytes", fact.value("bytes", 0));
 }
 
 bool Empty(const json& fact) {
-  return Str(fact, "kind") == "dir" ? fact.value("entries", 0) == 0 : fact.value("bytes", 0) == 0;
+  return FactString(fact, "kind") == "dir" ? fact.value("entries", 0) == 0 : fact.value("bytes", 0) == 0;
 }
 
 // "dev 254:0 ino 12"; "" when the fact has no identity.
 std::string Identity(const json& fact) {
-  if (Str(fact, "dev").empty() || !fact.contains("ino")) return "";
-  return fmt::format("dev {} ino {}", Str(fact, "dev"), fact["ino"].dump());
+  if (FactString(fact, "dev").empty() || !fact.contains("ino")) return "";
+  return fmt::format("dev {} ino {}", FactString(fact, "dev"), fact["ino"].dump());
 }
 
 // Whether any string in `value` (recursively, bounded by the frame depth limit) holds `needle`.
@@ -44,8 +39,8 @@ bool HoldsString(const json& value, const std::string& needle) {
 
 std::string Where(const json& fact, std::size_t index, const std::string& launch) {
   return fmt::format("frame {}{} ({} {}{})", index, launch.empty() ? "" : " of launch " + launch,
-                     Str(fact, "family").empty() ? "?" : Str(fact, "family"), Str(fact, "path"),
-                     Str(fact, "variant").empty() ? "" : "[" + Str(fact, "variant") + "]");
+                     FactString(fact, "family").empty() ? "?" : FactString(fact, "family"), FactString(fact, "path"),
+                     FactString(fact, "variant").empty() ? "" : "[" + FactString(fact, "variant") + "]");
 }
 
 // A host object the harness witnessed, by path: its facts (dev, ino, kind, sha256, ...).
@@ -77,18 +72,18 @@ std::vector<Witnessed> WitnessedObjects(const WitnessFacts& witnesses) {
 std::string SameAsWitnessed(const json& got, const json* own, const WitnessFacts& witnesses) {
   const std::string identity = Identity(got);
   for (const Witnessed& w : WitnessedObjects(witnesses)) {
-    if (w.fact == own || !w.fact->is_object() || Str(*w.fact, "dev").empty()) continue;
+    if (w.fact == own || !w.fact->is_object() || FactString(*w.fact, "dev").empty()) continue;
     if (!identity.empty() && identity == Identity(*w.fact)) {
       return fmt::format("the host's {} itself ({}), under another name", w.path, identity);
     }
   }
   for (const Witnessed& w : WitnessedObjects(witnesses)) {
     const json& f = *w.fact;
-    if (w.fact == own || !w.content || !f.is_object() || !FactOk(f) || Str(f, "sha256").empty() || Str(f, "kind") != Str(got, "kind")) continue;
-    const bool enough = Str(f, "kind") == "dir" ? f.value("entries", 0) >= static_cast<int>(w.min_entries)
+    if (w.fact == own || !w.content || !f.is_object() || !FactOk(f) || FactString(f, "sha256").empty() || FactString(f, "kind") != FactString(got, "kind")) continue;
+    const bool enough = FactString(f, "kind") == "dir" ? f.value("entries", 0) >= static_cast<int>(w.min_entries)
                                                 : f.value("bytes", 0) > 0;
-    if (enough && !f.value("truncated", false) && Str(got, "sha256") == Str(f, "sha256")) {
-      return fmt::format("the same content as the host's {} ({}, sha256 {})", w.path, Size(f), Str(f, "sha256").substr(0, 16));
+    if (enough && !f.value("truncated", false) && FactString(got, "sha256") == FactString(f, "sha256")) {
+      return fmt::format("the same content as the host's {} ({}, sha256 {})", w.path, Size(f), FactString(f, "sha256").substr(0, 16));
     }
   }
   return "";
@@ -105,7 +100,7 @@ ReadWeight WeighRead(const json& got, const json* host, const WitnessFacts* witn
     return {true, "no host witness for this path, so the read counts"};
   }
   if (!FactOk(*host)) {
-    if (Str(*host, "errno") == "ENOENT") {
+    if (FactString(*host, "errno") == "ENOENT") {
       return {false, "the host has no such path (ENOENT): what was read is the sandbox's own"};
     }
     return {true, fmt::format("the host could not read its own copy ({}), so the read counts",
@@ -116,13 +111,13 @@ ReadWeight WeighRead(const json& got, const json* host, const WitnessFacts* witn
     return {true, fmt::format("the host's own object ({})", identity)};
   }
   // "a file of 12 bytes"
-  std::string host_desc = fmt::format("a {} of {}", Str(*host, "kind"), Size(*host));
-  if (Str(got, "kind") != Str(*host, "kind")) {
-    return {false, fmt::format("decoy: a {} where the host has {}", Str(got, "kind"), host_desc)};
+  std::string host_desc = fmt::format("a {} of {}", FactString(*host, "kind"), Size(*host));
+  if (FactString(got, "kind") != FactString(*host, "kind")) {
+    return {false, fmt::format("decoy: a {} where the host has {}", FactString(got, "kind"), host_desc)};
   }
   bool truncated = got.value("truncated", false) || host->value("truncated", false);
-  if (Str(got, "sha256") == Str(*host, "sha256")) {
-    if (!Empty(*host)) return {true, fmt::format("matches the host's content (sha256 {})", Str(*host, "sha256").substr(0, 16))};
+  if (FactString(got, "sha256") == FactString(*host, "sha256")) {
+    if (!Empty(*host)) return {true, fmt::format("matches the host's content (sha256 {})", FactString(*host, "sha256").substr(0, 16))};
     if (!identity.empty() && !host_identity.empty()) {
       return {false, fmt::format("decoy: as empty as the host's, but another object ({}; the "
                                  "host's: {})", identity, host_identity)};
@@ -130,14 +125,14 @@ ReadWeight WeighRead(const json& got, const json* host, const WitnessFacts* witn
     return {true, "matches the host's, which is empty: a weak match (an empty decoy would look "
                   "the same, and nothing tells them apart)"};
   }
-  if (truncated && Str(got, "kind") == "dir") {
+  if (truncated && FactString(got, "kind") == "dir") {
     return {true, fmt::format("listing cut at the name cap, so it cannot be compared with the "
                               "host's ({})", host_desc)};
   }
   return {false, fmt::format("decoy: not the host's content (read a {} of {}, sha256 {}; the "
                              "host has {}, sha256 {})",
-                             Str(got, "kind"), Size(got), Str(got, "sha256").substr(0, 16),
-                             host_desc, Str(*host, "sha256").substr(0, 16))};
+                             FactString(got, "kind"), Size(got), FactString(got, "sha256").substr(0, 16),
+                             host_desc, FactString(*host, "sha256").substr(0, 16))};
 }
 
 std::optional<std::string> CanarySha(const Check& check, const WitnessFacts& witnesses) {
@@ -146,8 +141,8 @@ std::optional<std::string> CanarySha(const Check& check, const WitnessFacts& wit
   auto it = witnesses.observed.find("mounted_canaries");
   if (it == witnesses.observed.end() || !it->second.is_array()) return std::string();
   for (const json& canary : it->second) {
-    if (canary.is_object() && Str(canary, "inside_path") == check.resolved_target) {
-      return Str(canary, "sha256");
+    if (canary.is_object() && FactString(canary, "inside_path") == check.resolved_target) {
+      return FactString(canary, "sha256");
     }
   }
   return std::string();

@@ -33,6 +33,14 @@ std::vector<FamilyRow> NetworkBypassFamilies();  // family_net_bypass.cc (net.by
 // its requests through it, as the sandbox's programs are meant to.
 void AddLabProxy(const ExpandInput& in, ProbeInvocation& invocation);
 
+// Read from the lab witness (observed["lab"]) without trusting it: lab[key] when it is an
+// array, else an empty one.
+const nlohmann::json& LabList(const nlohmann::json& lab, const char* key);
+// "203.0.113.2:40000" or "[2001:db8:ff::2]:40000" (a receipt's peer) -> the address alone.
+std::string AddressOfPeer(const std::string& socket_text);
+// Whether a receipt's peer ("ADDRESS:PORT") is one of the sandbox's own lab addresses.
+bool PeerIsSandbox(const nlohmann::json& lab, const std::string& peer);
+
 // The "net" witness's observations, or null (verdict set to error) when it reported none.
 const nlohmann::json* NetObservations(const JudgeInput& in, Verdict& v);
 // The well-known runtime socket paths (witness_net.cc; the probe tries the same list).

@@ -48,7 +48,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kFamily = "net.bypass";
+constexpr const char* kBypassFamily = "net.bypass";
 
 // What a spelling's receipt must show to prove it got through.
 enum class Proof {
@@ -111,7 +111,7 @@ Status ExpandBypass(const ExpandInput& in, BatchBuilder& batch) {
   for (const Spelling& spelling :
        Spellings(name, Value(in, "denied_v4"), Value(in, "denied_v6"), allowed, dns_filtered)) {
     Check check;
-    check.family = kFamily;
+    check.family = kBypassFamily;
     check.expect = Expectation::kDenied;
     check.id = fmt::format("net.bypass.refused:{}", spelling.variant);
     check.severity = Severity::kHigh;
@@ -119,28 +119,12 @@ Status ExpandBypass(const ExpandInput& in, BatchBuilder& batch) {
     check.resolved_target = spelling.variant;
     check.variant = spelling.variant;
     check.reference = in.policy.Ref(spelling.proof == Proof::kQueried ? "/network/dns" : "/network/allow");
-    if (!spelling.prelude.empty()) batch.AddArg(kFamily, spelling.prelude);
-    batch.AddArg(kFamily, fmt::format("{}={}", spelling.variant, spelling.text));
+    if (!spelling.prelude.empty()) batch.AddArg(kBypassFamily, spelling.prelude);
+    batch.AddArg(kBypassFamily, fmt::format("{}={}", spelling.variant, spelling.text));
     if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
   }
-  AddLabProxy(in, batch.Invocation(kFamily));
+  AddLabProxy(in, batch.Invocation(kBypassFamily));
   return Status::Ok();
-}
-
-const json& ListOf(const json& lab, const char* key) {
-  static const json kNone = json::array();
-  auto found = lab.find(key);
-  return found != lab.end() && found->is_array() ? *found : kNone;
-}
-
-std::string AddressOf(const std::string& socket_text);
-
-bool FromSandbox(const json& lab, const std::string& peer) {
-  const std::string address = AddressOf(peer);
-  for (const json& own : ListOf(lab, "sandbox_addresses")) {
-    if (own.is_string() && own.get<std::string>() == address) return true;
-  }
-  return false;
 }
 
 Proof ProofOf(const std::string& variant) {
@@ -160,15 +144,8 @@ std::string Canonical(std::string name) {
   return name;
 }
 
-// "198.51.100.10:80" or "[2001:db8:c::a]:80" -> the address.
-std::string AddressOf(const std::string& socket_text) {
-  return !socket_text.empty() && socket_text.front() == '['
-             ? socket_text.substr(1, socket_text.find(']') - 1)
-             : socket_text.substr(0, socket_text.rfind(':'));
-}
-
 bool IsAllowedAddress(const json& lab, const std::string& address) {
-  for (const json& name : ListOf(lab, "names")) {
+  for (const json& name : LabList(lab, "names")) {
     if (!name.is_object() || name.value("kind", "") != "allowed") continue;
     if (name.value("v4", "") == address || name.value("v6", "") == address) return true;
   }
@@ -183,7 +160,7 @@ std::vector<std::string> Proofs(const JudgeInput& in, const json& lab) {
   const Proof proof = ProofOf(in.check.variant);
   if (proof == Proof::kQueried) {
     const std::string asked = Canonical(in.result.nonce + spelled.substr(spelled.find('.')));
-    for (const json& r : ListOf(lab, "dns_receipts")) {
+    for (const json& r : LabList(lab, "dns_receipts")) {
       if (!r.is_object() || Canonical(r.value("name", "")) != asked) continue;
       out.push_back(fmt::format("a {} query for {} from {} (answered {})", r.value("type", "?"), r.value("name", ""),
                                 r.value("peer", "?"), r.value("rcode", "nothing")));
@@ -191,13 +168,13 @@ std::vector<std::string> Proofs(const JudgeInput& in, const json& lab) {
     return out;
   }
   const std::string fronted = Canonical(spelled.substr(spelled.find('@') + 1));
-  for (const json& r : ListOf(lab, "sink_receipts")) {
-    if (!r.is_object() || r.value("http_target", "") != target || !FromSandbox(lab, r.value("peer", ""))) continue;
+  for (const json& r : LabList(lab, "sink_receipts")) {
+    if (!r.is_object() || r.value("http_target", "") != target || !PeerIsSandbox(lab, r.value("peer", ""))) continue;
     const std::string local = r.value("local", "");
     switch (proof) {
       case Proof::kReached: break;
       case Proof::kRebound:
-        if (IsAllowedAddress(lab, AddressOf(local))) continue;  // not rebound: the allowed address
+        if (IsAllowedAddress(lab, AddressOfPeer(local))) continue;  // not rebound: the allowed address
         break;
       case Proof::kFronted:
         if (Canonical(r.value("http_host", "")) != fronted) continue;
@@ -260,7 +237,7 @@ Verdict JudgeBypass(const JudgeInput& in) {
   const json& lab = found->second;
   v.expected = Expected(in);
   v.remediation = Remediation(in);
-  std::optional<int> index = in.facts.Find(kFamily, in.check.variant);
+  std::optional<int> index = in.facts.Find(kBypassFamily, in.check.variant);
   if (index) v.evidence.frame_indexes.push_back(*index);
   const std::vector<std::string> reached = Proofs(in, lab);
   if (reached.empty() && !index) {
@@ -285,7 +262,7 @@ Verdict JudgeBypass(const JudgeInput& in) {
 }  // namespace
 
 std::vector<FamilyRow> NetworkBypassFamilies() {
-  FamilyRow row{kFamily, ExpandBypass, JudgeBypass};
+  FamilyRow row{kBypassFamily, ExpandBypass, JudgeBypass};
   row.evidence = EvidenceTier::kWitnessed;
   return {row};
 }

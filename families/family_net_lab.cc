@@ -24,7 +24,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kFamily = "net.lab";
+constexpr const char* kLabFamily = "net.lab";
 
 std::vector<std::string> SplitNames(const std::string& list) {
   std::vector<std::string> names;
@@ -41,14 +41,14 @@ Status AddLabChecks(const ExpandInput& in, BatchBuilder& batch, const char* key,
   if (value == in.context.values.end()) return Status::Ok();
   for (const std::string& name : SplitNames(value->second)) {
     Check check;
-    check.family = kFamily;
+    check.family = kLabFamily;
     check.expect = allowed ? Expectation::kAllowed : Expectation::kDenied;
     check.id = fmt::format("net.allow.{}:{}", allowed ? "reachable" : "refused", name);
     check.severity = allowed ? Severity::kMedium : Severity::kHigh;
     check.target = name;
     check.resolved_target = name;
     check.reference = in.policy.Ref("/network/allow");
-    batch.AddArg(kFamily, name);
+    batch.AddArg(kLabFamily, name);
     if (Status s = batch.AddCheck(std::move(check)); !s.ok()) return s;
   }
   return Status::Ok();
@@ -58,7 +58,7 @@ Status ExpandLab(const ExpandInput& in, BatchBuilder& batch) {
   if (in.context.values.count("lab.allowed") == 0) return Status::Ok();  // no lab in this run
   if (Status s = AddLabChecks(in, batch, "allowed", true); !s.ok()) return s;
   if (Status s = AddLabChecks(in, batch, "controls", false); !s.ok()) return s;
-  AddLabProxy(in, batch.Invocation(kFamily));
+  AddLabProxy(in, batch.Invocation(kLabFamily));
   return Status::Ok();
 }
 
@@ -74,29 +74,10 @@ std::string HostOf(std::string text) {
   return text;
 }
 
-// "203.0.113.2:40000" or "[2001:db8:ff::2]:40000" -> the address alone.
-std::string AddressOf(const std::string& socket_text) {
-  if (!socket_text.empty() && socket_text.front() == '[') return socket_text.substr(1, socket_text.find(']') - 1);
-  return socket_text.substr(0, socket_text.rfind(':'));
-}
-
-// lab[key] when it is an array, else an empty one (a report's witness is read without trusting it).
-const json& ListOf(const json& lab, const char* key) {
-  static const json kNone = json::array();
-  auto found = lab.find(key);
-  return found != lab.end() && found->is_array() ? *found : kNone;
-}
-
-bool FromSandbox(const json& lab, const json& receipt) {
-  const std::string peer = AddressOf(receipt.value("peer", ""));
-  for (const json& address : ListOf(lab, "sandbox_addresses")) {
-    if (address.is_string() && address.get<std::string>() == peer) return true;
-  }
-  return false;
-}
+bool FromSandbox(const json& lab, const json& receipt) { return PeerIsSandbox(lab, receipt.value("peer", "")); }
 
 const json* LabName(const json& lab, const std::string& name) {
-  for (const json& entry : ListOf(lab, "names")) {
+  for (const json& entry : LabList(lab, "names")) {
     if (entry.is_object() && entry.value("name", "") == name) return &entry;
   }
   return nullptr;
@@ -120,7 +101,7 @@ bool ReceiptFor(const json& r, const std::string& name, const json* entry) {
     return true;
   }
   if (entry == nullptr) return false;
-  const std::string local = AddressOf(r.value("local", ""));
+  const std::string local = AddressOfPeer(r.value("local", ""));
   return local == entry->value("v4", "-") || local == entry->value("v6", "-");
 }
 
@@ -152,10 +133,10 @@ Verdict JudgeLab(const JudgeInput& in) {
                                         "network.allow", name)
                           : fmt::format("{} is not in network.allow: make the sandbox's allowlist match names "
                                         "exactly (no prefix or suffix matches), or block egress", name);
-  std::optional<int> index = in.facts.Find(kFamily, name);
+  std::optional<int> index = in.facts.Find(kLabFamily, name);
   if (index) v.evidence.frame_indexes.push_back(*index);
   std::vector<std::string> ours;  // receipts that decide
-  for (const json& r : ListOf(lab, "sink_receipts")) {
+  for (const json& r : LabList(lab, "sink_receipts")) {
     if (!r.is_object() || !FromSandbox(lab, r) || !ReceiptFor(r, name, entry)) continue;
     // An allowed name counts only with this launch's nonce, in the request the sandbox sent.
     if (allowed && (HostOf(r.value("http_host", "")) != name ||
@@ -190,9 +171,28 @@ void AddLabProxy(const ExpandInput& in, ProbeInvocation& invocation) {
 }
 
 std::vector<FamilyRow> NetworkLabFamilies() {
-  FamilyRow row{kFamily, ExpandLab, JudgeLab};
+  FamilyRow row{kLabFamily, ExpandLab, JudgeLab};
   row.evidence = EvidenceTier::kWitnessed;
   return {row};
+}
+
+const json& LabList(const json& lab, const char* key) {
+  static const json kNone = json::array();
+  auto found = lab.find(key);
+  return found != lab.end() && found->is_array() ? *found : kNone;
+}
+
+std::string AddressOfPeer(const std::string& socket_text) {
+  if (!socket_text.empty() && socket_text.front() == '[') return socket_text.substr(1, socket_text.find(']') - 1);
+  return socket_text.substr(0, socket_text.rfind(':'));
+}
+
+bool PeerIsSandbox(const json& lab, const std::string& peer) {
+  const std::string address = AddressOfPeer(peer);
+  for (const json& own : LabList(lab, "sandbox_addresses")) {
+    if (own.is_string() && own.get<std::string>() == address) return true;
+  }
+  return false;
 }
 
 }  // namespace sandprobe

@@ -290,7 +290,7 @@ Verdict JudgeRuntimeSockets(const JudgeInput& in) {
 
 // ---- priv.fds ----
 
-Status ExpandFds(const ExpandInput& in, BatchBuilder& batch) {
+Status ExpandInheritedFds(const ExpandInput& in, BatchBuilder& batch) {
   batch.Invocation("priv.fds");
   if (Status s = batch.AddCheck(PrivCheck(in, "priv.fds", "priv.fds.inherited", Severity::kMedium,
                                           Expectation::kDenied, "/host"));
@@ -301,7 +301,7 @@ Status ExpandFds(const ExpandInput& in, BatchBuilder& batch) {
                                   Expectation::kDenied, "/host"));
 }
 
-Verdict JudgeFds(const JudgeInput& in) {
+Verdict JudgeInheritedFds(const JudgeInput& in) {
   Verdict v = StartVerdict(in);
   const bool dirs_only = in.check.id == "priv.fds.directory";
   v.expected = dirs_only ? "no inherited directory descriptor" : "only fds 0-2 open";
@@ -535,7 +535,7 @@ std::vector<FamilyRow> PrivilegeHostFamilies() {
       {"priv.namespaces", ExpandNamespaces, JudgeNamespaces},
       {"priv.host_pid", ExpandHostPid, JudgeHostPid},
       {"priv.runtime_sockets", ExpandRuntimeSockets, JudgeRuntimeSockets},
-      {"priv.fds", ExpandFds, JudgeFds},
+      {"priv.fds", ExpandInheritedFds, JudgeInheritedFds},
       {"priv.cwd", ExpandCwd, JudgeCwd},
       {"priv.tiocsti", ExpandTiocsti, JudgeTiocsti},
   };

@@ -45,13 +45,6 @@ Status WriteAll(int fd, std::string_view data, const std::string& what) {
   return Status::Ok();
 }
 
-std::string DirectoryOf(const std::string& path) {
-  const auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
 std::string BaseOf(const std::string& path) {
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -411,5 +404,12 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents,
 }
 
 Status WriteToStdout(std::string_view contents) { return WriteStream(1, contents); }
+
+std::string DirectoryOf(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
 
 }  // namespace sandprobe

@@ -72,6 +72,9 @@ struct OutputTarget {
   bool fifo = false; // kWriteThrough: a FIFO (else a character device)
 };
 
+// The directory part of `path`: "/" for "/x", "." for a name without a slash.
+std::string DirectoryOf(const std::string& path);
+
 // What `path` leads to now, by the rules above; an error names why it is refused:
 // `"out": a directory, not a file`.
 StatusOr<OutputTarget> ResolveOutput(const std::string& path);

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "io/atomic_file.h"
 #include "model/errno_text.h"
 
 namespace sandprobe {
@@ -97,11 +98,6 @@ bool OursAt(int dir_fd, const std::string& name) {
   struct stat st {};
   return ::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
          st.st_uid == ::geteuid();
-}
-
-std::string DirectoryOf(const std::string& path) {
-  std::size_t slash = path.rfind('/');
-  return slash == 0 ? "/" : path.substr(0, slash);
 }
 
 // The journal directory, opened, when it is ours: a directory (not a link) of this uid that no

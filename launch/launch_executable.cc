@@ -19,6 +19,7 @@
 #include <openssl/sha.h>
 
 #include "launch/launch_hash_cache.h"
+#include "io/atomic_file.h"
 #include "model/errno_text.h"
 #include "model/ready_future.h"
 
@@ -59,12 +60,6 @@ std::string Absolute(const std::string& path, const std::string& working_dir) {
   std::string rest = path;
   while (rest.rfind("./", 0) == 0) rest.erase(0, 2);
   return Join(base, rest);
-}
-
-std::string DirectoryOf(const std::string& path) {
-  const auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
 }
 
 std::mutex g_hash_mutex;

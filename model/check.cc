@@ -14,8 +14,7 @@ std::string_view SeverityName(Severity severity) {
 }
 
 std::optional<Severity> ParseSeverity(std::string_view name) {
-  for (Severity s : {Severity::kCritical, Severity::kHigh, Severity::kMedium, Severity::kLow,
-                     Severity::kInfo}) {
+  for (Severity s : kAllSeverities) {
     if (SeverityName(s) == name) return s;
   }
   return std::nullopt;

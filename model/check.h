@@ -14,6 +14,9 @@ namespace sandprobe {
 
 // Ordered from most to least severe; `--fail-on` compares with this order.
 enum class Severity { kCritical, kHigh, kMedium, kLow, kInfo };
+// Every severity, worst first (the order of summaries and tables).
+inline constexpr Severity kAllSeverities[] = {Severity::kCritical, Severity::kHigh, Severity::kMedium,
+                                              Severity::kLow, Severity::kInfo};
 
 std::string_view SeverityName(Severity severity);  // "critical", "high", ...
 std::optional<Severity> ParseSeverity(std::string_view name);

@@ -40,19 +40,11 @@ nlohmann::json MutantToJson(const MutantResult& m) {
           {"seconds", m.seconds}};
 }
 
-std::string Code(const std::string& text) {
-  std::string cell = MarkdownCell(text);
-  for (char& ch : cell) {
-    if (ch == '`') ch = '\'';
-  }
-  return "`" + cell + "`";
-}
-
 // What the status column explains: the killing checks, or why not.
 std::string Explanation(const MutantResult& m) {
   if (m.status == MutantStatus::kKilled) {
     std::vector<std::string> ids;
-    for (const std::string& id : m.flipped) ids.push_back(Code(id));
+    for (const std::string& id : m.flipped) ids.push_back(MarkdownCode(id));
     return fmt::format("{}", fmt::join(ids, ", "));
   }
   return MarkdownCell(m.why);
@@ -116,7 +108,7 @@ std::string RenderMutateMarkdown(const MutateReport& report) {
   for (MutantStatus status : kStatusOrder) {
     for (const MutantResult& m : report.mutants) {
       if (m.status != status) continue;
-      out += fmt::format("| {} | {} | {} |\n", Code(m.name), MutantStatusName(m.status), Explanation(m));
+      out += fmt::format("| {} | {} | {} |\n", MarkdownCode(m.name), MutantStatusName(m.status), Explanation(m));
     }
   }
   return out;

@@ -24,7 +24,7 @@
 namespace sandprobe {
 namespace {
 
-std::string DevText(dev_t dev) { return std::to_string(major(dev)) + ":" + std::to_string(minor(dev)); }
+std::string DevText(dev_t dev) { return DeviceText(major(dev), minor(dev)); }
 
 // What the mount point shows now: kind, inode, the device when it is not the mount's own, and
 // a directory's listing.
@@ -61,7 +61,7 @@ void RunFsMounts(const ProbeContext& ctx, const FamilyArgs& /*args*/) {
                            {"variant", "id:" + std::to_string(m.mount_id)},
                            {"mount_id", m.mount_id},
                            {"parent_id", m.parent_id},
-                           {"dev", std::to_string(m.major) + ":" + std::to_string(m.minor)}};
+                           {"dev", DeviceText(m.major, m.minor)}};
     // Every text field is the kernel's bytes (a FUSE fstype or source is the mounter's choice).
     SetBytesField(fact, "fstype", m.fstype);
     SetBytesField(fact, "mount_options", m.mount_options);

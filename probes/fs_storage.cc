@@ -148,7 +148,7 @@ void RunFsStorage(const ProbeContext& ctx, const FamilyArgs& args) {
     nlohmann::json fact = {{"family", "fs.storage"},
                            {"variant", "id:" + std::to_string(m.mount_id)},
                            {"mount_id", m.mount_id},
-                           {"dev", std::to_string(m.major) + ":" + std::to_string(m.minor)},
+                           {"dev", DeviceText(m.major, m.minor)},
                            {"mountinfo_ro", HasMountOption(m.mount_options, "ro") || HasMountOption(m.super_options, "ro")}};
     SetBytesField(fact, "path", m.mount_point);
     SetBytesField(fact, "root", m.root);
@@ -190,7 +190,7 @@ void RunFsStorage(const ProbeContext& ctx, const FamilyArgs& args) {
   if (error != 0) summary["errno"] = ErrnoName(error);
   struct stat exe {};
   if (::stat("/proc/self/exe", &exe) == 0) {
-    summary["exe_dev"] = std::to_string(major(exe.st_dev)) + ":" + std::to_string(minor(exe.st_dev));
+    summary["exe_dev"] = DeviceText(major(exe.st_dev), minor(exe.st_dev));
     summary["exe_ino"] = static_cast<unsigned long long>(exe.st_ino);
   }
   ctx.out.Emit(summary);

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "contract/mountinfo.h"
 #include "contract/errno_name.h"
 #include "probes/priv_families.h"
 
@@ -72,7 +73,7 @@ nlohmann::json KernelContext() {
   }
   struct stat ns {};
   if (::stat("/proc/self/ns/user", &ns) == 0) {
-    kernel["nsfs_dev"] = std::to_string(major(ns.st_dev)) + ":" + std::to_string(minor(ns.st_dev));
+    kernel["nsfs_dev"] = DeviceText(major(ns.st_dev), minor(ns.st_dev));
   } else {
     kernel["nsfs_errno"] = ErrnoName(errno);
   }

@@ -28,25 +28,6 @@ std::optional<std::string> StatusField(std::string_view status, std::string_view
 // "000001ffffffffff" -> mask; nullopt unless 1-16 hex digits.
 std::optional<std::uint64_t> ParseCapMask(std::string_view hex);
 
-// One line of /proc/self/mountinfo, the fields the families use (octal escapes decoded). In a
-// namespace of its own: contract/mountinfo.h has a sandprobe::MountEntry too, and two types of
-// one name in one binary share their template code (std::vector<MountEntry>'s destructor) at
-// link time, whichever layout the linker happens to keep.
-namespace priv_mountinfo {
-struct MountEntry {
-  std::string mount_point;
-  std::string mount_options;  // per-mount: "ro,nosuid,..."
-  std::string fstype;         // "cgroup2", "proc", ...
-  std::string super_options;  // per-superblock
-  bool read_only() const;     // "ro" among mount_options
-};
-}  // namespace priv_mountinfo
-using priv_mountinfo::MountEntry;
-std::vector<MountEntry> ParseMountInfo(std::string_view text);
-// The entry whose mount point covers `path` most closely (the last such line wins, as the
-// kernel stacks later mounts on top), or nullopt.
-std::optional<MountEntry> CoveringMount(const std::vector<MountEntry>& mounts,
-                                        const std::string& path);
 
 // Whole small file (up to `cap` bytes); nullopt with errno set when it cannot be read.
 std::optional<std::string> ReadSmallFile(const std::string& path, std::size_t cap = 64 * 1024);

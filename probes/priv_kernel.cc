@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "contract/errno_name.h"
+#include "contract/mountinfo.h"
 #include "probes/priv_families.h"
 
 namespace sandprobe {
@@ -32,7 +33,7 @@ std::vector<MountEntry> Mounts(nlohmann::json& summary) {
     summary["mountinfo_errno"] = ErrnoName(errno);
     return {};
   }
-  return ParseMountInfo(*text);
+  return ParseMountinfo(*text);
 }
 
 // `exists` is `path`'s; the open for write is tried on `target` (the file itself, or a control
@@ -59,12 +60,12 @@ void TryWrite(nlohmann::json& fact, const std::string& path, const std::string& 
 void EmitMountFact(const ProbeContext& ctx, const char* family, const std::vector<MountEntry>& mounts,
                    const std::string& path, const nlohmann::json& userns) {
   nlohmann::json fact = {{"family", family}, {"path", path}, {"variant", "mount"}, {"userns", userns}};
-  std::optional<MountEntry> m = CoveringMount(mounts, path);
-  fact["ok"] = m.has_value();
+  const MountEntry* m = MountHolding(mounts, path);
+  fact["ok"] = m != nullptr;
   if (m) {
     SetBytesField(fact, "mount_point", m->mount_point);
     SetBytesField(fact, "fstype", m->fstype);
-    fact["read_only"] = m->read_only();
+    fact["read_only"] = HasMountOption(m->mount_options, "ro");
   }
   ctx.out.Emit(fact);
 }
@@ -143,7 +144,7 @@ void RunPrivCgroups(const ProbeContext& ctx, const FamilyArgs&) {
     if (!reported.insert(m.mount_point).second) continue;
     ++count;
     nlohmann::json fact = {{"family", "priv.cgroups"}, {"fstype", m.fstype},
-                           {"read_only_mount", m.read_only()}, {"userns", userns}};
+                           {"read_only_mount", HasMountOption(m.mount_options, "ro")}, {"userns", userns}};
     SetBytesField(fact, "path", m.mount_point);
     // A cgroup directory takes its writes through its control files: cgroup.procs is in every
     // cgroup of both versions, and moving a task there is what a writable cgroupfs allows.

@@ -36,32 +36,6 @@ constexpr std::array<const char*, 5> kCapFields = {"CapInh", "CapPrm", "CapEff",
 constexpr std::array<const char*, 5> kCapKeys = {"inheritable", "permitted", "effective",
                                                  "bounding", "ambient"};
 
-std::string DecodeOctalEscapes(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '3' && s[i + 2] >= '0' && s[i + 2] <= '7' &&
-        s[i + 3] >= '0' && s[i + 3] <= '7') {
-      out.push_back(static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0')));
-      i += 3;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
-std::vector<std::string_view> SplitBlanks(std::string_view line) {
-  std::vector<std::string_view> out;
-  std::size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && line[i] == ' ') ++i;
-    std::size_t start = i;
-    while (i < line.size() && line[i] != ' ') ++i;
-    if (i > start) out.push_back(line.substr(start, i - start));
-  }
-  return out;
-}
-
 std::optional<long> ParseLong(const std::optional<std::string>& text) {
   if (!text) return std::nullopt;
   long value = 0;
@@ -116,51 +90,6 @@ std::optional<std::uint64_t> ParseCapMask(std::string_view hex) {
   auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), mask, 16);
   if (ec != std::errc() || end != hex.data() + hex.size()) return std::nullopt;
   return mask;
-}
-
-bool MountEntry::read_only() const {
-  std::string_view opts = mount_options;
-  std::size_t pos = 0;
-  while (pos <= opts.size()) {
-    std::size_t end = opts.find(',', pos);
-    if (end == std::string_view::npos) end = opts.size();
-    if (opts.substr(pos, end - pos) == "ro") return true;
-    pos = end + 1;
-  }
-  return false;
-}
-
-// mountinfo: ID PARENT MAJ:MIN ROOT MOUNT_POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER_OPTS
-std::vector<MountEntry> ParseMountInfo(std::string_view text) {
-  std::vector<MountEntry> mounts;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::vector<std::string_view> f = SplitBlanks(text.substr(pos, end - pos));
-    pos = end + 1;
-    std::size_t dash = 6;
-    while (dash < f.size() && f[dash] != "-") ++dash;
-    if (f.size() < 6 || dash + 1 >= f.size()) continue;  // not a mountinfo line
-    MountEntry m;
-    m.mount_point = DecodeOctalEscapes(f[4]);
-    m.mount_options = std::string(f[5]);
-    m.fstype = std::string(f[dash + 1]);
-    if (dash + 3 < f.size()) m.super_options = std::string(f[dash + 3]);
-    mounts.push_back(std::move(m));
-  }
-  return mounts;
-}
-
-std::optional<MountEntry> CoveringMount(const std::vector<MountEntry>& mounts, const std::string& path) {
-  std::optional<MountEntry> best;
-  for (const MountEntry& m : mounts) {
-    const std::string& mp = m.mount_point;
-    bool covers = mp == "/" || path == mp ||
-                  (path.size() > mp.size() && path.compare(0, mp.size(), mp) == 0 && path[mp.size()] == '/');
-    if (covers && (!best || mp.size() >= best->mount_point.size())) best = m;
-  }
-  return best;
 }
 
 std::optional<std::string> ReadSmallFile(const std::string& path, std::size_t cap) {

@@ -2,6 +2,7 @@
 // capability masks and mountinfo lines.
 #include <gtest/gtest.h>
 
+#include "contract/mountinfo.h"
 #include "probes/priv_families.h"
 
 namespace sandprobe {
@@ -42,23 +43,25 @@ TEST(ParseCapMask, AcceptsHexOnly) {
   EXPECT_EQ(ParseCapMask("00000000002000001"), std::nullopt);  // 17 digits
 }
 
-TEST(ParseMountInfo, ReadsFieldsAndOptionalTags) {
+// priv.kernel_knob and priv.cgroups read the mount table with the shared parser
+// (contract/mountinfo.h): options, fstype and the mount a path lies on.
+TEST(PrivMounts, ReadFieldsOptionalTagsAndTheMountAPathIsOn) {
   const std::string text =
       "22 1 0:21 / / rw,relatime shared:1 - overlay overlay rw,lowerdir=/a\n"
       "30 22 0:26 / /proc/sys ro,nosuid,nodev,noexec,relatime - proc proc rw\n"
       "31 22 0:27 / /sys/fs/cgroup rw,nosuid master:3 shared:9 - cgroup2 cgroup rw\n"
       "32 22 0:28 / /run/my\\040dir/docker.sock rw - tmpfs tmpfs rw\n"
       "garbage\n";
-  std::vector<MountEntry> mounts = ParseMountInfo(text);
+  std::vector<MountEntry> mounts = ParseMountinfo(text);
   ASSERT_EQ(mounts.size(), 4u);
   EXPECT_EQ(mounts[1].mount_point, "/proc/sys");
-  EXPECT_TRUE(mounts[1].read_only());
-  EXPECT_FALSE(mounts[0].read_only());
+  EXPECT_TRUE(HasMountOption(mounts[1].mount_options, "ro"));
+  EXPECT_FALSE(HasMountOption(mounts[0].mount_options, "ro"));
   EXPECT_EQ(mounts[2].fstype, "cgroup2");
   EXPECT_EQ(mounts[3].mount_point, "/run/my dir/docker.sock");
-  EXPECT_EQ(CoveringMount(mounts, "/proc/sys/kernel/core_pattern")->mount_point, "/proc/sys");
-  EXPECT_EQ(CoveringMount(mounts, "/proc/system")->mount_point, "/");
-  EXPECT_EQ(CoveringMount({}, "/x"), std::nullopt);
+  EXPECT_EQ(MountHolding(mounts, "/proc/sys/kernel/core_pattern")->mount_point, "/proc/sys");
+  EXPECT_EQ(MountHolding(mounts, "/proc/system")->mount_point, "/");
+  EXPECT_EQ(MountHolding({}, "/x"), nullptr);
 }
 
 TEST(KnownProbeSyscalls, CoversTheIssueList) {

@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "contract/mountinfo.h"
 #include "contract/errno_name.h"
 #include "contract/signal_name.h"
 #include "probes/priv_families.h"
@@ -149,7 +150,7 @@ void ForkedAttempt(nlohmann::json& fact, const std::function<int()>& attempt) {
 }
 
 std::string DeviceNumber(dev_t dev) {
-  return std::to_string(major(dev)) + ":" + std::to_string(minor(dev));
+  return DeviceText(major(dev), minor(dev));
 }
 
 // TIOCSTI with the bits above 32 set: the kernel takes the request as an unsigned int and

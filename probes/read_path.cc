@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "contract/mountinfo.h"
 #include "contract/errno_name.h"
 #include "contract/path_content.h"
 #include "contract/sha256.h"
@@ -13,7 +14,7 @@ namespace sandprobe {
 void ReadPathFacts(const std::string& path, nlohmann::json& fact) {
   const PathContent c = ReadPathContent(path);
   if (c.stat_ok) {
-    fact["dev"] = std::to_string(c.dev_major) + ":" + std::to_string(c.dev_minor);
+    fact["dev"] = DeviceText(c.dev_major, c.dev_minor);
     fact["ino"] = c.ino;
   }
   if (!c.ok) {

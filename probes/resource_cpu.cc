@@ -32,7 +32,7 @@ double CpuSeconds() {
   return static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9;
 }
 
-const std::map<std::string, long> kArgs = {
+const std::map<std::string, long> kCpuArgs = {
     {"threads", kMaxCpuThreads}, {"window-ms", kMaxCpuWindowMs}, {"min-periods", 100},
     {"stop-above-mc", kMaxCpuThreads * 1000}, {"edge-ms", 1000}, {"min-window-ms", kMaxCpuWindowMs}};
 
@@ -86,12 +86,12 @@ bool SleepOutWindow(long window_ms, const EarlyStop& stop, double cpu_before, lo
 
 std::string CheckResCpuArgs(const FamilyArgs& args) {
   ResourceArgs parsed;
-  return parsed.Parse("res.cpu", args, kArgs, false);
+  return parsed.Parse("res.cpu", args, kCpuArgs, false);
 }
 
 void RunResCpu(const ProbeContext& ctx, const FamilyArgs& args) {
   ResourceArgs parsed;
-  parsed.Parse("res.cpu", args, kArgs, false);
+  parsed.Parse("res.cpu", args, kCpuArgs, false);
   const long threads = parsed.Number("threads", 2);
   // The kernel that keeps the clock read below: in another kernel (a VM's guest, gVisor's
   // sentry) the host decides by its own readings, and a guest's online CPUs are its vCPUs.

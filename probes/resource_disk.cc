@@ -21,9 +21,8 @@
 namespace sandprobe {
 namespace {
 
-constexpr std::size_t kMib = 1 << 20;
 constexpr long kMaxDiskFiles = 4096;  // files at a per-file limit, at most (each takes >= 1 byte)
-const std::map<std::string, long> kArgs = {{"ceiling-mib", kMaxDiskCeilingMib}};
+const std::map<std::string, long> kDiskArgs = {{"ceiling-mib", kMaxDiskCeilingMib}};
 
 // Writes all of `size` bytes; returns 0 or the errno (ENOSPC for a short write that stalls).
 int WriteFully(int fd, const char* data, std::size_t size, std::size_t* written) {
@@ -49,12 +48,12 @@ int WriteFully(int fd, const char* data, std::size_t size, std::size_t* written)
 
 std::string CheckResDiskArgs(const FamilyArgs& args) {
   ResourceArgs parsed;
-  return parsed.Parse("res.disk", args, kArgs, true);
+  return parsed.Parse("res.disk", args, kDiskArgs, true);
 }
 
 void RunResDisk(const ProbeContext& ctx, const FamilyArgs& args) {
   ResourceArgs parsed;
-  parsed.Parse("res.disk", args, kArgs, true);
+  parsed.Parse("res.disk", args, kDiskArgs, true);
   const long ceiling = parsed.Number("ceiling-mib");
   nlohmann::json result = {{"family", "res.disk"}, {"kind", "result"}, {"dir", parsed.dir()},
                            {"ceiling_mib", ceiling}};

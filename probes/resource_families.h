@@ -7,12 +7,16 @@
 #pragma once
 
 #include <map>
+#include <cstddef>
 #include <optional>
 #include <string>
 
 #include "probes/families.h"
 
 namespace sandprobe {
+
+// The unit the memory and disk climbs step by.
+inline constexpr std::size_t kMib = 1 << 20;
 
 // Hard caps on what any ceiling argument may ask for, whatever the policy says.
 inline constexpr long kMaxPidsCeiling = 4096;

@@ -25,7 +25,6 @@
 namespace sandprobe {
 namespace {
 
-constexpr std::size_t kMib = 1 << 20;
 // MADV_POPULATE_WRITE (Linux 5.14), spelled out for older headers.
 #ifdef MADV_POPULATE_WRITE
 constexpr int kMadvPopulateWrite = MADV_POPULATE_WRITE;

@@ -321,7 +321,7 @@ std::vector<FoundSocket> FindUnixSockets(const std::vector<std::string>& walk_de
   for (const MountEntry& m : mounts) found.Add(m.mount_point, "mountinfo");
   std::set<std::pair<std::string, std::string>> walked;  // (dev, root): one walk per host directory
   for (const MountEntry& m : mounts) {
-    const std::string dev = std::to_string(m.major) + ":" + std::to_string(m.minor);
+    const std::string dev = DeviceText(m.major, m.minor);
     if (walk.truncated || !HasDev(walk_devs, dev) || m.root.empty() || m.root[0] != '/') continue;
     if (!walked.insert({dev, m.root}).second) continue;
     WalkMount(m.mount_point, found, walk);

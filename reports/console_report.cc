@@ -244,7 +244,7 @@ std::string PassTiers(const RunReport& report) {
 // none are left out.
 std::string FailSeverities(const RunReport& report) {
   std::string out;
-  for (Severity severity : {Severity::kCritical, Severity::kHigh, Severity::kMedium, Severity::kLow, Severity::kInfo}) {
+  for (Severity severity : kAllSeverities) {
     const auto n = std::count_if(report.verdicts.begin(), report.verdicts.end(), [&](const Verdict& v) {
       return v.outcome == Outcome::kFail && v.check.severity == severity;
     });

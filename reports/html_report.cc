@@ -16,9 +16,7 @@
 namespace sandprobe {
 namespace {
 
-constexpr Severity kSeverities[] = {Severity::kCritical, Severity::kHigh, Severity::kMedium, Severity::kLow,
-                                    Severity::kInfo};
-constexpr Outcome kOutcomes[] = {Outcome::kFail, Outcome::kError, Outcome::kInconclusive, Outcome::kPass,
+constexpr Outcome kOutcomesWorstFirst[] = {Outcome::kFail, Outcome::kError, Outcome::kInconclusive, Outcome::kPass,
                                  Outcome::kSkip};
 
 // Colours: a fail by its severity (dark red to grey-blue), the other verdicts by their own.
@@ -80,12 +78,6 @@ std::string Sev(Severity s) { return "sev-" + std::string(SeverityName(s)); }
 std::string Out(Outcome o) { return "out-" + std::string(OutcomeName(o)); }
 
 // A run's name for a heading: the loaded name, else its file's stem, else "?".
-std::string NameOr(const std::string& name, const std::string& path) {
-  if (!name.empty()) return name;
-  std::string stem = std::filesystem::path(path).stem().string();
-  return stem.empty() ? "?" : stem;
-}
-
 int Count(const std::vector<Verdict>& verdicts, Outcome outcome, std::optional<Severity> severity = std::nullopt) {
   return static_cast<int>(std::count_if(verdicts.begin(), verdicts.end(), [&](const Verdict& v) {
     return v.outcome == outcome && (!severity || v.check.severity == *severity);
@@ -108,12 +100,12 @@ std::pair<std::string, std::string> Headline(const RunReport& r) {
 // Severity x verdict counts: the summary a reviewer reads first.
 std::string SeverityTable(const std::vector<Verdict>& verdicts) {
   std::string out = "<table class=\"sev-summary\"><tr><th>severity</th>";
-  for (Outcome o : kOutcomes) out += fmt::format("<th>{}</th>", OutcomeName(o));
+  for (Outcome o : kOutcomesWorstFirst) out += fmt::format("<th>{}</th>", OutcomeName(o));
   out += "<th>total</th></tr>\n";
-  for (Severity s : kSeverities) {
+  for (Severity s : kAllSeverities) {
     out += fmt::format("<tr><td><span class=\"badge {}\">{}</span></td>", Sev(s), SeverityName(s));
     int total = 0;
-    for (Outcome o : kOutcomes) {
+    for (Outcome o : kOutcomesWorstFirst) {
       const int n = Count(verdicts, o, s);
       total += n;
       out += fmt::format("<td class=\"n{}\">{}</td>", n == 0 ? " zero" : "", n);
@@ -261,8 +253,8 @@ std::string RunSection(const RunReport& r) {
       "<section class=\"run\"><h2>{} · policy {} · suite {}</h2>\n"
       "<p class=\"meta\">run {} · host {} · {} · {:.1f} s · sandprobe {}</p>\n"
       "<p class=\"headline {}\">{}</p>\n",
-      HtmlText(NameOr(r.profile_name, r.profile_path), 200), HtmlText(NameOr(r.policy_name, r.policy_path), 200),
-      HtmlText(NameOr(r.suite_name, ""), 200), HtmlText(r.run_id, 80), HtmlText(host.empty() ? "?" : host, 200),
+      HtmlText(NameOrStem(r.profile_name, r.profile_path, "?"), 200), HtmlText(NameOrStem(r.policy_name, r.policy_path, "?"), 200),
+      HtmlText(NameOrStem(r.suite_name, "", "?"), 200), HtmlText(r.run_id, 80), HtmlText(host.empty() ? "?" : host, 200),
       r.started_at ? Rfc3339(*r.started_at) : "not started", r.duration_seconds, HtmlText(r.tool_version, 80), colour,
       headline);
   if (r.rejudged_from) {
@@ -315,7 +307,7 @@ std::string RenderHtmlReport(const std::vector<RunReport>& reports) {
   for (const RunReport& r : reports) {
     for (const Verdict& v : r.verdicts) families.insert(v.check.family);
     sections += RunSection(r);
-    names += (names.empty() ? "" : ", ") + NameOr(r.profile_name, r.profile_path);
+    names += (names.empty() ? "" : ", ") + NameOrStem(r.profile_name, r.profile_path, "?");
   }
   std::string body = fmt::format("<h1>sandprobe report: {}</h1>\n", HtmlText(names, 400)) +
                      FamilyFilter(families, false) + sections;
@@ -372,7 +364,7 @@ std::string Heatmap(const Matrix& matrix) {
 // it is not a measurement when it is not.
 std::string ColumnTable(const Matrix& matrix) {
   std::string out = "<table class=\"columns\"><tr><th>sandbox</th><th>policy</th><th>suite</th>";
-  for (Severity s : kSeverities) out += fmt::format("<th><span class=\"badge {}\">fail {}</span></th>", Sev(s), SeverityName(s));
+  for (Severity s : kAllSeverities) out += fmt::format("<th><span class=\"badge {}\">fail {}</span></th>", Sev(s), SeverityName(s));
   out += "<th>error</th><th>inconclusive</th><th>pass</th><th>skip</th><th>note</th></tr>\n";
   for (std::size_t c = 0; c < matrix.columns.size(); ++c) {
     const MatrixColumn& col = matrix.columns[c];
@@ -382,7 +374,7 @@ std::string ColumnTable(const Matrix& matrix) {
     }
     out += fmt::format("<tr><td><b>{}</b></td><td>{}</td><td>{}</td>", HtmlText(col.sandbox, 200),
                        HtmlText(col.policy, 200), HtmlText(col.suite, 200));
-    for (Severity s : kSeverities) out += fmt::format("<td class=\"n{}\">{}</td>", fails[s] ? "" : " zero", fails[s]);
+    for (Severity s : kAllSeverities) out += fmt::format("<td class=\"n{}\">{}</td>", fails[s] ? "" : " zero", fails[s]);
     for (const char* o : {"error", "inconclusive", "pass", "skip"}) {
       const int n = col.summary.is_object() ? col.summary.value(o, 0) : 0;
       out += fmt::format("<td class=\"n{}\">{}</td>", n ? "" : " zero", n);

@@ -206,16 +206,10 @@ void AddEvidenceProperty(pugi::xml_node props, const Verdict& v) {
 
 // A name part of the run: the name, else its file's stem (a harness failure has no loaded
 // name), else "unknown".
-std::string NamePart(const std::string& name, const std::string& path) {
-  if (!name.empty()) return name;
-  const std::string stem = std::filesystem::path(path).stem().string();
-  return stem.empty() ? "unknown" : stem;
-}
-
 // "docker-hardened/tier-low/default": what a run is, unique across a matrix job's reports.
 std::string RunName(const RunReport& r) {
-  return fmt::format("{}/{}/{}", NamePart(r.profile_name, r.profile_path),
-                     NamePart(r.policy_name, r.policy_path), NamePart(r.suite_name, ""));
+  return fmt::format("{}/{}/{}", NameOrStem(r.profile_name, r.profile_path, "unknown"),
+                     NameOrStem(r.policy_name, r.policy_path, "unknown"), NameOrStem(r.suite_name, "", "unknown"));
 }
 
 std::string Hostname(const RunReport& r) {

@@ -1,5 +1,6 @@
 #include "reports/markdown_report.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -12,18 +13,8 @@
 namespace sandprobe {
 namespace {
 
-constexpr Severity kSeverities[] = {Severity::kCritical, Severity::kHigh, Severity::kMedium,
-                                    Severity::kLow, Severity::kInfo};
 
 // A check id in a code span: a backtick inside would end the span early.
-std::string Code(const std::string& id) {
-  std::string cell = MarkdownCell(id);
-  for (char& ch : cell) {
-    if (ch == '`') ch = '\'';
-  }
-  return "`" + cell + "`";
-}
-
 struct Counts {
   std::map<Outcome, int> by_outcome;
   std::map<EvidenceTier, int> passes_by_tier;
@@ -108,14 +99,14 @@ std::string CountTable(const Counts& c) {
 std::string AlsoFailed(const FailGroup& group) {
   if (group.others.empty()) return "";
   std::string ids;
-  for (const Verdict* other : group.others) ids += (ids.empty() ? "" : ", ") + Code(other->check.id);
+  for (const Verdict* other : group.others) ids += (ids.empty() ? "" : ", ") + MarkdownCode(other->check.id);
   return fmt::format("<br>also through {} ({})", MarkdownCell(AliasList(group), 200), ids);
 }
 
 std::string Failures(const RunReport& r) {
   const std::vector<FailGroup> groups = GroupFails(r.verdicts);
   std::string out;
-  for (Severity severity : kSeverities) {
+  for (Severity severity : kAllSeverities) {
     std::string rows;
     std::size_t count = 0;
     // A group sits under its lead's severity, one row per leaked file.
@@ -128,7 +119,7 @@ std::string Failures(const RunReport& r) {
           v.waived() ? fmt::format(" (waived until {}: {})", MarkdownCell(v.waiver->expires, 40),
                                    MarkdownCell(v.waiver->reason, 200))
                      : "";
-      rows += fmt::format("| {}{}{} | {} | {} | {} | {} |\n", Code(v.check.id), waived, AlsoFailed(group),
+      rows += fmt::format("| {}{}{} | {} | {} | {} | {} |\n", MarkdownCode(v.check.id), waived, AlsoFailed(group),
                           EvidenceTierName(v.tier()), MarkdownCell(v.expected), MarkdownCell(v.observed),
                           v.remediation.empty() ? "(none recorded)" : MarkdownCell(v.remediation));
     }
@@ -143,7 +134,7 @@ std::string Unproven(const RunReport& r) {
   std::string rows;
   for (const Verdict& v : r.verdicts) {
     if (v.outcome != Outcome::kError && v.outcome != Outcome::kInconclusive) continue;
-    rows += fmt::format("| {} | {} | {} | {} |\n", Code(v.check.id), OutcomeName(v.outcome),
+    rows += fmt::format("| {} | {} | {} | {} |\n", MarkdownCode(v.check.id), OutcomeName(v.outcome),
                         MarkdownCell(v.observed.empty() ? "no reason given" : v.observed),
                         v.remediation.empty() ? "" : MarkdownCell(v.remediation));
   }
@@ -168,7 +159,7 @@ std::string Skips(const RunReport& r) {
     const std::vector<std::string>& ids = by_reason[reason];
     std::string names;
     for (std::size_t i = 0; i < ids.size() && i < kMarkdownSkipNames; ++i) {
-      names += (i ? ", " : "") + Code(ids[i]);
+      names += (i ? ", " : "") + MarkdownCode(ids[i]);
     }
     if (ids.size() > kMarkdownSkipNames) {
       names += fmt::format(" and {} more", ids.size() - kMarkdownSkipNames);
@@ -185,7 +176,7 @@ std::string Housekeeping(const RunReport& r) {
   std::string out = "### Housekeeping\n\n";
   for (const std::string& cut : r.cut_short) out += "- cut short by the run's deadline: " + MarkdownCell(cut) + "\n";
   if (!r.left_for_sweep.empty()) {
-    out += "- left for a sweep: " + Code(r.left_for_sweep) +
+    out += "- left for a sweep: " + MarkdownCode(r.left_for_sweep) +
            " (cleanup and sweep did not finish; run `sandprobe sweep`)\n";
   }
   return out + "\n";
@@ -198,6 +189,12 @@ std::string Footer(const RunReport& r) {
 }
 
 }  // namespace
+
+std::string MarkdownCode(std::string_view text) {
+  std::string cell = MarkdownCell(text);
+  std::replace(cell.begin(), cell.end(), '`', '\'');
+  return "`" + cell + "`";
+}
 
 std::string MarkdownCell(std::string_view text, std::size_t cap) {
   const std::string clean = SanitizeForXml(text, cap);

@@ -28,6 +28,9 @@ inline constexpr std::size_t kMarkdownSkipNames = 5;
 
 // `text` as one Markdown table cell: cleaned, capped, one line, with |, <, >, & escaped.
 std::string MarkdownCell(std::string_view text, std::size_t cap = kMarkdownCellCap);
+// `text` as an inline code span inside one cell (a check id): MarkdownCell with each backtick
+// made a quote, so the span cannot end early.
+std::string MarkdownCode(std::string_view text);
 
 std::string RenderMarkdownSummary(const std::vector<RunReport>& reports);
 

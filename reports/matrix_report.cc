@@ -21,12 +21,6 @@ namespace {
 using nlohmann::json;
 
 // The name, else its file's stem (a harness failure has no loaded names), else "?".
-std::string NameOr(const std::string& name, const std::string& path) {
-  if (!name.empty()) return name;
-  std::string stem = std::filesystem::path(path).stem().string();
-  return stem.empty() ? "?" : stem;
-}
-
 // Why a column is not a measurement of its sandbox, from what its report holds.
 std::string ColumnNote(const RunReport& r) {
   if (r.interrupted) return "interrupted";
@@ -41,12 +35,6 @@ std::string ColumnNote(const RunReport& r) {
 }
 
 // A check id in a code span: a backtick inside would end the span early.
-std::string Code(const std::string& id) {
-  std::string cell = MarkdownCell(id);
-  std::replace(cell.begin(), cell.end(), '`', '\'');
-  return "`" + cell + "`";
-}
-
 std::size_t Width(const std::string& text) {
   // Code points, not bytes: the names and verdicts are ASCII, ids may not be.
   return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
@@ -76,8 +64,8 @@ Matrix BuildMatrix(const std::vector<RunReport>& reports) {
   std::map<std::string, std::size_t> row_of;
   for (std::size_t c = 0; c < reports.size(); ++c) {
     const RunReport& r = reports[c];
-    matrix.columns.push_back({NameOr(r.profile_name, r.profile_path), NameOr(r.policy_name, r.policy_path),
-                              NameOr(r.suite_name, ""), r.run_id, SummaryCounts(r.verdicts), ColumnNote(r)});
+    matrix.columns.push_back({NameOrStem(r.profile_name, r.profile_path, "?"), NameOrStem(r.policy_name, r.policy_path, "?"),
+                              NameOrStem(r.suite_name, "", "?"), r.run_id, SummaryCounts(r.verdicts), ColumnNote(r)});
     for (const Verdict& v : r.verdicts) {
       auto [it, added] = row_of.try_emplace(v.check.id, matrix.rows.size());
       if (added) {
@@ -121,7 +109,7 @@ std::string RenderMatrixMarkdown(const Matrix& matrix) {
   }
   out += "\n" + rule + "\n";
   for (const MatrixRow& row : matrix.rows) {
-    out += fmt::format("| {}{} | {} |", Code(row.id), row.Agrees() ? "" : " ≠", SeverityName(row.severity));
+    out += fmt::format("| {}{} | {} |", MarkdownCode(row.id), row.Agrees() ? "" : " ≠", SeverityName(row.severity));
     for (const std::optional<MatrixCell>& cell : row.cells) out += " " + (cell ? CellText(cell) : "–") + " |";
     out += "\n";
   }

@@ -1,6 +1,7 @@
 #include "reports/sanitize.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <iterator>
 
 #include <fmt/format.h>
@@ -131,6 +132,12 @@ std::string SanitizeOneLine(std::string_view raw, std::size_t cap) {
     if (static_cast<unsigned char>(c) < 0x20) c = ' ';
   }
   return out;
+}
+
+std::string NameOrStem(const std::string& name, const std::string& path, const char* unnamed) {
+  if (!name.empty()) return name;
+  std::string stem = std::filesystem::path(path).stem().string();
+  return stem.empty() ? unnamed : stem;
 }
 
 }  // namespace sandprobe

@@ -33,6 +33,10 @@ std::string SanitizeForXml(std::string_view raw, std::size_t cap);
 // (an observation, a sandbox's name) for a terminal line or a table cell.
 std::string SanitizeOneLine(std::string_view raw, std::size_t cap);
 
+// What a report calls a run's profile, policy or suite: its name, else its file's stem (the
+// profile given as a path), else `unnamed`.
+std::string NameOrStem(const std::string& name, const std::string& path, const char* unnamed);
+
 // Upper bound of the truncation marker's length (20 digits for N).
 inline constexpr std::size_t kMaxTruncationMarker = 43;
 

@@ -20,7 +20,7 @@ namespace {
 using nlohmann::json;
 
 constexpr std::size_t kMessageCap = 2048;  // one result's message
-constexpr std::size_t kFieldCap = 1024;    // one property value
+constexpr std::size_t kSarifFieldCap = 1024;    // one property value
 constexpr const char* kSourceRoot = "%SRCROOT%";  // the directory sandprobe ran in
 
 // How a severity shows in SARIF: the result level, and GitHub's security-severity score
@@ -41,7 +41,7 @@ SeverityStyle StyleOf(Severity severity) {
   return {"warning", "5.5"};
 }
 
-std::string Clean(const std::string& raw, std::size_t cap = kFieldCap) {
+std::string Clean(const std::string& raw, std::size_t cap = kSarifFieldCap) {
   return SanitizeForXml(raw, cap);
 }
 
@@ -54,9 +54,9 @@ std::string Sentence(std::string text) {
 
 // A name part of a run: the name, else its file's stem (a harness failure has no loaded names),
 // else "unknown".
-std::string NamePart(const std::string& name, const std::string& path = "") {
-  const std::string stem = std::filesystem::path(path).stem().string();
-  return Clean(!name.empty() ? name : !stem.empty() ? stem : "unknown");
+// A run's profile, policy, suite or id as a part of an automation id: cleaned.
+std::string IdPart(const std::string& name, const std::string& path = "") {
+  return Clean(NameOrStem(name, path, "unknown"));
 }
 
 // A rule's friendly name: "fs.read.denied" -> "FsReadDenied", "fs.mounts.host-root-bind" ->
@@ -170,7 +170,7 @@ json Result(const RunReport& r, const Verdict& v, std::size_t rule_index,
   const SeverityStyle style = StyleOf(c.severity);
   std::string text = fmt::format("[{}] {} in sandbox {}: expected {}; observed {}",
                                  SeverityName(c.severity), c.id,
-                                 NamePart(r.profile_name, r.profile_path), v.expected,
+                                 IdPart(r.profile_name, r.profile_path), v.expected,
                                  v.observed);
   text = Sentence(Clean(text, kMessageCap));
   if (!v.remediation.empty()) text += " Fix: " + Sentence(Clean(v.remediation));
@@ -212,7 +212,7 @@ json Result(const RunReport& r, const Verdict& v, std::size_t rule_index,
 // An error or inconclusive check: the tool could not judge, so a notification, not a result.
 json Notification(const RunReport& r, const Verdict& v, std::size_t rule_index) {
   std::string text = fmt::format("{} {} in sandbox {}: {}", OutcomeName(v.outcome), v.check.id,
-                                 NamePart(r.profile_name, r.profile_path),
+                                 IdPart(r.profile_name, r.profile_path),
                                  v.observed.empty() ? "no reason given" : v.observed);
   return {
       {"level", v.outcome == Outcome::kError ? "error" : "warning"},
@@ -252,9 +252,9 @@ json Run(const RunReport& r, const SourceLocator& locate, const SarifPlaces& pla
   json run = {
       {"tool", {{"driver", std::move(driver)}}},
       {"automationDetails",
-       {{"id", fmt::format("sandprobe/{}/{}/{}/{}", NamePart(r.profile_name, r.profile_path),
-                           NamePart(r.policy_name, r.policy_path), NamePart(r.suite_name),
-                           NamePart(r.run_id))}}},
+       {{"id", fmt::format("sandprobe/{}/{}/{}/{}", IdPart(r.profile_name, r.profile_path),
+                           IdPart(r.policy_name, r.policy_path), IdPart(r.suite_name),
+                           IdPart(r.run_id))}}},
       {"columnKind", "unicodeCodePoints"},
       {"invocations", json::array({std::move(invocation)})},
       {"results", std::move(results)},

@@ -26,9 +26,9 @@ std::optional<Enum> ByName(const Enum (&values)[N], std::string_view (*name_of)(
   return std::nullopt;
 }
 
-constexpr Outcome kOutcomes[] = {Outcome::kPass, Outcome::kFail, Outcome::kInconclusive, Outcome::kError,
+constexpr Outcome kOutcomesByName[] = {Outcome::kPass, Outcome::kFail, Outcome::kInconclusive, Outcome::kError,
                                  Outcome::kSkip};
-constexpr Direction kDirections[] = {Direction::kNone, Direction::kTooPermissive, Direction::kTooRestrictive};
+constexpr Direction kDirectionsByName[] = {Direction::kNone, Direction::kTooPermissive, Direction::kTooRestrictive};
 
 // One checks[] entry as the run recorded it; an error says which field is wrong.
 StatusOr<Verdict> ReadSavedVerdict(const json& c) {
@@ -38,11 +38,11 @@ StatusOr<Verdict> ReadSavedVerdict(const json& c) {
   std::optional<Severity> severity = ParseSeverity(c.at("severity").get<std::string>());
   if (!severity) return Status::Error(fmt::format("check {}: unknown severity {}", v.check.id, c.at("severity").dump()));
   v.check.severity = *severity;
-  std::optional<Outcome> outcome = ByName(kOutcomes, OutcomeName, c.at("verdict").get<std::string>());
+  std::optional<Outcome> outcome = ByName(kOutcomesByName, OutcomeName, c.at("verdict").get<std::string>());
   if (!outcome) return Status::Error(fmt::format("check {}: unknown verdict {}", v.check.id, c.at("verdict").dump()));
   v.outcome = *outcome;
   const json& direction = c.at("direction");
-  std::optional<Direction> dir = ByName(kDirections, DirectionName, direction.is_null() ? "" : direction.get<std::string>());
+  std::optional<Direction> dir = ByName(kDirectionsByName, DirectionName, direction.is_null() ? "" : direction.get<std::string>());
   if (!dir) return Status::Error(fmt::format("check {}: unknown direction {}", v.check.id, direction.dump()));
   v.direction = *dir;
   v.expected = c.value("expected", "");

@@ -67,7 +67,7 @@ constexpr std::array<std::string_view, 4> kEnvValueOptions = {"-u", "--unset", "
 // setpriv changing uid or groups needs CAP_SETUID and CAP_SETGID; it exits 127 without them
 // (util-linux: SETPRIV_EXIT_PRIVERR), the same status as for a command it cannot exec, so the
 // capabilities, not the status, tell the two apart.
-std::optional<PreflightDiagnosis> Setpriv(Step& step, const HostView& host) {
+std::optional<PreflightDiagnosis> Setpriv(Step& step, const PreflightHost& host) {
   if (!HasOption(step.argv, kSetprivSwitchOptions)) return std::nullopt;
   if (!host.can_switch_users) {
     return PreflightDiagnosis{
@@ -83,7 +83,7 @@ std::optional<PreflightDiagnosis> Setpriv(Step& step, const HostView& host) {
 }
 
 // bwrap as an unprivileged user makes a user namespace; some kernels switch that off.
-std::optional<PreflightDiagnosis> Bwrap(Step& step, const HostView& host) {
+std::optional<PreflightDiagnosis> Bwrap(Step& step, const PreflightHost& host) {
   if (step.privileged || host.userns_refused.empty()) return std::nullopt;
   return PreflightDiagnosis{
       PreflightCause::kPermission,
@@ -94,7 +94,7 @@ std::optional<PreflightDiagnosis> Bwrap(Step& step, const HostView& host) {
 
 // The docker CLI talks to dockerd over a unix socket: no socket means no daemon, a socket this
 // user may not open means a permission, not a missing package.
-std::optional<PreflightDiagnosis> Docker(Step&, const HostView& host) {
+std::optional<PreflightDiagnosis> Docker(Step&, const PreflightHost& host) {
   if (host.docker_socket_path.empty()) return std::nullopt;  // DOCKER_HOST is not a unix socket
   switch (host.docker_socket) {
     case DockerSocketAccess::kNoSocket:
@@ -123,7 +123,7 @@ std::optional<PreflightDiagnosis> Docker(Step&, const HostView& host) {
 struct ProgramRow {
   std::string_view program;  // argv[0]'s basename
   // Its own look, or nullptr; may mark the rest of the command unprivileged.
-  std::optional<PreflightDiagnosis> (*diagnose)(Step& step, const HostView& host);
+  std::optional<PreflightDiagnosis> (*diagnose)(Step& step, const PreflightHost& host);
   bool wrapper;  // it runs the command after its options
   std::span<const std::string_view> value_options;
 };
@@ -186,11 +186,11 @@ std::string_view PreflightCauseName(PreflightCause cause) {
   return "?";
 }
 
-HostView RealHostView() {
+PreflightHost RealPreflightHost() {
   constexpr int kCapSetgid = 6, kCapSetuid = 7, kCapSysAdmin = 21;
   const std::uint64_t caps = EffectiveCapabilities();
   auto has = [caps](int cap) { return (caps >> cap) & 1U; };
-  HostView host;
+  PreflightHost host;
   host.installed = [](const std::string& program) {
     const char* path = std::getenv("PATH");
     StatusOr<ResolvedExecutable> found =
@@ -214,7 +214,7 @@ HostView RealHostView() {
   return host;
 }
 
-PreflightDiagnosis DiagnosePreflight(const PreflightFailure& failure, const HostView& host,
+PreflightDiagnosis DiagnosePreflight(const PreflightFailure& failure, const PreflightHost& host,
                                      std::string_view install_hint) {
   Step step{failure.argv, host.privileged};
   while (!step.argv.empty()) {

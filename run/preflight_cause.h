@@ -36,8 +36,8 @@ struct PreflightFailure {
   bool timed_out = false;
 };
 
-// What the diagnosis reads of this machine (RealHostView); a fake in unit tests.
-struct HostView {
+// What the diagnosis reads of this machine (RealPreflightHost); a fake in unit tests.
+struct PreflightHost {
   std::function<bool(const std::string& program)> installed;  // as execvp would find and run it
   // Whether an absolute path exists (stat): an argument the command needs that is not there,
   // such as the script a runtime runs. Unset: not asked.
@@ -51,7 +51,7 @@ struct HostView {
   // is 0"), or "" when it does not.
   std::string userns_refused;
 };
-HostView RealHostView();
+PreflightHost RealPreflightHost();
 
 struct PreflightDiagnosis {
   PreflightCause cause = PreflightCause::kBackendRefused;
@@ -59,7 +59,7 @@ struct PreflightDiagnosis {
   std::string fix;  // "run sandprobe as root, or ..."; "" when there is nothing to say
 };
 
-PreflightDiagnosis DiagnosePreflight(const PreflightFailure& failure, const HostView& host,
+PreflightDiagnosis DiagnosePreflight(const PreflightFailure& failure, const PreflightHost& host,
                                      std::string_view install_hint);
 
 // "; cause: permission: <why>; fix: <fix>", what ends the preflight's error message.

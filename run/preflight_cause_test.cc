@@ -14,8 +14,8 @@ const std::vector<std::string> kDockerInspect = {"docker", "image", "inspect", "
 constexpr const char* kBwrapHint = "apt-get install bubblewrap util-linux";
 
 // A machine with the named programs installed, as root unless told otherwise.
-HostView Host(std::set<std::string> installed, bool root = true) {
-  HostView host;
+PreflightHost Host(std::set<std::string> installed, bool root = true) {
+  PreflightHost host;
   host.installed = [installed](const std::string& p) { return installed.count(p) > 0; };
   host.docker_socket = DockerSocketAccess::kAllowed;
   host.docker_socket_path = "/var/run/docker.sock";
@@ -57,7 +57,7 @@ TEST(PreflightCauseTest, AProgramAWrapperRunsThatIsNotInstalledIsMissing) {
 // and the message must name the runner, not blame node.
 TEST(PreflightCauseTest, AnInstalledRuntimeWhoseScriptIsNotThereNamesTheScript) {
   const std::vector<std::string> command = {"/usr/bin/node", "/opt/sandprobe-runtimes/bin/runner.mjs", "--version"};
-  HostView host = Host({"/usr/bin/node"});
+  PreflightHost host = Host({"/usr/bin/node"});
   host.exists = [](const std::string& path) { return path == "/usr/bin/node"; };
   PreflightDiagnosis d = DiagnosePreflight(Exited(command, 1), host, "scripts/setup.sh --with wasi");
   EXPECT_EQ(d.cause, PreflightCause::kMissingProgram);
@@ -78,7 +78,7 @@ TEST(PreflightCauseTest, WrappersOptionValuesAreNotTheProgram) {
 // Unprivileged bwrap (directly, or after setpriv dropped to another user) on a kernel that
 // refuses user namespaces to such users.
 TEST(PreflightCauseTest, UserNamespacesRefusedByTheKernelArePermission) {
-  HostView host = Host({"setpriv", "bwrap", "true"});
+  PreflightHost host = Host({"setpriv", "bwrap", "true"});
   host.userns_refused = "kernel.unprivileged_userns_clone is 0";
   PreflightDiagnosis d = DiagnosePreflight(Exited(kBwrapStrict, 1), host, kBwrapHint);
   EXPECT_EQ(d.cause, PreflightCause::kPermission);
@@ -89,7 +89,7 @@ TEST(PreflightCauseTest, UserNamespacesRefusedByTheKernelArePermission) {
 }
 
 TEST(PreflightCauseTest, TheDockerSocketTellsDaemonDownFromPermission) {
-  HostView host = Host({"docker"}, false);
+  PreflightHost host = Host({"docker"}, false);
   host.docker_socket = DockerSocketAccess::kNoSocket;
   PreflightDiagnosis d = DiagnosePreflight(Exited(kDockerInspect, 1), host, "scripts/setup.sh");
   EXPECT_EQ(d.cause, PreflightCause::kDaemonDown);
@@ -123,7 +123,7 @@ TEST(PreflightCauseTest, ATimeoutAndTheMessage) {
 
 // The real host view answers for this machine without crashing; `sh` is everywhere.
 TEST(PreflightCauseTest, TheRealHostViewFindsInstalledPrograms) {
-  HostView host = RealHostView();
+  PreflightHost host = RealPreflightHost();
   EXPECT_TRUE(host.installed("sh"));
   EXPECT_FALSE(host.installed("sandprobe-no-such-program-1f3a"));
   EXPECT_FALSE(host.installed("/nonexistent/bin/x"));

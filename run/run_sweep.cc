@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "model/first_line.h"
 #include "model/errno_text.h"
 #include "launch/launch_pids_cgroup.h"
 #include "model/leftover_process.h"
@@ -33,16 +34,11 @@ constexpr milliseconds kDeathWait{3000};
 
 constexpr milliseconds kSweepCommandTimeout{60000};
 
-std::string FirstLine(const std::string& text) {
-  std::string line = text.substr(0, text.find('\n'));
-  return line.size() > 300 ? line.substr(0, 300) + "..." : line;
-}
-
 // "exit 1: Cannot connect to the Docker daemon"; "" when it exited 0.
 std::string WhyFailed(const StatusOr<LaunchResult>& r) {
   if (!r.ok()) return r.status().message();
   if (!r->timed_out && r->exit_code == 0) return "";
-  std::string output = FirstLine(r->err.empty() ? r->out : r->err);
+  std::string output = FirstLineOf(r->err.empty() ? r->out : r->err);
   return output.empty() ? DescribeExit(*r) : DescribeExit(*r) + ": " + output;
 }
 

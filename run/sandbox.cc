@@ -8,6 +8,7 @@
 
 #include "contract/frame_reader.h"
 #include "launch/launch_pids_cgroup.h"
+#include "model/first_line.h"
 #include "model/canary_env.h"
 #include "load/placeholders.h"
 #include "run/preflight_cause.h"
@@ -40,11 +41,6 @@ bool Succeeded(const LaunchRecord& record) {
 
 std::string DescribeRecordExit(const LaunchRecord& record) {
   return record.exit_code ? fmt::format("exit {}", *record.exit_code) : "killed by a signal";
-}
-
-std::string FirstLine(const std::string& text) {
-  std::string line = text.substr(0, text.find('\n'));
-  return line.size() > 300 ? line.substr(0, 300) + "..." : line;
 }
 
 LaunchEnvelope ToLaunchEnvelope(const EnvelopeSpec& e) {
@@ -174,14 +170,14 @@ Status Sandbox::Preflight() {
     std::string why = !record.error.empty() ? record.error
                       : record.timed_out     ? "timed out"
                                              : fmt::format("{}: {}", record.exit_code ? fmt::format("exit {}", *record.exit_code) : "killed by a signal",
-                                                           FirstLine(record.stderr_tail.empty() ? record.stdout_tail : record.stderr_tail));
+                                                           FirstLineOf(record.stderr_tail.empty() ? record.stdout_tail : record.stderr_tail));
     std::string message = fmt::format("backend {} unavailable for profile {}: `{}` failed: {}",
                                       NameOf(profile_.backend), profile_.name, FormatArgv(record.argv.empty() ? command : record.argv), why);
     PreflightFailure failure{.argv = record.argv.empty() ? command : record.argv,
                              .started = record.exit_code.has_value() || record.signal.has_value(),
                              .exit_code = record.exit_code,
                              .timed_out = record.timed_out};
-    message += DescribeDiagnosis(DiagnosePreflight(failure, RealHostView(), profile_.requires_hint));
+    message += DescribeDiagnosis(DiagnosePreflight(failure, RealPreflightHost(), profile_.requires_hint));
     return Status::Error(message);
   }
   return Status::Ok();
@@ -209,7 +205,7 @@ LaunchRecord Sandbox::RunProbe(const std::vector<std::string>& probe_args,
         failed.id = started.id;
         failed.instance = fresh;
         failed.purpose = "probe";
-        failed.error = fmt::format("session start failed: {}", started.error.empty() ? FirstLine(started.stderr_tail) : started.error);
+        failed.error = fmt::format("session start failed: {}", started.error.empty() ? FirstLineOf(started.stderr_tail) : started.error);
         std::lock_guard lock(records_mutex_);
         housekeeping_incomplete_ = true;
         return failed;
@@ -262,7 +258,7 @@ void Sandbox::Inspect(const std::string& instance, const std::string& probe_laun
                                        &raw);
   nlohmann::json readings = nlohmann::json::object();
   if (!record.error.empty() || record.exit_code != 0) {
-    readings["inspect_error"] = !record.error.empty() ? record.error : FirstLine(raw.err);
+    readings["inspect_error"] = !record.error.empty() ? record.error : FirstLineOf(raw.err);
   } else {
     nlohmann::json doc = nlohmann::json::parse(raw.out, nullptr, false);
     if (doc.is_discarded()) {

@@ -410,7 +410,9 @@ build() {
     if with tests; then type=RelWithDebInfo; else type=Release; fi
   fi
   with tests || targets=(--target sandprobe sandprobe-probe)
-  local args=(-DCMAKE_BUILD_TYPE="$type" "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG")
+  # Unity batches (CMakeLists.txt, SANDPROBE_UNITY_BUILD): a cold build of the two targets in
+  # about half the time. The tests are compiled file by file all the same.
+  local args=(-DCMAKE_BUILD_TYPE="$type" "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" -DSANDPROBE_UNITY_BUILD=ON)
   # ccache when the machine has it (a second build, CI with a cache); a cold build gains nothing.
   command -v ccache >/dev/null 2>&1 && args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   log "building ($type${targets[*]:+: ${targets[*]:1}})"

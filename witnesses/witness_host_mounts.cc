@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <set>
 
+#include "contract/mountinfo.h"
 #include "contract/path_content.h"
 #include "families/family_fs.h"
 #include "model/errno_text.h"
@@ -21,10 +22,8 @@ using nlohmann::json;
 
 constexpr std::size_t kMaxProbeDirFiles = 16;
 
-std::string Dev(unsigned major, unsigned minor) { return std::to_string(major) + ":" + std::to_string(minor); }
-
 json MountJson(const MountEntry& m) {
-  return {{"id", m.mount_id}, {"dev", Dev(m.major, m.minor)}, {"root", m.root},
+  return {{"id", m.mount_id}, {"dev", DeviceText(m.major, m.minor)}, {"root", m.root},
           {"mount_point", m.mount_point}, {"fstype", m.fstype}};
 }
 
@@ -33,7 +32,7 @@ json Identity(const HostView& host, const std::string& path) {
   const PathContent c = host.Read(path);
   json fact = {{"ok", c.ok}};
   if (c.stat_ok) {
-    fact["dev"] = Dev(c.dev_major, c.dev_minor);
+    fact["dev"] = DeviceText(c.dev_major, c.dev_minor);
     fact["ino"] = c.ino;
   }
   if (!c.ok) {
@@ -58,7 +57,7 @@ json HandedIn(const std::string& what, const std::string& path) {
     return fact;
   }
   fact["kind"] = S_ISDIR(st.st_mode) ? "dir" : S_ISREG(st.st_mode) ? "file" : "other";
-  fact["dev"] = Dev(major(st.st_dev), minor(st.st_dev));
+  fact["dev"] = DeviceText(major(st.st_dev), minor(st.st_dev));
   fact["ino"] = static_cast<unsigned long long>(st.st_ino);
   return fact;
 }

@@ -10,15 +10,11 @@ namespace {
 
 using nlohmann::json;
 
-std::string Dev(unsigned major, unsigned minor) {
-  return std::to_string(major) + ":" + std::to_string(minor);
-}
-
 json PathFacts(const HostView& host, const std::string& path) {
   const PathContent c = host.Read(path);
   json fact = json::object();
   if (c.stat_ok) {
-    fact["dev"] = Dev(c.dev_major, c.dev_minor);
+    fact["dev"] = DeviceText(c.dev_major, c.dev_minor);
     fact["ino"] = c.ino;
   }
   if (!c.ok) {
@@ -36,8 +32,8 @@ json PathFacts(const HostView& host, const std::string& path) {
   return fact;
 }
 
-json MountJson(const MountEntry& m) {
-  return {{"dev", Dev(m.major, m.minor)}, {"root", m.root}, {"mount_point", m.mount_point},
+json SourcedMountJson(const MountEntry& m) {
+  return {{"dev", DeviceText(m.major, m.minor)}, {"root", m.root}, {"mount_point", m.mount_point},
           {"source", m.source}};
 }
 
@@ -64,9 +60,9 @@ json HostPathFacts(const std::set<std::string>& paths, const HostView& host) {
   if (error != 0) out["mountinfo_error"] = ErrnoText(error);
   std::vector<MountEntry> mounts = ParseMountinfo(text);
   // The root mount: the last "/" (a later mount over "/" hides the earlier one).
-  if (const MountEntry* root = MountHolding(mounts, "/"); root != nullptr) out["root"] = MountJson(*root);
+  if (const MountEntry* root = MountHolding(mounts, "/"); root != nullptr) out["root"] = SourcedMountJson(*root);
   for (const MountEntry& m : mounts) {
-    if (m.source.rfind("/dev/", 0) == 0) out["block_mounts"].push_back(MountJson(m));
+    if (m.source.rfind("/dev/", 0) == 0) out["block_mounts"].push_back(SourcedMountJson(m));
   }
   return out;
 }

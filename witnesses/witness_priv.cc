@@ -47,6 +47,7 @@
 #include "launch/run_registry.h"
 #include "model/ready_future.h"
 #include "witnesses/witness.h"
+#include "contract/mountinfo.h"
 #include "witnesses/witnesses.h"
 
 namespace sandprobe {
@@ -56,7 +57,7 @@ constexpr const char* kNamespaces[] = {"pid", "net", "mnt", "ipc", "uts", "cgrou
 constexpr long kCgroup2Magic = 0x63677270;  // CGROUP2_SUPER_MAGIC
 constexpr std::chrono::seconds kVersionTimeout{10};
 
-std::string DeviceNumber(dev_t dev) { return std::to_string(major(dev)) + ":" + std::to_string(minor(dev)); }
+std::string DeviceNumber(dev_t dev) { return DeviceText(major(dev), minor(dev)); }
 
 std::string ReadText(const std::string& path) {
   std::ifstream in(path);

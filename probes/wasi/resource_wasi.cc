@@ -16,7 +16,6 @@
 namespace sandprobe {
 namespace {
 
-constexpr std::size_t kMib = 1 << 20;
 
 const std::map<std::string, long> kMemoryArgs = {{"ceiling-mib", kMaxMemoryCeilingMib}, {"every-mib", 1024}};
 const std::map<std::string, long> kCpuArgs = {
