@@ -97,8 +97,9 @@ enum class LabMode { kNone, kJoin, kDockerGateway };
 // JSON "lab_gateway" (only with "lab": "docker-gateway"): what the run sets up around its lab
 // gateway for a sandbox whose egress goes through a container of its own (a proxy).
 //   "internal_network": true: the gateway is started on a docker --internal network made for
-//     the run (subnet 203.0.113.128/28, gateway container at 203.0.113.130, no route anywhere but
-//     that subnet), instead of with no network; {lab_internal_network} names it and
+//     the run (a /28 of 203.0.113.0/24 chosen per run, run/run_lab_gateway.h LabInternalSubnets;
+//     the gateway container at its second host; no route anywhere but that subnet), instead of
+//     with no network; {lab_internal_network} names it and
 //     {lab_gateway_ip} is the gateway's address there. Probe containers on that network reach
 //     only what listens at {lab_gateway_ip}; the lab itself only from the gateway's namespace.
 //   "services": argvs run once, in order, right after the gateway is up (each must exit 0):

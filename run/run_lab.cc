@@ -103,7 +103,7 @@ StatusOr<std::unique_ptr<RunLab>> RunLab::JoinedByADockerGateway(std::unique_ptr
                        {"lab_resolv_conf", *resolv}};
   if (!(*gateway)->internal_network().empty()) {
     run_lab->scalars_["lab_internal_network"] = (*gateway)->internal_network();
-    run_lab->scalars_["lab_gateway_ip"] = DockerLabGateway::kInternalAddress;
+    run_lab->scalars_["lab_gateway_ip"] = (*gateway)->internal_address();
   }
   run_lab->gateway_ = std::move(*gateway);
   if (Status s = run_lab->StartServices(profile, run_id, launcher, deadline); !s.ok()) return s.WithContext(where);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
+#include <iterator>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -42,14 +45,30 @@ StatusOr<std::string> Docker(Launcher& launcher, const Deadline& deadline, std::
   return r->out.substr(0, r->out.find('\n'));
 }
 
+// Where each candidate /28 starts in 203.0.113.0/24: all of .64/26 and .128/25, none holding
+// the lab's .1, .2 or .53.
+constexpr int kInternalSubnetStarts[] = {64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240};
+
+// What docker says when a subnet is already another network's (libnetwork's ipam error).
+constexpr std::string_view kSubnetTaken = "Pool overlaps";
+
 }  // namespace
 
-std::vector<std::string> LabGatewayRunArgv(const std::string& run_id, long long sleep_seconds,
-                                           const std::string& internal_network) {
-  std::vector<std::string> network = {"--network", "none"};  // the lab's veth is its only link
-  if (!internal_network.empty()) {
-    network = {"--network", internal_network, "--ip", DockerLabGateway::kInternalAddress};
+std::vector<LabInternalSubnet> LabInternalSubnets(const std::string& run_id) {
+  constexpr std::size_t kCount = std::size(kInternalSubnetStarts);
+  const std::size_t first = std::hash<std::string>{}(run_id) % kCount;
+  std::vector<LabInternalSubnet> subnets;
+  for (std::size_t i = 0; i < kCount; ++i) {
+    const int start = kInternalSubnetStarts[(first + i) % kCount];
+    subnets.push_back({fmt::format("203.0.113.{}/28", start), fmt::format("203.0.113.{}", start + 2)});
   }
+  return subnets;
+}
+
+std::vector<std::string> LabGatewayRunArgv(const std::string& run_id, long long sleep_seconds,
+                                           const std::string& internal_network, const std::string& internal_address) {
+  std::vector<std::string> network = {"--network", "none"};  // the lab's veth is its only link
+  if (!internal_network.empty()) network = {"--network", internal_network, "--ip", internal_address};
   std::vector<std::string> argv = {"docker", "run", "-d", "--pull", "never",
           "--name", fmt::format("sp-{}-lab-gateway", run_id),
           "--label", "sandprobe.run=" + run_id, "--label", DockerLabGateway::kRoleLabel};
@@ -82,11 +101,26 @@ StatusOr<std::unique_ptr<DockerLabGateway>> DockerLabGateway::Start(Launcher& la
   std::unique_ptr<DockerLabGateway> gateway(new DockerLabGateway(launcher, deadline, ""));
   if (internal_network) {
     const std::string name = fmt::format("sp-{}-lab", run_id);
-    StatusOr<std::string> network =
-        Docker(launcher, deadline,
-               {"docker", "network", "create", "--internal", "--label", "sandprobe.run=" + run_id, "--label", kRoleLabel,
-                "--subnet", kInternalSubnet, name},
-               false);
+    StatusOr<std::string> network = Status::HarnessError("no subnet tried");
+    std::vector<std::string> taken;
+    for (const LabInternalSubnet& subnet : LabInternalSubnets(run_id)) {
+      network = Docker(launcher, deadline,
+                       {"docker", "network", "create", "--internal", "--label", "sandprobe.run=" + run_id, "--label",
+                        kRoleLabel, "--subnet", subnet.cidr, name},
+                       false);
+      if (network.ok()) {
+        gateway->network_address_ = subnet.gateway_address;
+        break;
+      }
+      // Another network (another run's, on the same daemon) has it: try the next one.
+      if (network.status().message().find(kSubnetTaken) == std::string::npos) break;
+      taken.push_back(subnet.cidr);
+    }
+    if (!network.ok() && taken.size() == std::size(kInternalSubnetStarts)) {
+      return Status::HarnessError(fmt::format("lab gateway: docker network create: every subnet is another network's "
+                                              "(tried {}): {}",
+                                              fmt::join(taken, ", "), network.status().message()));
+    }
     if (!network.ok()) return network.status().WithContext("lab gateway");
     if (!IsContainerId(*network)) {
       return Status::HarnessError(fmt::format("lab gateway: docker network create printed no id: \"{}\"", *network));
@@ -100,7 +134,8 @@ StatusOr<std::unique_ptr<DockerLabGateway>> DockerLabGateway::Start(Launcher& la
           ? std::chrono::duration_cast<std::chrono::seconds>(deadline.Remaining()).count() + 300
           : 86400;
   StatusOr<std::string> id =
-      Docker(launcher, deadline, LabGatewayRunArgv(run_id, sleep_seconds, gateway->network_name_), false);
+      Docker(launcher, deadline,
+             LabGatewayRunArgv(run_id, sleep_seconds, gateway->network_name_, gateway->network_address_), false);
   if (!id.ok()) return id.status().WithContext("lab gateway");
   if (!IsContainerId(*id)) {
     return Status::HarnessError(fmt::format("lab gateway: docker run printed no container id: \"{}\"", *id));

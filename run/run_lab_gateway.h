@@ -32,8 +32,10 @@ class DockerLabGateway {
  public:
   // Starts the gateway of run `run_id` and reads its init's pid. Each docker command is bounded
   // by kCommandLimit and what is left of `deadline`. Errors name the command and its output.
-  // `internal_network`: first a docker --internal network for the run (kInternalSubnet), and the
-  // gateway on it at kInternalAddress instead of with no network (profile "lab_gateway").
+  // `internal_network`: first a docker --internal network for the run (one of
+  // LabInternalSubnets(run_id), the first the daemon does not refuse as overlapping another
+  // network), and the gateway on it at that subnet's gateway_address instead of with no
+  // network (profile "lab_gateway").
   static StatusOr<std::unique_ptr<DockerLabGateway>> Start(Launcher& launcher, const std::string& run_id,
                                                            const Deadline& deadline, bool internal_network = false);
   ~DockerLabGateway();  // Remove(), when not done yet
@@ -46,6 +48,8 @@ class DockerLabGateway {
   std::string NetworkNamespacePath() const;
   // The internal network's name ("sp-RUN_ID-lab"), "" without one.
   const std::string& internal_network() const { return network_name_; }
+  // The gateway's address on the internal network ("203.0.113.130"), "" without one.
+  const std::string& internal_address() const { return network_address_; }
   // The name of the veth end in its namespace: "eth0", or "sp-lab" where docker's eth0 is.
   std::string LabLinkName() const { return network_name_.empty() ? "eth0" : "sp-lab"; }
   // `docker rm -f ID` then `docker network rm NETWORK`, once: "removed", or what went wrong
@@ -55,10 +59,6 @@ class DockerLabGateway {
   static constexpr std::chrono::milliseconds kCommandLimit{30000};
   static constexpr const char* kImage = "sandprobe/agent:latest";  // its busybox sleep
   static constexpr const char* kRoleLabel = "sandprobe.role=lab-gateway";
-  // Inside the lab's 203.0.113.0/24 (a documentation range, so the probe may use a proxy there)
-  // but clear of its addresses (.1, .2, .53): the gateway's own routes prefer this subnet.
-  static constexpr const char* kInternalSubnet = "203.0.113.128/28";
-  static constexpr const char* kInternalAddress = "203.0.113.130";
 
  private:
   DockerLabGateway(Launcher& launcher, const Deadline& deadline, std::string id)
@@ -66,16 +66,31 @@ class DockerLabGateway {
   Launcher& launcher_;
   Deadline deadline_;  // the run's (copies share its removal window)
   std::string id_;
-  std::string network_id_, network_name_;  // the internal network, when there is one
+  std::string network_id_, network_name_, network_address_;  // the internal network, when there is one
   int pid_ = 0;
   std::string removed_;  // Remove()'s answer, once it ran
 };
 
+// A subnet for a run's internal network, and the gateway's address in it (the subnet's second
+// host: docker takes the first for the network's gateway on the host).
+struct LabInternalSubnet {
+  std::string cidr;     // "203.0.113.128/28"
+  std::string gateway_address;  // "203.0.113.130"
+};
+
+// The subnets run `run_id` tries for its internal network, in order: the twelve /28s of
+// 203.0.113.64/26 and 203.0.113.128/25, inside the lab's 203.0.113.0/24 (a documentation range,
+// so the probe may use a proxy there) but clear of the lab's own addresses there (.1, .2, .53),
+// starting at one chosen by the run id, so that runs at once on one daemon start apart and each
+// moves on when docker says its subnet overlaps another network's ("Pool overlaps").
+std::vector<LabInternalSubnet> LabInternalSubnets(const std::string& run_id);
+
 // The gateway's `docker run` argv for run `run_id`, whose container sleeps `sleep_seconds` at
 // most (it ends by itself if nothing removes it; a sweep still finds the stopped container).
-// `internal_network`: the network's name (it then runs there at kInternalAddress), "" for none.
+// `internal_network`: the network's name (it then runs there at `internal_address`), "" for none.
 std::vector<std::string> LabGatewayRunArgv(const std::string& run_id, long long sleep_seconds,
-                                           const std::string& internal_network = "");
+                                           const std::string& internal_network = "",
+                                           const std::string& internal_address = "");
 
 // What `sandprobe sweep` runs for a dead run's gateway: its container, then its internal
 // network, each listed by the run's and the role's labels and removed by id.

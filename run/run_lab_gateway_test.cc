@@ -1,6 +1,9 @@
 #include "run/run_lab_gateway.h"
 
 #include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -89,15 +92,80 @@ TEST(DockerLabGatewayTest, AnInternalNetworkIsCreatedFirstTheGatewayRunsThereAnd
   ASSERT_TRUE(gateway.ok()) << gateway.status().message();
   EXPECT_EQ((*gateway)->internal_network(), "sp-3f2a-lab");
   EXPECT_EQ((*gateway)->LabLinkName(), "sp-lab");
+  const LabInternalSubnet first = LabInternalSubnets("3f2a").at(0);
   EXPECT_EQ(launcher.specs.at(0).argv,
             (std::vector<std::string>{"docker", "network", "create", "--internal", "--label", "sandprobe.run=3f2a",
-                                      "--label", "sandprobe.role=lab-gateway", "--subnet", "203.0.113.128/28",
+                                      "--label", "sandprobe.role=lab-gateway", "--subnet", first.cidr,
                                       "sp-3f2a-lab"}));
-  EXPECT_TRUE(Has(launcher.specs.at(1).argv, {"--network", "sp-3f2a-lab", "--ip", "203.0.113.130", "--dns"}));
+  EXPECT_TRUE(Has(launcher.specs.at(1).argv, {"--network", "sp-3f2a-lab", "--ip", first.gateway_address, "--dns"}));
+  EXPECT_EQ((*gateway)->internal_address(), first.gateway_address);
   EXPECT_EQ((*gateway)->Remove(), "removed");
   ASSERT_EQ(launcher.specs.size(), 5u);
   EXPECT_EQ(launcher.specs.at(3).argv, (std::vector<std::string>{"docker", "rm", "-f", kId}));
   EXPECT_EQ(launcher.specs.at(4).argv, (std::vector<std::string>{"docker", "network", "rm", network}));
+}
+
+// Twelve /28s in the lab's 203.0.113.0/24, none holding the lab's .1, .2 or .53, the gateway
+// at each one's second host; runs start at different ones, each run always at the same one.
+TEST(DockerLabGatewayTest, InternalSubnetsAreTheTwelveFreeSlashTwentyEightsStartingWhereTheRunIdSays) {
+  const std::vector<LabInternalSubnet> subnets = LabInternalSubnets("3f2a");
+  ASSERT_EQ(subnets.size(), 12u);
+  std::set<std::string> cidrs;
+  for (const LabInternalSubnet& subnet : subnets) {
+    cidrs.insert(subnet.cidr);
+    const int start = std::stoi(subnet.cidr.substr(std::string("203.0.113.").size()));
+    EXPECT_EQ(subnet.cidr, "203.0.113." + std::to_string(start) + "/28");
+    EXPECT_EQ(start % 16, 0) << subnet.cidr;
+    EXPECT_GE(start, 64) << subnet.cidr << " would hold the lab's 203.0.113.1, .2 or .53";
+    EXPECT_EQ(subnet.gateway_address, "203.0.113." + std::to_string(start + 2));
+  }
+  EXPECT_EQ(cidrs.size(), 12u);
+  EXPECT_EQ(LabInternalSubnets("3f2a").at(0).cidr, subnets.at(0).cidr);
+  std::set<std::string> firsts;
+  for (const char* run_id : {"3f2a", "3f2b", "3f2c", "3f2d", "3f2e", "3f2f", "77aa", "77ab"}) {
+    firsts.insert(LabInternalSubnets(run_id).at(0).cidr);
+  }
+  EXPECT_GT(firsts.size(), 1u) << "every run starts at the same subnet";
+}
+
+// Two runs at once on one daemon: docker refuses a subnet another network has ("Pool overlaps"),
+// and the run takes the next one; any other refusal ends the start, naming the command.
+TEST(DockerLabGatewayTest, ASubnetAnotherNetworkHasIsPassedOverAndOtherErrorsAreNot) {
+  const std::string network(64, 'b');
+  const LaunchResult overlaps = Exit(1, "", "Error response from daemon: Pool overlaps with other one on this address space\n");
+  const std::vector<LabInternalSubnet> subnets = LabInternalSubnets("3f2a");
+  const Deadline deadline;
+  {
+    FakeLauncher launcher;
+    launcher.replies = {overlaps, overlaps, Exit(0, network + "\n"), Exit(0, kId + "\n"), Exit(0, "4242\n")};
+    StatusOr<std::unique_ptr<DockerLabGateway>> gateway = DockerLabGateway::Start(launcher, "3f2a", deadline, true);
+    ASSERT_TRUE(gateway.ok()) << gateway.status().message();
+    EXPECT_TRUE(Has(launcher.specs.at(0).argv, {"--subnet", subnets.at(0).cidr}));
+    EXPECT_TRUE(Has(launcher.specs.at(1).argv, {"--subnet", subnets.at(1).cidr}));
+    EXPECT_TRUE(Has(launcher.specs.at(2).argv, {"--subnet", subnets.at(2).cidr}));
+    EXPECT_EQ((*gateway)->internal_address(), subnets.at(2).gateway_address);
+    EXPECT_TRUE(Has(launcher.specs.at(3).argv, {"--ip", subnets.at(2).gateway_address}));
+  }
+  {
+    FakeLauncher launcher;
+    launcher.replies = {Exit(1, "", "Error response from daemon: network with name sp-3f2a-lab already exists\n")};
+    StatusOr<std::unique_ptr<DockerLabGateway>> gateway = DockerLabGateway::Start(launcher, "3f2a", deadline, true);
+    ASSERT_FALSE(gateway.ok());
+    EXPECT_EQ(launcher.specs.size(), 1u);
+    EXPECT_NE(gateway.status().message().find("lab gateway: docker network create --internal"), std::string::npos)
+        << gateway.status().message();
+    EXPECT_NE(gateway.status().message().find("already exists"), std::string::npos) << gateway.status().message();
+  }
+  {
+    FakeLauncher launcher;
+    launcher.replies.assign(12, overlaps);
+    StatusOr<std::unique_ptr<DockerLabGateway>> gateway = DockerLabGateway::Start(launcher, "3f2a", deadline, true);
+    ASSERT_FALSE(gateway.ok());
+    EXPECT_EQ(launcher.specs.size(), 12u);
+    EXPECT_NE(gateway.status().message().find("every subnet is another network's (tried " + subnets.at(0).cidr),
+              std::string::npos)
+        << gateway.status().message();
+  }
 }
 
 }  // namespace

@@ -58,7 +58,7 @@ declare -A COMPONENT_PACKAGES=(
 declare -A COMPONENT_DOC=(
   [tests]="build every test and benchmark; the tools the tests call (jsonschema, xmllint, clang for the fuzz smoke run, dpkg-dev for the .deb)"
   [microvm]="QEMU, Debian's generic kernel and the busybox guest in /var/lib/sandprobe-microvm (sandboxes/microvm*.json)"
-  [gvisor]="runsc, registered with dockerd as runtime runsc (sandboxes/gvisor.json)"
+  [gvisor]="runsc, registered with dockerd as runtimes runsc (sandboxes/gvisor.json) and runsc-lab (sandboxes/gvisor-lab.json: gVisor's netstack in the egress lab)"
   [firejail]="firejail (sandboxes/firejail*.json)"
   [agents]="npm: @anthropic-ai/sandbox-runtime, @openai/codex, @microsoft/sarif-multitool into /opt/sandprobe-agents"
   [node]="Node.js (Debian's nodejs where no node is installed)"
@@ -237,7 +237,10 @@ wait_dockerd() {
 }
 
 # gVisor for sandboxes/gvisor.json: register runsc as a docker runtime (ptrace platform: no KVM
-# needed). dockerd re-reads `runtimes` on SIGHUP, so running containers are untouched; only a
+# needed), and runsc-lab for sandboxes/gvisor-lab.json: the same with --network=sandbox, gVisor's
+# own netstack over the interfaces it finds in the namespace docker gives the container (with
+# --network container:ID, the egress lab gateway's), where --network=none leaves it only a
+# loopback. dockerd re-reads `runtimes` on SIGHUP, so running containers are untouched; only a
 # dockerd this script started (its stdout is our log) is signalled, and only when the config
 # changed. Best effort: without runsc the gvisor profile's preflight skips with the reason.
 register_runsc() {
@@ -253,11 +256,13 @@ if os.path.exists(path):
     with open(path) as f:
         text = f.read().strip()
         config = json.loads(text) if text else {}
-want = {"path": runsc, "runtimeArgs": ["--platform=ptrace", "--network=none"]}
-if config.get("runtimes", {}).get("runsc") == want:
+want = {"runsc": {"path": runsc, "runtimeArgs": ["--platform=ptrace", "--network=none"]},
+        "runsc-lab": {"path": runsc, "runtimeArgs": ["--platform=ptrace", "--network=host"]}}
+runtimes = config.get("runtimes", {})
+if all(runtimes.get(name) == args for name, args in want.items()):
     print("no")
 else:
-    config.setdefault("runtimes", {})["runsc"] = want
+    config.setdefault("runtimes", {}).update(want)
     tmp = path + ".sandprobe-tmp"
     with open(tmp, "w") as f:
         json.dump(config, f, indent=2)
@@ -269,15 +274,15 @@ PY
   local pid
   pid=$(cat /var/run/docker.pid 2>/dev/null || true)
   if [ -n "$pid" ] && [ "$("${SUDO[@]}" readlink "/proc/$pid/fd/1" 2>/dev/null)" = "$DOCKERD_LOG" ]; then
-    log "registered runsc in $config; reloading dockerd (pid $pid, SIGHUP)"
+    log "registered runsc and runsc-lab in $config; reloading dockerd (pid $pid, SIGHUP)"
     "${SUDO[@]}" kill -HUP "$pid"
     for _ in $(seq 1 20); do
-      "${SUDO[@]}" docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q runsc && return 0
+      "${SUDO[@]}" docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q runsc-lab && return 0
       sleep 0.5
     done
-    log "dockerd did not pick up runsc after SIGHUP"
+    log "dockerd did not pick up runsc-lab after SIGHUP"
   else
-    log "registered runsc in $config; restart your dockerd to use it (not started by this script)"
+    log "registered runsc and runsc-lab in $config; restart your dockerd to use them (not started by this script)"
   fi
 }
 

@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -148,6 +150,49 @@ TEST(LabDockerTest, ProxyAllowlistOnAnInternalNetworkLetsOnlyTheAllowedNameThrou
   CliRun networks = RunCommand({"docker", "network", "ls", "-q", "--filter",
                                 "label=sandprobe.run=" + r.value("run_id", "")});
   EXPECT_EQ(networks.out, "") << "the run's internal network is left";
+}
+
+// Two docker-proxy-allowlist runs at once on one daemon: each makes its own --internal network
+// (a /28 of 203.0.113.0/24 chosen per run, the next one where docker says another network has
+// it), so neither fails "Pool overlaps"; both judge the same five true FAILs as the run above,
+// each on a subnet of its own, and neither leaves its network.
+TEST(LabDockerTest, TwoProxyAllowlistRunsAtOnceEachGetAnInternalNetworkOfTheirOwn) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the egress lab needs a root harness (netns, veth into the gateway)";
+  if (!BackendAvailable("docker", kDockerUp)) return;
+  if (!BackendAvailable("tinyproxy image", {"docker", "image", "inspect", "sandprobe/tinyproxy-allowlist:latest"})) return;
+  CliRun runs[2];
+  {
+    std::thread other([&runs] {
+      runs[1] = RunProfile("sandboxes/docker-proxy-allowlist.json",
+                           {"--suite", SourcePath("suites/network.json"), "--require-backend"});
+    });
+    runs[0] = RunProfile("sandboxes/docker-proxy-allowlist.json",
+                         {"--suite", SourcePath("suites/network.json"), "--require-backend"});
+    other.join();
+  }
+  std::set<std::string> gateway_subnets;
+  for (const CliRun& run : runs) {
+    const json& r = run.report;
+    ASSERT_TRUE(r.is_object()) << run.out << run.err;
+    EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+    ExpectAllowedNameReached(r);
+    int fails = 0;
+    for (const json& check : r["checks"]) fails += check.value("verdict", "") == "fail";
+    EXPECT_EQ(fails, 5) << run.out;
+    // The probe container's address on its run's internal network, as the host's bridge canary
+    // heard it: "... received this run's nonce from 203.0.113.N:PORT ...".
+    const std::string observed = CheckField(r, "net.tcp.denied:bridge", "observed");
+    const std::string from = "nonce from 203.0.113.";
+    const std::size_t at = observed.find(from);
+    ASSERT_NE(at, std::string::npos) << observed;
+    const int host = std::stoi(observed.substr(at + from.size()));
+    gateway_subnets.insert(std::to_string(host / 16 * 16));
+    ExpectNoContainerLeft(r);
+    CliRun networks = RunCommand({"docker", "network", "ls", "-q", "--filter",
+                                  "label=sandprobe.run=" + r.value("run_id", "")});
+    EXPECT_EQ(networks.out, "") << "the run's internal network is left";
+  }
+  EXPECT_EQ(gateway_subnets.size(), 2u) << "both runs' containers were on one /28";
 }
 
 }  // namespace
