@@ -95,11 +95,11 @@ Status ExpandMemory(const ExpandInput& in, BatchBuilder& batch) {
   if (!in.policy.limits.memory_mib) return Status::Ok();
   std::int64_t declared = *in.policy.limits.memory_mib;
   MayRunBesideOthers(in, batch, "res.memory");
-  return AddExclusive(batch,
-                      LimitCheck(in, "res.memory", "memory_mib", static_cast<double>(declared),
-                                 Severity::kHigh),
-                      "res.memory",
-                      {"--ceiling-mib", std::to_string(MemoryCeilingMib(declared)), "--every-mib", "8"});
+  Check check = LimitCheck(in, "res.memory", "memory_mib", static_cast<double>(declared),
+                           Severity::kHigh);
+  const std::int64_t ceiling = MemoryCeilingMib(declared, check.tolerance->High());
+  return AddExclusive(batch, std::move(check), "res.memory",
+                      {"--ceiling-mib", std::to_string(ceiling), "--every-mib", "8"});
 }
 
 // The busy window: three CFS periods (300 ms at docker's 100 ms period) when the probe can read
@@ -154,17 +154,18 @@ Status ExpandDisk(const ExpandInput& in, BatchBuilder& batch) {
   if (!dir.ok()) return dir.status();
   Check check = LimitCheck(in, "res.disk", "tmp_mib", static_cast<double>(declared), Severity::kMedium);
   check.resolved_target = *dir;
+  const std::int64_t ceiling = DiskCeilingMib(declared, check.tolerance->High());
   return AddExclusive(batch, std::move(check), "res.disk",
-                      {"--dir", *dir, "--ceiling-mib", std::to_string(DiskCeilingMib(declared))});
+                      {"--dir", *dir, "--ceiling-mib", std::to_string(ceiling)});
 }
 
 Status ExpandFds(const ExpandInput& in, BatchBuilder& batch) {
   if (!in.policy.limits.open_files) return Status::Ok();
   std::int64_t declared = *in.policy.limits.open_files;
-  return AddExclusive(batch,
-                      LimitCheck(in, "res.fds", "open_files", static_cast<double>(declared),
-                                 Severity::kMedium),
-                      "res.fds", {"--ceiling", std::to_string(FdsCeiling(declared))});
+  Check check = LimitCheck(in, "res.fds", "open_files", static_cast<double>(declared),
+                           Severity::kMedium);
+  const std::int64_t ceiling = FdsCeiling(declared, check.tolerance->High());
+  return AddExclusive(batch, std::move(check), "res.fds", {"--ceiling", std::to_string(ceiling)});
 }
 
 }  // namespace
@@ -172,14 +173,25 @@ Status ExpandFds(const ExpandInput& in, BatchBuilder& batch) {
 std::int64_t PidsCeiling(std::int64_t declared) {
   return std::min<std::int64_t>(std::max<std::int64_t>(4 * declared, 256), 4096);
 }
-std::int64_t MemoryCeilingMib(std::int64_t declared) {
-  return std::min<std::int64_t>(2 * declared, 4096);
+namespace {
+// Just past the band's upper edge (family_resource.h): ceil(band_high) + max(declared / 4,
+// floor), at most `cap`. In doubles until the cap: a declared limit may be up to 2^30 MiB.
+std::int64_t PastTheBand(std::int64_t declared, double band_high, std::int64_t floor,
+                         std::int64_t cap) {
+  const double past = std::ceil(band_high) + std::max<double>(static_cast<double>(declared) / 4,
+                                                              static_cast<double>(floor));
+  return past >= static_cast<double>(cap) ? cap : static_cast<std::int64_t>(past);
 }
-std::int64_t DiskCeilingMib(std::int64_t declared) {
-  return std::min<std::int64_t>(std::max<std::int64_t>(2 * declared, declared + 16), 2048);
+}  // namespace
+
+std::int64_t MemoryCeilingMib(std::int64_t declared, double band_high) {
+  return PastTheBand(declared, band_high, 16, 4096);
 }
-std::int64_t FdsCeiling(std::int64_t declared) {
-  return std::min<std::int64_t>(std::max<std::int64_t>(2 * declared, declared + 64), 65536);
+std::int64_t DiskCeilingMib(std::int64_t declared, double band_high) {
+  return PastTheBand(declared, band_high, 16, 2048);
+}
+std::int64_t FdsCeiling(std::int64_t declared, double band_high) {
+  return PastTheBand(declared, band_high, 64, 65536);
 }
 int CpuThreads(double declared) {
   return static_cast<int>(std::clamp(std::ceil(2 * declared), 2.0, 64.0));

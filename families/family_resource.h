@@ -12,9 +12,17 @@ namespace sandprobe {
 // Ceilings: always above the declared limit, so "not enforced" is found at a bounded cost.
 // (The probe refuses anything above its own caps, see probes/resource_families.h.)
 std::int64_t PidsCeiling(std::int64_t declared);      // max(4 x declared, 256), at most 4096
-std::int64_t MemoryCeilingMib(std::int64_t declared); // min(2 x declared, 4096 MiB)
-std::int64_t DiskCeilingMib(std::int64_t declared);   // min(2 x declared, 2048 MiB), >= declared + 16
-std::int64_t FdsCeiling(std::int64_t declared);       // min(2 x declared, 65536), >= declared + 64
+// Memory, /tmp and open files climb just past the band's upper edge (`band_high`, the check's
+// Tolerance::High()): ceil(band_high) + max(declared / 4, floor), at most the probe's cap. The
+// judge needs no more: a ceiling above the band makes reaching it a fail, "not enforced up to
+// N" (ClassifyLimit), and a limit in or below the band stops the probe before it, whatever the
+// ceiling; only a limit above the ceiling reads "not enforced up to N" instead of its value,
+// still a fail. The climb is the time (bwrap sets no memory limit: 2 x declared cost 0.15 s
+// more of the audit than this on a 512 MiB policy). A ceiling at the cap that is not above the
+// band stays "cannot measure above N", as before.
+std::int64_t MemoryCeilingMib(std::int64_t declared, double band_high);  // floor 16, cap 4096
+std::int64_t DiskCeilingMib(std::int64_t declared, double band_high);    // floor 16, cap 2048
+std::int64_t FdsCeiling(std::int64_t declared, double band_high);        // floor 64, cap 65536
 int CpuThreads(double declared);                      // ceil(2 x declared), 2..64
 
 // res.cpu's early stop (no quota readable, CPU time alone decides): a quota of q cores with a

@@ -17,12 +17,39 @@ TEST(FamilyResourceTest, CeilingsStayAboveTheDeclaredValueAndUnderTheCaps) {
   EXPECT_EQ(PidsCeiling(50), 256);
   EXPECT_EQ(PidsCeiling(100), 400);
   EXPECT_EQ(PidsCeiling(100000), 4096);
-  EXPECT_EQ(MemoryCeilingMib(512), 1024);
-  EXPECT_EQ(MemoryCeilingMib(8192), 4096);
-  EXPECT_EQ(DiskCeilingMib(100), 200);
-  EXPECT_EQ(FdsCeiling(1024), 2048);
+  // Just past the band's upper edge: ceil(high) + max(declared / 4, floor), under the cap.
+  EXPECT_EQ(MemoryCeilingMib(512, 537.6), 538 + 128);
+  EXPECT_EQ(MemoryCeilingMib(8192, 8601.6), 4096);
+  EXPECT_EQ(MemoryCeilingMib(16, 16.8), 17 + 16);
+  EXPECT_EQ(DiskCeilingMib(100, 105), 105 + 25);
+  EXPECT_EQ(DiskCeilingMib(4096, 4300.8), 2048);
+  EXPECT_EQ(FdsCeiling(1024, 1024), 1024 + 256);
+  EXPECT_EQ(FdsCeiling(100, 100), 100 + 64);
+  EXPECT_EQ(FdsCeiling(100000, 100000), 65536);
   EXPECT_EQ(CpuThreads(1.0), 2);
   EXPECT_EQ(CpuThreads(0.5), 2);
+}
+
+// What the judge needs of a ceiling: above the band wherever the cap allows, so reaching it
+// is "not enforced up to N" (a fail) and never "cannot measure above N"; at the cap otherwise,
+// where reaching it stays inconclusive. Every limit in or below the band stops the probe first.
+TEST(FamilyResourceTest, CeilingsSitAboveTheBandUnlessCapped) {
+  for (std::int64_t declared : {1, 8, 50, 100, 512, 1000, 1024, 2000, 3900, 4096, 8192, 1 << 30}) {
+    for (double percent : {0.0, 5.0, 50.0, 100.0}) {
+      const double high = static_cast<double>(declared) * (1 + percent / 100);
+      const std::pair<std::int64_t, std::int64_t> ceilings[] = {
+          {MemoryCeilingMib(declared, high), 4096}, {DiskCeilingMib(declared, high), 2048},
+          {FdsCeiling(declared, high), 65536}};
+      for (const auto& [ceiling, cap] : ceilings) {
+        EXPECT_LE(ceiling, cap) << declared << " " << percent;
+        const bool above = high < static_cast<double>(cap);
+        EXPECT_EQ(ceiling > high, above) << declared << " " << percent;
+        EXPECT_EQ(ClassifyLimit({static_cast<double>(declared), 0, high}, static_cast<double>(ceiling),
+                                true, static_cast<double>(ceiling)),
+                  above ? LimitOutcome::kNotEnforced : LimitOutcome::kBeyondCeiling);
+      }
+    }
+  }
 }
 
 TEST(FamilyResourceTest, ClassifyTellsTheOutcomesApart) {
@@ -65,7 +92,7 @@ TEST(FamilyResourceTest, PlansOneExclusiveLaunchWithTheCeilingAndTolerance) {
   ASSERT_EQ(plan.batches.size(), 1u);
   EXPECT_TRUE(plan.batches[0].exclusive);
   EXPECT_EQ(plan.batches[0].invocations[0].args,
-            (std::vector<std::string>{"--ceiling-mib", "1024", "--every-mib", "8"}));
+            (std::vector<std::string>{"--ceiling-mib", "666", "--every-mib", "8"}));
   EXPECT_EQ(plan.checks[0].id, "limits.memory_mib:512");
   ASSERT_TRUE(plan.checks[0].tolerance.has_value());
   EXPECT_EQ(plan.checks[0].tolerance->declared, 512);

@@ -3,6 +3,8 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
+#include <vector>
 
 #include "contract/launch_control.h"
 #include "run/scheduler.h"
@@ -29,6 +31,8 @@ class Launches {
           out_.results[b].state = BatchResult::State::kInterrupted;
           out_.results[b].reason = phase_.watchdog.why();
         });
+    // Every instance is removed before the phase ends: the sweep decides by the cleanups' exits.
+    for (std::jthread& cleanup : cleanups_) cleanup.join();
     return std::move(out_);
   }
 
@@ -92,6 +96,7 @@ class Launches {
       return;
     }
     Started(batch);
+    const bool one_shot = phase_.sandbox.profile().lifecycle == Lifecycle::kOneShot;
     LaunchRecord record = phase_.sandbox.RunProbe(
         probe_args, nonce,
         {.timeout = std::chrono::seconds(batch.timeout_seconds),
@@ -100,7 +105,9 @@ class Launches {
          .probe_process = batch.probe_process,
          .spare_processes_with_arg = batch.spare_processes_with_arg,
          // Every launch of a run with a lab joins it (run/run_lab.h says why).
-         .join_lab = true});
+         .join_lab = true,
+         .defer_cleanup = one_shot});
+    if (one_shot) RemoveInstance(record);
     result = ToBatchResult(record, nonce, phase_.sandbox.profile().probe_exit);
     if (challenge) {
       JudgeChallenge(*challenge, record, nonce, result);
@@ -121,6 +128,24 @@ class Launches {
     bool ended_by_run = record.error == "interrupted" || !record.cut_short.empty();
     if (!ended_by_run) AskPreflightIfIncomplete(result);
     Ended(batch, record.id, nonce);
+  }
+
+  // A one-shot instance's `cleanup` (docker rm -f). When the sandbox's process ended by itself
+  // (an exit status; no timeout, no harness error, no cut by the deadline), the instance holds
+  // nothing that runs (docker run returns once the container's init has exited, and its
+  // processes with it), so its removal runs beside the next launches: the exclusive launch
+  // that follows a group of launches (res.cpu) starts its container instead of waiting for a
+  // round trip per earlier container, and persistence's check does not wait for its plant's.
+  // Any other end: the removal is what stops the instance, so it runs first, as it always did.
+  void RemoveInstance(const LaunchRecord& record) {
+    if (phase_.sandbox.profile().cleanup.empty()) return;
+    const bool ended_by_itself = record.error.empty() && !record.timed_out &&
+                                 record.cut_short.empty() && record.exit_code.has_value();
+    if (!ended_by_itself) return phase_.sandbox.CleanupInstance(record.instance);
+    std::lock_guard lock(cleanups_mutex_);
+    cleanups_.emplace_back([&sandbox = phase_.sandbox, instance = record.instance] {
+      sandbox.CleanupInstance(instance);
+    });
   }
 
   // A launch whose frames did not answer its fresh control, or whose control the host never saw
@@ -196,6 +221,8 @@ class Launches {
   std::size_t checks_done_ = 0;
   std::map<std::string, std::string> running_;  // batch id -> its first family
   std::vector<std::string> ended_unlooked_;  // launches ended beside others: Ended() says why
+  std::mutex cleanups_mutex_;
+  std::vector<std::jthread> cleanups_;  // RemoveInstance's, joined before the phase ends
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -96,6 +97,36 @@ class RunTest : public ::testing::Test {
       {ProbeRuntime::kNative, "native-test", Sha256Hex("#!/bin/sh\n"), {"env.secret", "fs.read"}},
       {ProbeRuntime::kJs, "js-test", Sha256Hex("js"), {"fs.read"}}};
 };
+
+// A one-shot profile: each instance's cleanup runs once, after its probe launch (beside the next
+// launches when the probe ended by itself), and is done before the sweep decides: every cleanup
+// exited 0, so the sweep is skipped. A probe the harness timed out is removed right away.
+TEST_F(RunTest, OneShotInstancesAreCleanedUpBeforeTheSweepDecides) {
+  WriteFile(dir_ / "profile.json", R"({"name": "fake", "description": "scripted", "backend": "other",
+      "policy": "policy.json", "lifecycle": "oneshot", "injection": "host-path",
+      "probe_path": "{probe_dir}/sandprobe-probe", "workspace_path": "{workspace}",
+      "run": ["fake-exec", "{instance}", "{probe}", "{probe_args...}"],
+      "cleanup": [["fake-cleanup", "{instance}"]],
+      "sweep": [{"list": ["fake-list", "{run_id}"], "remove": ["fake-rm", "{id}"]}],
+      "timeout_seconds": 60})");
+  for (bool hangs : {false, true}) {
+    launcher_.launches.clear();
+    launcher_.steps["fake-exec"] = {.takes = hangs ? std::chrono::hours(1) : std::chrono::seconds(1)};
+    StatusOr<RunReport> report = RunIt();
+    ASSERT_TRUE(report.ok()) << report.status().message();
+    std::vector<std::string> programs;
+    for (const auto& seen : launcher_.launches) programs.push_back(seen.argv[0]);
+    ASSERT_EQ(std::count(programs.begin(), programs.end(), "fake-cleanup"), 1) << hangs;
+    EXPECT_LT(std::find(programs.begin(), programs.end(), "fake-exec"),
+              std::find(programs.begin(), programs.end(), "fake-cleanup")) << hangs;
+    // The hung probe's launch was cut short: the sweep runs after its cleanup, as always.
+    EXPECT_EQ(launcher_.Launched("fake-list"), hangs) << report->witnesses["sweep"];
+    if (!hangs) {
+      EXPECT_EQ(report->witnesses["sweep"],
+                "skipped: the cleanup of every instance (1) exited 0 and no launch was cut short");
+    }
+  }
+}
 
 TEST_F(RunTest, LeakIsJudgedByTheHarnessHashAndTheRunCleansUp) {
   StatusOr<RunReport> report = RunIt();

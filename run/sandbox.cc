@@ -245,7 +245,7 @@ LaunchRecord Sandbox::RunProbe(const std::vector<std::string>& probe_args,
     housekeeping_incomplete_ = true;
   }
   if (options.host_readings) Inspect(instance, record.id);
-  if (profile_.lifecycle == Lifecycle::kOneShot) Cleanup(instance);
+  if (profile_.lifecycle == Lifecycle::kOneShot && !options.defer_cleanup) Cleanup(instance);
   return record;
 }
 

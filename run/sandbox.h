@@ -68,6 +68,9 @@ class Sandbox {
     // Left running when it outlives the launch (LaunchSpec::spare_processes_with_arg).
     std::string spare_processes_with_arg;
     bool join_lab = false;  // run inside the egress lab, when the run has one (SandboxContext::lab_join)
+    // One-shot: leave the instance's `cleanup` to the caller (CleanupInstance with the record's
+    // instance), which may run it beside the next launch (run/run_launches.cc).
+    bool defer_cleanup = false;
   };
   // One probe launch (nonce already in `probe_args`); frames parsed with `nonce`. A one-shot
   // launch is always a fresh instance.
@@ -76,6 +79,10 @@ class Sandbox {
   LaunchRecord RunProbe(const std::vector<std::string>& probe_args, const std::string& nonce) {
     return RunProbe(probe_args, nonce, ProbeLaunchOptions{});
   }
+
+  // Runs the profile's `cleanup` for a one-shot instance whose probe launch deferred it
+  // (ProbeLaunchOptions::defer_cleanup). Safe beside other launches.
+  void CleanupInstance(const std::string& instance) { Cleanup(instance); }
 
   // Stops an open session and runs its cleanup. Safe to call twice.
   void Close();

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ class ScriptedLauncher final : public Launcher {
   explicit ScriptedLauncher(std::chrono::steady_clock::time_point& now) : now_(now) {}
 
   StatusOr<LaunchResult> Launch(const LaunchSpec& spec) override {
+    // Launches may come from several threads (a one-shot instance's cleanup runs beside the
+    // next launch): one at a time here, so the fake clock and the list stay whole.
+    std::lock_guard lock(mutex_);
     launches.push_back({spec.argv, spec.timeout, now_});
     Step step = steps.count(spec.argv[0]) ? steps[spec.argv[0]] : Step{};
     LaunchResult result;
@@ -121,6 +125,7 @@ class ScriptedLauncher final : public Launcher {
 
  private:
   std::chrono::steady_clock::time_point& now_;
+  std::mutex mutex_;
 };
 
 // Sees every launch end and says so when collected.

@@ -154,7 +154,7 @@ TEST(MechanismsPrivTest, APerFileLimitIsNotATmpLimit) {
   ASSERT_TRUE(r.contains("checks")) << run.err;
   ExpectVerdict(r, "limits.tmp_mib:100", "fail", "too-permissive");
   const std::string observed = CheckField(r, "limits.tmp_mib:100", "observed");
-  EXPECT_NE(observed.find("not enforced up to 200 MiB"), std::string::npos) << observed;
+  EXPECT_NE(observed.find("not enforced up to 130 MiB"), std::string::npos) << observed;
   // The control: the same /tmp as a tmpfs of 100 MiB is a total, and passes.
   const std::string bounded = Variant("sandboxes/bwrap-strict.json", "bwrap-tmp-100m", 0, {});
   std::ifstream in(bounded);

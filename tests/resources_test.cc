@@ -64,7 +64,7 @@ TEST(ResourcesTest, DockerDefaultIsNotEnforcedUpToTheCeiling) {
     EXPECT_EQ(CheckField(r, id, "direction"), "too-permissive") << id;
     EXPECT_EQ(CheckField(r, id, "severity"), "high") << id;
   }
-  EXPECT_NE(CheckField(r, "limits.memory_mib:512", "observed").find("not enforced up to 1024 MiB"),
+  EXPECT_NE(CheckField(r, "limits.memory_mib:512", "observed").find("not enforced up to 666 MiB"),
             std::string::npos);
   EXPECT_NE(CheckField(r, "limits.pids.max:50", "observed").find("not enforced up to"), std::string::npos);
   ExpectNoContainerLeft(r);
@@ -258,7 +258,7 @@ TEST(ResourcesTest, HostSurvivesTheWholeSuiteInsideTheEnvelope) {
   const json& r = run.report;
   EXPECT_EQ(run.exit_code, 1) << run.err;
   EXPECT_EQ(CheckField(r, "limits.pids.max:50", "verdict"), "fail");
-  EXPECT_NE(CheckField(r, "limits.memory_mib:512", "observed").find("not enforced up to 1024 MiB"),
+  EXPECT_NE(CheckField(r, "limits.memory_mib:512", "observed").find("not enforced up to 666 MiB"),
             std::string::npos);
   EXPECT_EQ(CheckField(r, "limits.open_files:1024", "verdict"), "fail");
   int probes = 0;
