@@ -58,7 +58,7 @@ declare -A COMPONENT_PACKAGES=(
 declare -A COMPONENT_DOC=(
   [tests]="build every test and benchmark; the tools the tests call (jsonschema, xmllint, clang for the fuzz smoke run, dpkg-dev for the .deb)"
   [microvm]="QEMU, Debian's generic kernel and the busybox guest in /var/lib/sandprobe-microvm (sandboxes/microvm*.json)"
-  [gvisor]="runsc, registered with dockerd as runtimes runsc (sandboxes/gvisor.json) and runsc-lab (sandboxes/gvisor-lab.json: gVisor's netstack in the egress lab)"
+  [gvisor]="runsc, registered with dockerd as runtimes runsc (sandboxes/gvisor.json) and runsc-lab (sandboxes/gvisor-lab.json: gVisor in the egress lab, on the kernel's sockets)"
   [firejail]="firejail (sandboxes/firejail*.json)"
   [agents]="npm: @anthropic-ai/sandbox-runtime, @openai/codex, @microsoft/sarif-multitool into /opt/sandprobe-agents"
   [node]="Node.js (Debian's nodejs where no node is installed)"
@@ -237,10 +237,11 @@ wait_dockerd() {
 }
 
 # gVisor for sandboxes/gvisor.json: register runsc as a docker runtime (ptrace platform: no KVM
-# needed), and runsc-lab for sandboxes/gvisor-lab.json: the same with --network=sandbox, gVisor's
-# own netstack over the interfaces it finds in the namespace docker gives the container (with
-# --network container:ID, the egress lab gateway's), where --network=none leaves it only a
-# loopback. dockerd re-reads `runtimes` on SIGHUP, so running containers are untouched; only a
+# needed), and runsc-lab for sandboxes/gvisor-lab.json: the same with --network=host, so the
+# sandbox's sockets are the kernel's in the namespace docker gives the container (with --network
+# container:ID, the egress lab gateway's), where --network=none leaves it only a loopback.
+# Not gVisor's own netstack (--network=sandbox): Debian 12's runsc refuses every namespace on
+# kernels 6.11 and later as "the root network namespace" (google/gvisor#10704). dockerd re-reads `runtimes` on SIGHUP, so running containers are untouched; only a
 # dockerd this script started (its stdout is our log) is signalled, and only when the config
 # changed. Best effort: without runsc the gvisor profile's preflight skips with the reason.
 register_runsc() {
