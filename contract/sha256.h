@@ -2,7 +2,7 @@
 //
 // A fact holds the hash of what was read, never the bytes: the host compares it with the hash
 // of a token it planted, so a leak is proven without the probe exfiltrating secrets into a
-// report. Backed by libcrypto's one-shot SHA256(), linked statically into the probe.
+// report. Backed by libcrypto (statically linked into the probe and the harness).
 #pragma once
 
 #include <string>

@@ -11,7 +11,6 @@
 #include <fstream>
 
 #include <fmt/format.h>
-#include <openssl/sha.h>
 
 namespace sandprobe {
 namespace {
@@ -28,22 +27,6 @@ std::string Hex(const unsigned char* data, std::size_t size) {
 }
 
 }  // namespace
-
-// The low-level SHA-256 calls, deprecated in OpenSSL 3 but kept there: the one-shot SHA256()
-// goes through EVP, whose first use loads openssl.cnf and initialises the default provider,
-// about 0.5 ms of every run (a tenth of a bwrap launch) for a 55-byte canary. These compute the
-// same digest with no initialisation.
-std::string Sha256Hex(std::string_view bytes) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-  SHA256_CTX context;
-  SHA256_Init(&context);
-  SHA256_Update(&context, bytes.data(), bytes.size());
-  SHA256_Final(digest, &context);
-#pragma GCC diagnostic pop
-  return Hex(digest, sizeof digest);
-}
 
 std::string RandomHex(std::size_t bytes) {
   std::string raw(bytes, '\0');

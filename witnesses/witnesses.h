@@ -8,13 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "contract/sha256.h"  // Sha256Hex, which every witness compares by
 #include "model/canary_env.h"
 #include "model/status.h"
 
 namespace sandprobe {
 
-
-std::string Sha256Hex(std::string_view bytes);
 // `bytes` random bytes from getrandom(2), hex-encoded.
 std::string RandomHex(std::size_t bytes);
 
