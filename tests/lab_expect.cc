@@ -40,4 +40,22 @@ void ExpectAllowedNameReached(const json& report) {
   EXPECT_NE(observed.find("Host pkg.lab.test /sandprobe/"), std::string::npos) << observed;
 }
 
+int ExpectEveryControlAndBypassThrough(const json& report) {
+  int through = 0, controls = 0, bypasses = 0;
+  for (const json& check : report["checks"]) {
+    const std::string id = check.value("id", "");
+    const bool control = id.rfind("net.allow.refused:", 0) == 0, bypass = id.rfind("net.bypass.refused:", 0) == 0;
+    if (!control && !bypass) continue;
+    controls += control;
+    bypasses += bypass;
+    EXPECT_EQ(check.value("verdict", ""), "fail") << id << ": " << check.value("observed", "");
+    EXPECT_EQ(check.value("direction", ""), "too-permissive") << id;
+    EXPECT_NE(check.value("observed", "").find("the lab received"), std::string::npos) << id;
+    through += check.value("verdict", "") == "fail";
+  }
+  EXPECT_GE(controls, 5);
+  EXPECT_EQ(bypasses, 12);
+  return through;
+}
+
 }  // namespace sandprobe::testing

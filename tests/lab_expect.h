@@ -20,4 +20,9 @@ void ExpectNothingLeftTheLab(const nlohmann::json& report);
 // request (HTTP Host pkg.lab.test, the probe's /sandprobe/ path), not the probe's word.
 void ExpectAllowedNameReached(const nlohmann::json& report);
 
+// A sandbox with no filter of its own: every control name (at least 5) and every net.bypass
+// spelling (12) fails too-permissive, each on a lab receipt (a sink's record of the request or
+// the resolver's of the query). Returns how many checks that is, for the caller's count of fails.
+int ExpectEveryControlAndBypassThrough(const nlohmann::json& report);
+
 }  // namespace sandprobe::testing
