@@ -11,6 +11,11 @@
 # legacy builder (DOCKER_BUILDKIT=0: Debian's docker.io ships no buildx). Layer caching makes a
 # rebuild with unchanged inputs a quick no-op; no registry is contacted (FROM scratch only).
 # Every image carries the label sandprobe.image=1, so they can be listed and removed by label.
+#
+# SANDPROBE_IMAGE_CLI=podman builds the same images into rootful podman's own store instead
+# (sandboxes/podman-*.json), from the same sources, with no docker on the machine: podman's
+# built-in builder, its RUN steps under runc with cgroupfs and file events (no systemd or
+# journald needed; the flags sandboxes/podman-hardened.json passes).
 set -euo pipefail
 
 die() { echo "build-images.sh: $*" >&2; exit 1; }
@@ -58,10 +63,23 @@ for bin in "$probe" "$busybox"; do
     2) die "$bin is no x86-64 ELF executable" ;;
   esac
 done
-command -v docker >/dev/null || die "docker CLI not found (install docker: docker.io or docker-ce)"
-if ! err=$(docker info 2>&1 >/dev/null); then
-  die "docker daemon unreachable (docker info failed): ${err##*$'\n'}"
-fi
+case ${SANDPROBE_IMAGE_CLI:-docker} in
+  docker)
+    cli=(docker)
+    build_cli=(env DOCKER_BUILDKIT=0 docker build)
+    command -v docker >/dev/null || die "docker CLI not found (install docker: docker.io or docker-ce)"
+    if ! err=$(docker info 2>&1 >/dev/null); then
+      die "docker daemon unreachable (docker info failed): ${err##*$'\n'}"
+    fi ;;
+  podman)
+    cli=(podman --runtime runc --cgroup-manager cgroupfs --events-backend file)
+    build_cli=("${cli[@]}" build --runtime runc)
+    command -v podman >/dev/null || die "podman not found (apt-get install podman runc)"
+    if ! err=$("${cli[@]}" info 2>&1 >/dev/null); then
+      die "podman info failed: ${err##*$'\n'}"
+    fi ;;
+  *) die "SANDPROBE_IMAGE_CLI=${SANDPROBE_IMAGE_CLI}: docker or podman" ;;
+esac
 
 ctx=$(mktemp -d "${TMPDIR:-/tmp}/sandprobe-images.XXXXXX")
 trap 'rm -rf "$ctx"' EXIT
@@ -74,11 +92,11 @@ chmod 0755 "$ctx/agent/busybox"
 
 build() {  # build TAG DOCKERFILE CONTEXT
   local tag=$1 dockerfile=$2 context=$3 log
-  echo "build-images.sh: building $tag" >&2
-  if ! log=$(DOCKER_BUILDKIT=0 docker build --force-rm --label sandprobe.image=1 \
+  echo "build-images.sh: building $tag (${cli[0]})" >&2
+  if ! log=$("${build_cli[@]}" --force-rm --label sandprobe.image=1 \
                -t "$tag" -f "$dockerfile" "$context" 2>&1); then
     printf '%s\n' "$log" >&2
-    die "docker build $tag failed (see output above)"
+    die "${cli[0]} build $tag failed (see output above)"
   fi
 }
 

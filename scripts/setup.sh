@@ -54,6 +54,8 @@ declare -A COMPONENT_PACKAGES=(
   [debroot]="debootstrap"
   [deb]="dpkg-dev file"
   [lab]="tinyproxy-bin"
+  # podman-docker is never installed: it would replace the docker CLI (docker_packages).
+  [podman]="podman runc containernetworking-plugins"
 )
 declare -A COMPONENT_DOC=(
   [tests]="build every test and benchmark; the tools the tests call (jsonschema, xmllint, clang for the fuzz smoke run, dpkg-dev for the .deb)"
@@ -71,8 +73,9 @@ declare -A COMPONENT_DOC=(
   [debroot]="debootstrap and a cached clean bookworm root in /var/cache/sandprobe-test-root (the .deb test)"
   [deb]="dpkg-dev and file, for cpack's Debian package (scripts/build-deb.sh)"
   [lab]="Debian's tinyproxy, built into the sandprobe/tinyproxy-allowlist image (sandboxes/docker-proxy-allowlist.json: a docker container's egress through an allowlisting proxy in the egress lab)"
+  [podman]="rootful podman with runc and CNI's plugins, and the sandprobe images built into podman's own store from docker/'s FROM-scratch sources (sandboxes/podman-hardened.json, sandboxes/podman-lab.json)"
 )
-ALL_COMPONENTS=(tests microvm gvisor firejail agents node deno python wasi chromium lint k8s debroot deb lab)
+ALL_COMPONENTS=(tests microvm gvisor firejail agents node deno python wasi chromium lint k8s debroot deb lab podman)
 # Components that need node/npm.
 declare -A NEEDS_NODE=([agents]=1 [node]=1 [lint]=1 [deno]=1 [wasi]=1)
 
@@ -430,6 +433,12 @@ build_images() {
   "${SUDO[@]}" docker/build-images.sh build/probe/sandprobe-probe
 }
 
+# The same images in rootful podman's store: podman has no daemon to wait for, and needs no
+# docker (the profiles' global flags need no change under /etc/containers either).
+build_podman_images() {
+  "${SUDO[@]}" env SANDPROBE_IMAGE_CLI=podman docker/build-images.sh build/probe/sandprobe-probe
+}
+
 # ---- the test root -----------------------------------------------------------------------------
 make_test_root() {
   "${SUDO[@]}" scripts/debroot.sh base --variant minbase >/dev/null
@@ -472,6 +481,7 @@ if with_daemon; then
   wait_dockerd
   [ "$NO_BUILD" -eq 1 ] || build_images
 fi
+with podman && [ "$NO_BUILD" -eq 0 ] && [ "$NO_DAEMON" -eq 0 ] && build_podman_images
 with microvm && build_microvm_guest
 with debroot && make_test_root
 log "ready"
