@@ -385,9 +385,9 @@ void ReadLab(ObjectReader& r, Profile& p) {
                          "launcher's lab namespace; a docker or gvisor profile says \"docker-gateway\" and runs its "
                          "containers with --network {{lab_network}}",
                          NameOf(p.backend)));
-  } else if (p.lab == LabMode::kDockerGateway && (!container || p.backend == Backend::kPodman)) {
-    r.FailAt(r.PointerTo("lab"), fmt::format("\"docker-gateway\" is for docker and gvisor (through docker) profiles, "
-                                             "not {}: a process sandbox says \"join\"",
+  } else if (p.lab == LabMode::kDockerGateway && !container) {
+    r.FailAt(r.PointerTo("lab"), fmt::format("\"docker-gateway\" is for docker, podman and gvisor (through docker) "
+                                             "profiles, not {}: a process sandbox says \"join\"",
                                              NameOf(p.backend)));
   }
 }
@@ -405,6 +405,11 @@ void ReadLabGateway(ObjectReader& parent, Profile& p) {
   parent.Fail(r.status());
   if (p.lab != LabMode::kDockerGateway) {
     parent.FailAt(parent.PointerTo("lab_gateway"), "needs \"lab\": \"docker-gateway\"");
+  } else if (p.lab_gateway.internal_network && p.backend == Backend::kPodman) {
+    // run/run_lab_gateway.cc LabGatewayEngineFor: podman's row makes no internal network.
+    parent.FailAt(parent.PointerTo("lab_gateway") / "internal_network",
+                  "is for docker and gvisor profiles: podman's gateway makes no --internal network (its `network "
+                  "create` prints a name, not an id, and makes a CNI bridge, not docker's internal network)");
   }
 }
 

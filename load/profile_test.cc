@@ -149,18 +149,24 @@ TEST(ProfileTest, LabDockerGatewayIsForDockerAndGvisorAndOwnsTheLabPlaceholders)
                                    lab + "}",
                                "p.json");
   };
-  for (const char* backend : {"docker", "gvisor"}) {
+  for (const char* backend : {"docker", "gvisor", "podman"}) {
     StatusOr<JsonDocument> doc = parse(backend, R"(, "lab": "docker-gateway")");
     ASSERT_TRUE(doc.ok());
     StatusOr<Profile> profile = ParseProfile(*doc);
     ASSERT_TRUE(profile.ok()) << backend << ": " << profile.status().message();
     EXPECT_EQ(profile->lab, LabMode::kDockerGateway);
   }
-  for (const char* backend : {"bwrap", "podman", "host"}) {
+  for (const char* backend : {"bwrap", "host"}) {
     StatusOr<JsonDocument> doc = parse(backend, R"(, "lab": "docker-gateway")");
     EXPECT_THAT(ParseProfile(*doc).status().message(),
-                ::testing::HasSubstr("/lab: \"docker-gateway\" is for docker and gvisor (through docker) profiles"))
+                ::testing::HasSubstr("/lab: \"docker-gateway\" is for docker, podman and gvisor (through docker) profiles"))
         << backend;
+  }
+  {  // podman's gateway makes no internal network: refused where the profile asks for one
+    StatusOr<JsonDocument> doc =
+        parse("podman", R"(, "lab": "docker-gateway", "lab_gateway": {"internal_network": true})");
+    EXPECT_THAT(ParseProfile(*doc).status().message(),
+                ::testing::HasSubstr("/lab_gateway/internal_network: is for docker and gvisor profiles"));
   }
   // Without the gateway the placeholders have no value: refused where they are used.
   StatusOr<JsonDocument> doc = parse("docker", "");

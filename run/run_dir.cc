@@ -42,7 +42,9 @@ Status RunDir::RecordSweeps(const Profile& profile, const std::string& probe_dir
   if (!sweeps.ok()) return sweeps.status();
   // A docker lab gateway (run/run_lab_gateway.h) is the run's too, whatever the profile sweeps.
   if (profile.lab == LabMode::kDockerGateway) {
-    for (RecordedSweep& sweep : LabGatewaySweeps(run_id_)) sweeps->push_back(std::move(sweep));
+    for (RecordedSweep& sweep : LabGatewaySweeps(run_id_, LabGatewayEngineFor(profile.backend))) {
+      sweeps->push_back(std::move(sweep));
+    }
   }
   return sandprobe::RecordSweeps(root_, *sweeps).AsHarnessError();
 }

@@ -88,7 +88,8 @@ StatusOr<std::unique_ptr<RunLab>> RunLab::JoinedByADockerGateway(std::unique_ptr
   StatusOr<std::string> resolv = WriteLabFile(run_dir, "resolv.conf", LabResolvConf());
   if (!resolv.ok()) return resolv.status();
   StatusOr<std::unique_ptr<DockerLabGateway>> gateway =
-      DockerLabGateway::Start(launcher, run_id, deadline, profile.lab_gateway.internal_network);
+      DockerLabGateway::Start(launcher, run_id, deadline, profile.lab_gateway.internal_network,
+                              LabGatewayEngineFor(profile.backend));
   if (!gateway.ok()) return gateway.status().WithContext("egress lab").AsHarnessError();
   const std::string where = "egress lab: lab gateway " + (*gateway)->id();
   // Held by our own descriptor from here on: the veth pair lives as long as this object.

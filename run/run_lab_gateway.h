@@ -14,6 +14,9 @@
 // The gateway carries the run's label (sandprobe.run=RUN_ID) and a role label, so a dead run's
 // sweep finds it (LabGatewaySweeps, recorded with the profile's sweeps before any launch); the
 // run itself removes it by id when the lab goes.
+//
+// Rootful podman profiles ("backend": "podman") use the same gateway through podman's
+// docker-compatible CLI; what differs is one LabGatewayEngine row (LabGatewayEngineFor).
 #pragma once
 
 #include <chrono>
@@ -24,9 +27,29 @@
 #include "launch/deadline.h"
 #include "launch/launcher.h"
 #include "launch/run_registry.h"
+#include "model/policy_enums.h"
 #include "model/status.h"
 
 namespace sandprobe {
+
+// How the gateway's container engine is driven: one row per backend, no if-chain on names.
+struct LabGatewayEngine {
+  // The argv every command starts with: {"docker"}, or podman with the global flags its
+  // profiles pass (sandboxes/podman-hardened.json says why each).
+  std::vector<std::string> command;
+  // The gateway's `run` may say --dns beside --network none. Podman refuses it ("conflicting
+  // options: dns and the network mode: none") and gives a --network container:ID container an
+  // empty resolv.conf: its profiles bind {lab_resolv_conf} over /etc/resolv.conf instead.
+  bool dns_without_network = true;
+  std::vector<std::string> run_options;   // more `run` flags, before the image
+  std::vector<std::string> force_remove;  // after `command`: remove a running container now
+  // It can make the run's --internal network ("lab_gateway": {"internal_network": true}).
+  bool internal_network = true;
+};
+
+// The row for a container backend (docker, gvisor: docker's; podman: podman's). Any other
+// backend gets docker's: the profile loader lets only container backends say "docker-gateway".
+const LabGatewayEngine& LabGatewayEngineFor(Backend backend);
 
 class DockerLabGateway {
  public:
@@ -36,8 +59,11 @@ class DockerLabGateway {
   // LabInternalSubnets(run_id), the first the daemon does not refuse as overlapping another
   // network), and the gateway on it at that subnet's gateway_address instead of with no
   // network (profile "lab_gateway").
+  // `engine`: which CLI starts and removes it (LabGatewayEngineFor(profile.backend)).
   static StatusOr<std::unique_ptr<DockerLabGateway>> Start(Launcher& launcher, const std::string& run_id,
-                                                           const Deadline& deadline, bool internal_network = false);
+                                                           const Deadline& deadline, bool internal_network = false,
+                                                           const LabGatewayEngine& engine =
+                                                               LabGatewayEngineFor(Backend::kDocker));
   ~DockerLabGateway();  // Remove(), when not done yet
   DockerLabGateway(const DockerLabGateway&) = delete;
   DockerLabGateway& operator=(const DockerLabGateway&) = delete;
@@ -61,11 +87,12 @@ class DockerLabGateway {
   static constexpr const char* kRoleLabel = "sandprobe.role=lab-gateway";
 
  private:
-  DockerLabGateway(Launcher& launcher, const Deadline& deadline, std::string id)
-      : launcher_(launcher), deadline_(deadline), id_(std::move(id)) {}
+  DockerLabGateway(Launcher& launcher, const Deadline& deadline, std::string id, const LabGatewayEngine& engine)
+      : launcher_(launcher), deadline_(deadline), id_(std::move(id)), engine_(engine) {}
   Launcher& launcher_;
   Deadline deadline_;  // the run's (copies share its removal window)
   std::string id_;
+  const LabGatewayEngine& engine_;  // a row of LabGatewayEngineFor's table
   std::string network_id_, network_name_, network_address_;  // the internal network, when there is one
   int pid_ = 0;
   std::string removed_;  // Remove()'s answer, once it ran
@@ -90,10 +117,12 @@ std::vector<LabInternalSubnet> LabInternalSubnets(const std::string& run_id);
 // `internal_network`: the network's name (it then runs there at `internal_address`), "" for none.
 std::vector<std::string> LabGatewayRunArgv(const std::string& run_id, long long sleep_seconds,
                                            const std::string& internal_network = "",
-                                           const std::string& internal_address = "");
+                                           const std::string& internal_address = "",
+                                           const LabGatewayEngine& engine = LabGatewayEngineFor(Backend::kDocker));
 
 // What `sandprobe sweep` runs for a dead run's gateway: its container, then its internal
 // network, each listed by the run's and the role's labels and removed by id.
-std::vector<RecordedSweep> LabGatewaySweeps(const std::string& run_id);
+std::vector<RecordedSweep> LabGatewaySweeps(const std::string& run_id,
+                                            const LabGatewayEngine& engine = LabGatewayEngineFor(Backend::kDocker));
 
 }  // namespace sandprobe

@@ -168,5 +168,60 @@ TEST(DockerLabGatewayTest, ASubnetAnotherNetworkHasIsPassedOverAndOtherErrorsAre
   }
 }
 
+TEST(DockerLabGatewayTest, PodmansRowStartsInspectsAndRemovesThroughPodmanWithItsGlobalFlagsAndNoDns) {
+  const LabGatewayEngine& podman = LabGatewayEngineFor(Backend::kPodman);
+  const std::vector<std::string> prefix = {"podman", "--runtime", "runc", "--cgroup-manager", "cgroupfs",
+                                           "--events-backend", "file"};
+  FakeLauncher launcher;
+  launcher.replies = {Exit(0, kId + "\n"), Exit(0, "4242\n"), Exit(0, kId + "\n")};
+  const Deadline deadline;
+  {
+    StatusOr<std::unique_ptr<DockerLabGateway>> gateway =
+        DockerLabGateway::Start(launcher, "3f2a", deadline, false, podman);
+    ASSERT_TRUE(gateway.ok()) << gateway.status().message();
+    EXPECT_EQ((*gateway)->pid(), 4242);
+    const std::vector<std::string>& run = launcher.specs.at(0).argv;
+    ASSERT_GT(run.size(), prefix.size());
+    EXPECT_EQ(std::vector<std::string>(run.begin(), run.begin() + prefix.size()), prefix);
+    EXPECT_TRUE(Has(run, {"run", "-d", "--pull", "never"}));
+    EXPECT_TRUE(Has(run, {"--network", "none"}));
+    // podman refuses --dns beside --network none: the profile binds {lab_resolv_conf} instead.
+    EXPECT_EQ(std::find(run.begin(), run.end(), "--dns"), run.end());
+    EXPECT_TRUE(Has(run, {"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096"}));
+    EXPECT_TRUE(Has(run, {"--label", "sandprobe.run=3f2a", "--label", "sandprobe.role=lab-gateway"}));
+    std::vector<std::string> inspect = prefix;
+    inspect.insert(inspect.end(), {"inspect", "--type", "container", "--format", "{{.State.Pid}}", kId});
+    EXPECT_EQ(launcher.specs.at(1).argv, inspect);
+    EXPECT_EQ((*gateway)->Remove(), "removed");
+  }
+  ASSERT_EQ(launcher.specs.size(), 3u);
+  std::vector<std::string> remove = prefix;
+  remove.insert(remove.end(), {"rm", "-f", "-t", "0", kId});  // -t 0: no 10 s of SIGTERM first
+  EXPECT_EQ(launcher.specs.at(2).argv, remove);
+
+  // Its sweep: the gateway container only (podman's row makes no network), removed by id.
+  std::vector<RecordedSweep> sweeps = LabGatewaySweeps("3f2a", podman);
+  ASSERT_EQ(sweeps.size(), 1u);
+  std::vector<std::string> list = prefix;
+  list.insert(list.end(), {"ps", "-aq", "--no-trunc", "--filter", "label=sandprobe.run=3f2a", "--filter",
+                           "label=sandprobe.role=lab-gateway"});
+  EXPECT_EQ(sweeps[0].list, list);
+  EXPECT_EQ(sweeps[0].RemoveArgv(kId), remove);
+
+  // An internal network is docker's: refused before anything starts.
+  FakeLauncher untouched;
+  StatusOr<std::unique_ptr<DockerLabGateway>> refused = DockerLabGateway::Start(untouched, "3f2a", deadline, true, podman);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("podman cannot make the run's internal network"), std::string::npos)
+      << refused.status().message();
+  EXPECT_TRUE(untouched.specs.empty());
+}
+
+TEST(DockerLabGatewayTest, DockerAndGvisorShareDockersRow) {
+  EXPECT_EQ(&LabGatewayEngineFor(Backend::kDocker), &LabGatewayEngineFor(Backend::kGvisor));
+  EXPECT_EQ(LabGatewayEngineFor(Backend::kDocker).command, (std::vector<std::string>{"docker"}));
+  EXPECT_NE(&LabGatewayEngineFor(Backend::kPodman), &LabGatewayEngineFor(Backend::kDocker));
+}
+
 }  // namespace
 }  // namespace sandprobe
