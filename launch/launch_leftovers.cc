@@ -62,13 +62,18 @@ void Reap(int pid) {
 }  // namespace
 
 std::optional<std::uint64_t> AttributeOrphan(const ProcStat& orphan, std::string_view environ,
-                                             const std::vector<LiveLaunch>& live) {
+                                             const std::vector<LiveLaunch>& live, std::string_view cmdline) {
   for (const LiveLaunch& launch : live) {
     if (orphan.pgid == launch.child_pid) return launch.seq;
   }
   if (std::optional<std::string_view> marker = EnvValue(environ, kLaunchMarkerEnv)) {
     for (const LiveLaunch& launch : live) {
       if (*marker == launch.marker) return launch.seq;
+    }
+  }
+  if (!cmdline.empty()) {
+    for (const LiveLaunch& launch : live) {
+      if (!launch.orphan_tag.empty() && CmdlineHasArg(cmdline, launch.orphan_tag)) return launch.seq;
     }
   }
   const LiveLaunch* latest = nullptr;
@@ -107,7 +112,7 @@ void LaunchRegistration::Register(int child_pid, const std::unique_lock<std::mut
   // over a later one; rules 1 and 2 still work.
   TheRegistry().live.push_back(
       {.seq = seq_, .child_pid = child_pid, .start_ticks = stat ? stat->start_ticks : 0,
-       .marker = marker_});
+       .marker = marker_, .orphan_tag = orphan_tag_});
 }
 
 void LaunchRegistration::MarkReaped() {
@@ -139,10 +144,10 @@ std::vector<LeftoverProcess> LaunchRegistration::KillOrphans(const std::string& 
         const std::pair<int, unsigned long long> identity{pid, stat->start_ticks};
         if (registry.spared.count(identity) && !stat->dead()) continue;
         std::string environ = stat->dead() ? "" : ReadProcFile(pid, "environ");
-        if (AttributeOrphan(*stat, environ, registry.live) != seq_) continue;
+        std::string cmdline = stat->dead() ? "" : ReadProcFile(pid, "cmdline");
+        if (AttributeOrphan(*stat, environ, registry.live, cmdline) != seq_) continue;
         registry.spared.erase(identity);  // dead now: reaped below like any other
         if (!spare_arg.empty() && spared != nullptr && !stat->dead()) {
-          std::string cmdline = ReadProcFile(pid, "cmdline");
           if (CmdlineHasArg(cmdline, spare_arg)) {
             registry.spared.insert(identity);
             spared->push_back({pid, CmdlineForDisplay(cmdline, kLeftoverArgvCap)});

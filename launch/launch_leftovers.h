@@ -16,7 +16,9 @@
 //   1. its process group is a live launch's (it did not setsid);
 //   2. its environment carries a live launch's marker (kLaunchMarkerEnv, set by the launcher in
 //      every child and inherited unless a sandbox clears the environment);
-//   3. otherwise its start time (field 22 of /proc/<pid>/stat): the live launch that started
+//   3. its argv has a live launch's orphan tag (LaunchSpec::orphan_tag) as an element: a
+//      process that clears its environment but names its instance (podman's conmon);
+//   4. otherwise its start time (field 22 of /proc/<pid>/stat): the live launch that started
 //      last at or before it. Exact when one launch runs at a time (a run's probe launches are
 //      sequential; the witnesses' long-lived launches started earlier).
 // Spawning and scanning exclude each other (LockSpawns), so a concurrent launch's child
@@ -45,12 +47,14 @@ struct LiveLaunch {
   bool child_reaped = false;
   unsigned long long start_ticks = 0;  // the child's
   std::string marker;
+  std::string orphan_tag;  // LaunchSpec::orphan_tag; empty: none
 };
 
 // The rules above, pure: the seq of the launch `orphan` descends from, or nullopt. `environ`
 // is its raw /proc/<pid>/environ (empty when unreadable).
+// `cmdline`: its raw /proc/<pid>/cmdline (empty when unreadable or not read).
 std::optional<std::uint64_t> AttributeOrphan(const ProcStat& orphan, std::string_view environ,
-                                             const std::vector<LiveLaunch>& live);
+                                             const std::vector<LiveLaunch>& live, std::string_view cmdline = {});
 
 // One launch in the process-wide registry, from before its spawn until its orphans are gone.
 class LaunchRegistration {
@@ -61,6 +65,8 @@ class LaunchRegistration {
   LaunchRegistration& operator=(const LaunchRegistration&) = delete;
 
   const std::string& marker() const { return marker_; }
+  // Before Register: the launch's LaunchSpec::orphan_tag.
+  void set_orphan_tag(std::string tag) { orphan_tag_ = std::move(tag); }
   // Held from before fork until the child is registered (or a failed one reaped).
   static std::unique_lock<std::mutex> LockSpawns();
   void Register(int child_pid, const std::unique_lock<std::mutex>& spawn_lock);
@@ -78,6 +84,7 @@ class LaunchRegistration {
  private:
   std::uint64_t seq_;
   std::string marker_;
+  std::string orphan_tag_;
   int child_pid_ = 0;
 };
 

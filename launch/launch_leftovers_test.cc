@@ -38,6 +38,22 @@ TEST(LauncherOrphanAttribution, WithoutGroupOrMarkerTheLatestEarlierLaunchWins) 
   EXPECT_EQ(AttributeOrphan(Orphan(700, 300), "SANDPROBE_LAUNCH_ID_X=9-1\0"s, kLive), 2u);
 }
 
+TEST(LauncherOrphanAttribution, AnOrphanNamingALaunchsTagIsThatLaunchsWithoutMarker) {
+  // podman's conmon: its own session and environment, "-n INSTANCE" in its argv, started
+  // after launch 2 (the start time alone would hand it to 2, which would kill it at its end).
+  std::vector<LiveLaunch> live = kLive;
+  live[0].orphan_tag = "sp-run-1";
+  live[1].orphan_tag = "sp-run-2";
+  EXPECT_EQ(AttributeOrphan(Orphan(700, 300), "PATH=/bin\0"s, live, "/usr/bin/conmon\0-n\0sp-run-1\0-c\0abc\0"s), 1u);
+  EXPECT_EQ(AttributeOrphan(Orphan(700, 300), "", live, "/usr/bin/conmon\0-n\0sp-run-2\0"s), 2u);
+  // Only a whole element counts, and the marker comes first.
+  EXPECT_EQ(AttributeOrphan(Orphan(700, 300), "", live, "x\0sp-run-10\0"s), 2u);
+  EXPECT_EQ(AttributeOrphan(Orphan(700, 300), "SANDPROBE_LAUNCH_ID=9-2\0"s, live, "x\0sp-run-1\0"s), 2u);
+  // An empty tag matches nothing (an empty argv element).
+  live[0].orphan_tag = "";
+  EXPECT_EQ(AttributeOrphan(Orphan(700, 300), "", live, "x\0\0"s), 2u);
+}
+
 TEST(LauncherOrphanAttribution, OlderThanEveryLiveLaunchBelongsToNone) {
   EXPECT_EQ(AttributeOrphan(Orphan(700, 50), "", kLive), std::nullopt);
   EXPECT_EQ(AttributeOrphan(Orphan(700, 300), "", {}), std::nullopt);

@@ -118,6 +118,7 @@ Status LaunchSession::Spawn() {
   bp::environment env = boost::this_process::environment();
   for (const auto& [name, value] : spec_.extra_env) env[name] = value;
   env[kLaunchMarkerEnv] = registration_.marker();
+  registration_.set_orphan_tag(spec_.orphan_tag);
   // Resolved here, as execvp would with the child's PATH, and exec'd by that absolute path:
   // what the report records is what ran (launch/launch_executable.h). An empty environment
   // resolves with the harness's PATH, as `env -i CMD` finds CMD in the caller's.

@@ -93,6 +93,10 @@ struct LaunchSpec {
   std::string spare_processes_with_arg;
   // Set: the child runs inside the egress lab (LabJoin above); unset: in the harness's namespaces.
   std::optional<LabJoin> lab_join;
+  // Non-empty: an orphan whose argv has this exact element is this launch's (launch_leftovers.h
+  // rule 3), e.g. the sandbox instance's name, which podman's conmon carries ("-n NAME") but not
+  // the launch marker (podman gives conmon an environment of its own).
+  std::string orphan_tag;
 };
 
 // Facts about one finished launch; the caller judges them.

@@ -131,6 +131,8 @@ LaunchRecord Sandbox::LaunchTemplate(const TemplateLaunch& launch, LaunchResult*
   if (launch.enveloped && profile_.envelope) spec.envelope = ToLaunchEnvelope(*profile_.envelope);
   spec.empty_environment = launch.enveloped && profile_.environment == ProbeEnvironment::kEmpty;
   spec.spare_processes_with_arg = launch.spare_processes_with_arg;
+  // A daemonless runtime's monitor (podman's conmon) names the instance but clears our marker.
+  spec.orphan_tag = launch.instance;
   if (launch.join_lab) spec.lab_join = context_.lab_join;
   StatusOr<LaunchResult> result = launcher_.Launch(spec);
   if (!result.ok()) {
