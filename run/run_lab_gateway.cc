@@ -41,6 +41,8 @@ StatusOr<std::string> Docker(Launcher& launcher, const Deadline& deadline, std::
   spec.timeout = bound.limit;
   spec.extra_env = {{"GOMAXPROCS", "1"}};
   spec.spare_processes_with_arg = spare;
+  // And no launch beside this one (a witness's) takes it for its own meanwhile (launch_leftovers.h).
+  spec.orphan_tag = spare;
   StatusOr<LaunchResult> r = launcher.Launch(spec);
   if (!r.ok()) return r.status().WithContext(command).AsHarnessError();
   if (r->exit_code != 0) return Status::HarnessError(fmt::format("{}: {}", command, Said(*r)));

@@ -189,6 +189,10 @@ TEST(DockerLabGatewayTest, PodmansRowStartsInspectsAndRemovesThroughPodmanWithIt
     EXPECT_EQ(std::find(run.begin(), run.end(), "--dns"), run.end());
     EXPECT_TRUE(Has(run, {"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096"}));
     EXPECT_TRUE(Has(run, {"--label", "sandprobe.run=3f2a", "--label", "sandprobe.role=lab-gateway"}));
+    // Its conmon ("-n sp-3f2a-lab-gateway") outlives `podman run -d`: spared, and no other
+    // launch's orphan.
+    EXPECT_EQ(launcher.specs.at(0).spare_processes_with_arg, "sp-3f2a-lab-gateway");
+    EXPECT_EQ(launcher.specs.at(0).orphan_tag, "sp-3f2a-lab-gateway");
     std::vector<std::string> inspect = prefix;
     inspect.insert(inspect.end(), {"inspect", "--type", "container", "--format", "{{.State.Pid}}", kId});
     EXPECT_EQ(launcher.specs.at(1).argv, inspect);
