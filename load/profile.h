@@ -84,7 +84,7 @@ enum class ProbeEnvironment { kInherit, kEmpty };
 //     LabJoin), so the sandbox's own filter or proxy works as on a real host. Process sandboxes
 //     only (host, bwrap, firejail, other): a daemon-run container is started by the daemon, not
 //     by the launcher's child.
-//   kDockerGateway ("docker-gateway"): docker and gvisor (through docker) profiles: the run
+//   kDockerGateway ("docker-gateway"): docker, podman and gvisor (through docker) profiles: the run
 //     starts a lab gateway container whose network namespace is joined to the lab
 //     (run/run_lab_gateway.h); the profile's containers use it with `--network {lab_network}`
 //     ("container:ID": the gateway's links and its resolv.conf, the lab's resolvers) and may
