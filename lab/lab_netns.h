@@ -22,14 +22,21 @@ namespace sandprobe {
 
 class LabNamespace {
  public:
-  // Unshares a new network namespace on a helper thread, brings its loopback up and puts
-  // `addresses` on it. Errors name the step (unshare needs CAP_SYS_ADMIN: "unshare(CLONE_NEWNET): EPERM").
-  static StatusOr<LabNamespace> Create(const std::vector<IpAddress>& addresses);
+  // Unshares a new network namespace on a helper thread, brings its loopback up, puts
+  // `addresses` on it and then runs `inside` (if set) on that same thread: one thread for the
+  // whole set-up, since under load each hand-over to a new thread can wait out a scheduler slice.
+  // Errors name the step (unshare needs CAP_SYS_ADMIN: "unshare(CLONE_NEWNET): EPERM").
+  static StatusOr<LabNamespace> Create(const std::vector<IpAddress>& addresses,
+                                       const std::function<Status(const LabNamespace&)>& inside = {});
   // Holds a namespace that already exists (a container's, "/proc/PID/ns/net") by a descriptor of
   // its own: the namespace then lives at least as long as this object, whoever else lets it go.
   // Nothing inside is changed.
   static StatusOr<LabNamespace> Open(const std::string& ns_path);
-  LabNamespace(LabNamespace&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  LabNamespace() = default;  // holds no namespace (fd() < 0)
+  LabNamespace(LabNamespace&& other) noexcept : fd_(other.fd_), link_table_fd_(other.link_table_fd_) {
+    other.fd_ = -1;
+    other.link_table_fd_ = -1;
+  }
   LabNamespace& operator=(LabNamespace&& other) noexcept;
   ~LabNamespace();
 
@@ -38,11 +45,27 @@ class LabNamespace {
   // Runs `inside` on a new thread that entered this namespace, waits, and returns its Status.
   // Sockets it opens belong to the namespace wherever they are used later.
   Status RunInside(const std::function<Status()>& inside) const;
+  // The names of the namespace's links. Read without entering it when a thread inside kept its
+  // link table open (KeepLinkTable: the /proc net files stay bound to the namespace they were
+  // opened in), else on a thread inside.
+  StatusOr<std::vector<std::string>> LinkNames() const;
+  // Called on a thread inside this namespace: opens its link table for LinkNames.
+  Status KeepLinkTable();
 
  private:
   explicit LabNamespace(int fd) : fd_(fd) {}
   int fd_ = -1;
+  int link_table_fd_ = -1;  // /proc/thread-self/net/dev opened inside, -1 when not kept
 };
+
+// On a thread inside a namespace: waits until an IPv6 `destination` is routable from it (with
+// `source` as the address the kernel picks, when set). The kernel puts a new IPv6 address's
+// routes in place from a work queue after the netlink request is acknowledged (even with
+// IFA_F_NODAD): until then a connect to it fails with ENETUNREACH, or picks another source. A
+// lab that returned before that would race its first client. Polls a UDP connect (no packet is
+// sent) every 100 us; an error naming the address after kAddressReadyLimitMs.
+Status WaitUntilRoutable(const IpAddress& destination, const IpAddress* source = nullptr);
+inline constexpr int kAddressReadyLimitMs = 2000;
 
 // Runs `inside` on a new thread after setns(ns_fd, CLONE_NEWNET); waits for it.
 Status RunInNetworkNamespace(int ns_fd, const std::function<Status()>& inside);

@@ -385,6 +385,14 @@ TEST(LabTest, SandboxNamespaceReachesTheLabAndNothingElse) {
     return Status::Ok();
   }).ok());
   EXPECT_EQ(Interfaces(), host_interfaces);
+  // The same links read from the host's thread, through the tables kept open inside.
+  const auto link_set = [](const LabNamespace& netns) {
+    StatusOr<std::vector<std::string>> names = netns.LinkNames();
+    EXPECT_TRUE(names.ok()) << names.status().message();
+    return names.ok() ? std::set<std::string>(names->begin(), names->end()) : std::set<std::string>{};
+  };
+  EXPECT_EQ(link_set(lab->network_namespace()), (std::set<std::string>{"lo", "sp-sandbox"}));
+  EXPECT_EQ(link_set(sandbox->network_namespace()), (std::set<std::string>{"lo", "eth0"}));
   EXPECT_NE(LabResolvConf().find("nameserver 203.0.113.53\n"), std::string::npos);
 }
 
@@ -409,6 +417,16 @@ TEST(LabTest, ExistingNamespaceOpenedByPathJoinsTheLab) {
   }).ok());
   ASSERT_EQ(lab->DnsReceipts().size(), 1u);
   EXPECT_EQ(lab->DnsReceipts()[0].peer.rfind("203.0.113.2:", 0), 0u) << lab->DnsReceipts()[0].peer;
+  // Its links from the host's thread; an opened namespace with no table kept (`made` kept one
+  // at creation, before the pair) is read on a thread inside.
+  StatusOr<std::vector<std::string>> links = sandbox->network_namespace().LinkNames();
+  ASSERT_TRUE(links.ok()) << links.status().message();
+  EXPECT_EQ(std::set<std::string>(links->begin(), links->end()), (std::set<std::string>{"lo", "sp-lab"}));
+  StatusOr<LabNamespace> reopened = LabNamespace::Open(fmt::format("/proc/self/fd/{}", made->fd()));
+  ASSERT_TRUE(reopened.ok());
+  links = reopened->LinkNames();
+  ASSERT_TRUE(links.ok()) << links.status().message();
+  EXPECT_EQ(std::set<std::string>(links->begin(), links->end()), (std::set<std::string>{"lo", "sp-lab"}));
   StatusOr<LabNamespace> missing = LabNamespace::Open("/proc/self/fd/999999");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().message(), "open(/proc/self/fd/999999): ENOENT");

@@ -1,7 +1,5 @@
 #include "run/run_lab.h"
 
-#include <net/if.h>
-
 #include <filesystem>
 #include <fstream>
 
@@ -29,24 +27,10 @@ StatusOr<std::string> WriteLabFile(const std::string& run_dir, const std::string
   return WriteFile(dir / name, text);
 }
 
-// The links of the calling thread's network namespace, by name.
-nlohmann::json Links() {
-  nlohmann::json names = nlohmann::json::array();
-  if (struct if_nameindex* list = ::if_nameindex()) {
-    for (struct if_nameindex* i = list; i->if_index != 0; ++i) names.push_back(i->if_name);
-    ::if_freenameindex(list);
-  }
-  return names;
-}
-
 nlohmann::json LinksIn(const LabNamespace& netns) {
-  nlohmann::json links;
-  Status status = netns.RunInside([&] {
-    links = Links();
-    return Status::Ok();
-  });
-  if (!status.ok()) return status.message();
-  return links;
+  StatusOr<std::vector<std::string>> links = netns.LinkNames();
+  if (!links.ok()) return links.status().message();
+  return *links;
 }
 
 }  // namespace
