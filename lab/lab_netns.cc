@@ -1,6 +1,7 @@
 #include "lab/lab_netns.h"
 
 #include <fcntl.h>
+#include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -52,7 +53,7 @@ StatusOr<LabNamespace> LabNamespace::Create(const std::vector<IpAddress>& addres
     }
     for (const IpAddress& address : addresses) {
       if (!address.v6) continue;  // IPv4 routes are in place when the request is acknowledged
-      if (Status s = WaitUntilRoutable(address); !s.ok()) return s;
+      if (Status s = WaitForRoute(address, RouteReady::kLocal); !s.ok()) return s;
     }
     return inside ? inside(lab) : Status::Ok();
   });
@@ -60,32 +61,25 @@ StatusOr<LabNamespace> LabNamespace::Create(const std::vector<IpAddress>& addres
   return lab;
 }
 
-Status WaitUntilRoutable(const IpAddress& destination, const IpAddress* source) {
-  sockaddr_in6 to{};
-  to.sin6_family = AF_INET6;
-  to.sin6_port = htons(9);  // discard; nothing is sent
-  std::memcpy(&to.sin6_addr, destination.bytes.data(), 16);
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kAddressReadyLimitMs);
-  std::string last = "not tried";
-  for (;;) {
-    const int fd = ::socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return Status::HarnessError(fmt::format("socket(AF_INET6): {}", ErrnoName(errno)));
-    sockaddr_in6 from{};
-    socklen_t length = sizeof from;
-    if (::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0) {
-      last = ErrnoName(errno);
-    } else if (::getsockname(fd, reinterpret_cast<sockaddr*>(&from), &length) != 0) {
-      last = ErrnoName(errno);
-    } else if (source == nullptr || std::memcmp(&from.sin6_addr, source->bytes.data(), 16) == 0) {
-      ::close(fd);
-      return Status::Ok();
-    } else {
-      last = "another source address";
+Status WaitForRoute(const IpAddress& destination, RouteReady ready) {
+  const int wanted = [&] {
+    switch (ready) {
+      case RouteReady::kLocal: return RTN_LOCAL;
+      case RouteReady::kOutward: return RTN_UNICAST;
     }
-    ::close(fd);
+    return RTN_UNSPEC;
+  }();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kAddressReadyLimitMs);
+  for (;;) {
+    StatusOr<RouteLookup> route = NetlinkLookUpRoute(destination);
+    if (!route.ok()) return route.status();
+    if (route->error == 0 && route->type == wanted) return Status::Ok();
     if (std::chrono::steady_clock::now() > until) {
-      return Status::HarnessError(fmt::format("IPv6 address {} not routable{} after {} ms: {}", destination.Text(),
-                                              source ? " from " + source->Text() : "", kAddressReadyLimitMs, last));
+      const std::string found =
+          route->error != 0 ? ErrnoName(route->error) : fmt::format("a route of type {}", route->type);
+      return Status::HarnessError(fmt::format("the route to {} is not {} after {} ms: {}", destination.Text(),
+                                              ready == RouteReady::kLocal ? "local" : "out a link",
+                                              kAddressReadyLimitMs, found));
     }
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }

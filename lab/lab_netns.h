@@ -58,13 +58,20 @@ class LabNamespace {
   int link_table_fd_ = -1;  // /proc/thread-self/net/dev opened inside, -1 when not kept
 };
 
-// On a thread inside a namespace: waits until an IPv6 `destination` is routable from it (with
-// `source` as the address the kernel picks, when set). The kernel puts a new IPv6 address's
-// routes in place from a work queue after the netlink request is acknowledged (even with
-// IFA_F_NODAD): until then a connect to it fails with ENETUNREACH, or picks another source. A
-// lab that returned before that would race its first client. Polls a UDP connect (no packet is
-// sent) every 100 us; an error naming the address after kAddressReadyLimitMs.
-Status WaitUntilRoutable(const IpAddress& destination, const IpAddress* source = nullptr);
+// What a route must be before the lab lets anyone use the address it leads to.
+enum class RouteReady {
+  kLocal,    // delivered in this namespace (an address of its own)
+  kOutward,  // sent out a link (to the other end of a veth pair)
+};
+// On a thread inside a namespace: waits until the kernel's route to `destination` is `ready`. The
+// kernel puts a new IPv6 address's own route (and a peer address's route) in place from a work
+// queue after the netlink request is acknowledged, even with IFA_F_NODAD. Until then a packet to
+// the address is dropped (on loopback the address's prefix route is a reject route that a connect
+// does not see: a TCP SYN is lost, the connect fails with ENETUNREACH a second later when the SYN
+// is sent again) or finds no route. A lab that returned before that would race its first client.
+// Asks the kernel (RTM_GETROUTE) every 100 us; an error naming the address after
+// kAddressReadyLimitMs.
+Status WaitForRoute(const IpAddress& destination, RouteReady ready);
 inline constexpr int kAddressReadyLimitMs = 2000;
 
 // Runs `inside` on a new thread after setns(ns_fd, CLONE_NEWNET); waits for it.

@@ -47,14 +47,12 @@ Status Enter(int fd, const char* which) {
 }
 
 // The IPv6 routes across the pair in place before anyone connects (lab/lab_netns.h
-// WaitUntilRoutable): the kernel adds them once the pair's carrier is up (both ends up), from a
-// work queue. On a thread in the sandbox's namespace: the lab's end, from the sandbox's address.
-Status WaitForLabEnd() {
-  const IpAddress own = SandboxAddressV6();
-  return WaitUntilRoutable(LabPeerV6(), &own);
-}
-// On a thread in the lab's namespace: the sandbox's end.
-Status WaitForSandboxEnd() { return WaitUntilRoutable(SandboxAddressV6()); }
+// WaitForRoute): the kernel adds an address's own route and its peer's route from a work queue.
+// On a thread in the sandbox's namespace: its own address (the lab's replies come to it; the
+// routes to the lab are static, in place at once).
+Status WaitForLabEnd() { return WaitForRoute(SandboxAddressV6(), RouteReady::kLocal); }
+// On a thread in the lab's namespace: the sandbox's end, through the pair.
+Status WaitForSandboxEnd() { return WaitForRoute(SandboxAddressV6(), RouteReady::kOutward); }
 
 // On a thread inside a namespace: link `name` gets `local` <-> `peer` for both families, goes up,
 // and (`route`) the lab's ranges are routed via the peers.
