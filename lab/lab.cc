@@ -86,7 +86,7 @@ StatusOr<std::unique_ptr<Lab>> Lab::Start(LabNames names, const LabOptions& opti
     addresses.push_back(name.v4);
     addresses.push_back(name.v6);
   }
-  // The TLS context first: it is made on a thread of its own while the namespace is set up.
+  // The TLS context is made by the first TLS connection (lab/lab_tls.h).
   StatusOr<std::unique_ptr<LabTlsContext>> tls = LabTlsContext::Create();
   if (!tls.ok()) return tls.status();
   std::unique_ptr<Lab> lab(new Lab(std::move(names)));

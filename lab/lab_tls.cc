@@ -50,12 +50,10 @@ std::string OpenSslError() {
 }
 
 StatusOr<std::unique_ptr<LabTlsContext>> LabTlsContext::Create() {
-  std::unique_ptr<LabTlsContext> self(new LabTlsContext());
-  self->maker_ = std::thread([raw = self.get()] { raw->Make(); });
-  return self;
+  return std::unique_ptr<LabTlsContext>(new LabTlsContext());
 }
 
-void LabTlsContext::Make() {
+void LabTlsContext::Make() const {
   EVP_PKEY* key = EVP_EC_gen("P-256");
   X509* cert = key != nullptr ? SelfSigned(key) : nullptr;
   ctx_ = SSL_CTX_new(TLS_server_method());
@@ -71,14 +69,11 @@ void LabTlsContext::Make() {
 }
 
 Status LabTlsContext::Ready() const {
-  std::call_once(joined_, [this] { maker_.join(); });
+  std::call_once(made_, [this] { Make(); });
   return error_.empty() ? Status::Ok() : Status::HarnessError(error_);
 }
 
-LabTlsContext::~LabTlsContext() {
-  (void)Ready();
-  SSL_CTX_free(ctx_);
-}
+LabTlsContext::~LabTlsContext() { SSL_CTX_free(ctx_); }
 
 SSL* LabTlsContext::NewServerSsl(int fd, std::string* sni) const {
   if (!Ready().ok()) return nullptr;
