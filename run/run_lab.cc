@@ -35,33 +35,60 @@ nlohmann::json LinksIn(const LabNamespace& netns) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<RunLab>> RunLab::StartIfNeeded(const Policy& policy, const Profile& profile,
-                                                        const std::string& run_dir, const std::string& run_id,
-                                                        Launcher& launcher, const Deadline& deadline) {
-  if (profile.lab == LabMode::kNone) return std::unique_ptr<RunLab>();
+RunLabStart RunLabStart::Begin(const Policy& policy, const Profile& profile) {
+  RunLabStart start;
+  if (profile.lab == LabMode::kNone) return start;
+  // By reference: the run keeps its policy and profile until it has taken the result over.
+  start.namespaces_ = std::async(std::launch::async, [&policy, &profile] { return Make(policy, profile); });
+  return start;
+}
+
+StatusOr<RunLabStart::Namespaces> RunLabStart::Make(const Policy& policy, const Profile& profile) {
   StatusOr<LabNames> names = MakeLabNames(policy.network.allow);
   if (!names.ok()) return names.status().WithContext(policy.source_path);
   StatusOr<std::unique_ptr<Lab>> lab = Lab::Start(std::move(*names));
   if (!lab.ok()) return lab.status().WithContext("egress lab").AsHarnessError();
+  Namespaces made{std::move(*lab), std::nullopt};
+  switch (profile.lab) {
+    case LabMode::kNone:
+    case LabMode::kDockerGateway:  // joined by the gateway's namespace, once the gateway runs
+      break;
+    case LabMode::kJoin: {
+      StatusOr<SandboxNetns> sandbox = SandboxNetns::Create(made.lab->network_namespace());
+      if (!sandbox.ok()) return sandbox.status().WithContext("egress lab").AsHarnessError();
+      made.sandbox.emplace(std::move(*sandbox));
+      break;
+    }
+  }
+  return made;
+}
+
+StatusOr<std::unique_ptr<RunLab>> RunLab::StartIfNeeded(RunLabStart start, const Policy& policy,
+                                                        const Profile& profile, const std::string& run_dir,
+                                                        const std::string& run_id, Launcher& launcher,
+                                                        const Deadline& deadline) {
+  if (profile.lab == LabMode::kNone) return std::unique_ptr<RunLab>();
+  if (!start.namespaces_.valid()) start = RunLabStart::Begin(policy, profile);
+  StatusOr<RunLabStart::Namespaces> made = start.namespaces_.get();
+  if (!made.ok()) return made.status();
   switch (profile.lab) {
     case LabMode::kNone:
       break;
     case LabMode::kJoin:
-      return JoinedByTheLauncher(std::move(*lab), run_dir);
+      return JoinedByTheLauncher(std::move(made->lab), std::move(*made->sandbox), run_dir);
     case LabMode::kDockerGateway:
-      return JoinedByADockerGateway(std::move(*lab), profile, run_dir, run_id, launcher, deadline);
+      return JoinedByADockerGateway(std::move(made->lab), profile, run_dir, run_id, launcher, deadline);
   }
   return std::unique_ptr<RunLab>();
 }
 
-StatusOr<std::unique_ptr<RunLab>> RunLab::JoinedByTheLauncher(std::unique_ptr<Lab> lab, const std::string& run_dir) {
-  StatusOr<SandboxNetns> sandbox = SandboxNetns::Create(lab->network_namespace());
-  if (!sandbox.ok()) return sandbox.status().WithContext("egress lab").AsHarnessError();
+StatusOr<std::unique_ptr<RunLab>> RunLab::JoinedByTheLauncher(std::unique_ptr<Lab> lab, SandboxNetns sandbox,
+                                                              const std::string& run_dir) {
   StatusOr<std::string> resolv = WriteLabFile(run_dir, "resolv.conf", LabResolvConf());
   if (!resolv.ok()) return resolv.status();
   StatusOr<std::string> hosts = WriteLabFile(run_dir, "hosts", LabHostsFile());
   if (!hosts.ok()) return hosts.status();
-  std::unique_ptr<RunLab> run_lab(new RunLab(std::move(lab), std::move(*sandbox)));
+  std::unique_ptr<RunLab> run_lab(new RunLab(std::move(lab), std::move(sandbox)));
   run_lab->join_ = LabJoin{run_lab->sandbox_.network_namespace().fd(), *resolv, *hosts};
   return run_lab;
 }
