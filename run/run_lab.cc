@@ -18,13 +18,12 @@ StatusOr<std::string> WriteFile(const std::filesystem::path& path, const std::st
   return path.string();
 }
 
-// RUN_DIR/lab/NAME with `text`; its path.
+// RUN_DIR/lab-NAME with `text`; its path. In the run dir itself, not a directory of their own:
+// removing a directory costs milliseconds on a disk mounted with discard (rmdir of an empty
+// directory: 3.8 ms median on this machine's ext4, a file 0.01 ms), and the run dir is removed
+// at the end of every run.
 StatusOr<std::string> WriteLabFile(const std::string& run_dir, const std::string& name, const std::string& text) {
-  const std::filesystem::path dir = std::filesystem::path(run_dir) / "lab";
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Status::HarnessError(fmt::format("mkdir {}: {}", dir.string(), ec.message()));
-  return WriteFile(dir / name, text);
+  return WriteFile(std::filesystem::path(run_dir) / ("lab-" + name), text);
 }
 
 nlohmann::json LinksIn(const LabNamespace& netns) {

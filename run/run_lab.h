@@ -15,7 +15,7 @@
 //   docker-gateway  a docker lab gateway's namespace (run/run_lab_gateway.h) joined to the lab;
 //                   the profile's containers reach it through scalars(): {lab_network}
 //                   ("container:ID"), {lab_dns} (the lab's IPv4 resolver) and {lab_resolv_conf}
-//                   (RUN_DIR/lab/resolv.conf, the lab's resolvers); with the profile's
+//                   (RUN_DIR/lab-resolv.conf, the lab's resolvers); with the profile's
 //                   lab_gateway.internal_network also {lab_internal_network} and {lab_gateway_ip}.
 //                   The profile's lab_gateway.services start right after the gateway.
 #pragma once
