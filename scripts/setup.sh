@@ -32,7 +32,7 @@ fi
 # ---- components: name | Debian packages | what it is for ------------------------------------
 # The build of the CLI and the probe. Boost and fmt: Debian 12's (1.74, 9) or newer; a machine
 # that already has another libboost1.NN-dev keeps it (the versions' -dev packages conflict).
-BUILD_PACKAGES=(cmake g++ make pkg-config
+BUILD_PACKAGES=(cmake g++ make ninja-build pkg-config
   nlohmann-json3-dev libfmt-dev libcli11-dev libpugixml-dev libutfcpp-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev help2man)
 # What a run needs beside docker: bubblewrap for the bwrap profiles, busybox-static for the
@@ -419,6 +419,16 @@ build() {
   # Unity batches (CMakeLists.txt, SANDPROBE_UNITY_BUILD): a cold build of the two targets in
   # about half the time. The tests are compiled file by file all the same.
   local args=(-DCMAKE_BUILD_TYPE="$type" "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" -DSANDPROBE_UNITY_BUILD=ON)
+  if [ ! -f build/CMakeCache.txt ]; then
+    # A new build/ only (cmake refuses to switch an existing one's generator): Ninja starts a
+    # library's compiles before the libraries it links are archived, make does not (one core
+    # idles at each library boundary; 189 s instead of 212 s for the two targets, cold).
+    args+=(-G Ninja)
+    # The wasm32-wasi probe only when asked for: a run of the default sandbox does not use it.
+    with wasi || args+=(-DSANDPROBE_WASI_PROBE=OFF)
+  fi
+  # Asked for now: on, even in a build/ a run.sh made without it.
+  with wasi && args+=(-DSANDPROBE_WASI_PROBE=ON)
   # ccache when the machine has it (a second build, CI with a cache); a cold build gains nothing.
   command -v ccache >/dev/null 2>&1 && args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   log "building ($type${targets[*]:+: ${targets[*]:1}})"
