@@ -86,18 +86,19 @@ StatusOr<std::unique_ptr<Lab>> Lab::Start(LabNames names, const LabOptions& opti
     addresses.push_back(name.v4);
     addresses.push_back(name.v6);
   }
-  StatusOr<LabNamespace> netns = LabNamespace::Create(addresses);
-  if (!netns.ok()) return netns.status();
-  std::unique_ptr<Lab> lab(new Lab(std::move(names), std::move(*netns)));
+  // The TLS context is made by the first TLS connection (lab/lab_tls.h).
   StatusOr<std::unique_ptr<LabTlsContext>> tls = LabTlsContext::Create();
   if (!tls.ok()) return tls.status();
+  std::unique_ptr<Lab> lab(new Lab(std::move(names)));
   lab->tls_ = std::move(*tls);
   lab->stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (lab->stop_fd_ < 0) return Status::HarnessError(fmt::format("eventfd: {}", ErrnoName(errno)));
   Lab* raw = lab.get();
-  if (Status s = lab->netns_.RunInside([&] { return raw->Bind(options); }); !s.ok()) {
-    return s.WithContext("lab listeners");
-  }
+  StatusOr<LabNamespace> netns = LabNamespace::Create(addresses, [&](const LabNamespace&) {
+    return raw->Bind(options).WithContext("lab listeners");
+  });
+  if (!netns.ok()) return netns.status();
+  lab->netns_ = std::move(*netns);
   lab->server_ = std::thread([raw] { raw->Serve(); });
   for (int i = 0; i < kSinkWorkers; ++i) lab->workers_.emplace_back([raw] { raw->Work(); });
   return lab;

@@ -65,7 +65,7 @@ class Lab {
     int fd = -1;
     bool udp = false;
   };
-  Lab(LabNames names, LabNamespace netns) : names_(std::move(names)), netns_(std::move(netns)) {}
+  explicit Lab(LabNames names) : names_(std::move(names)) {}
   Status Bind(const LabOptions& options);
   void Serve();
   void Work();

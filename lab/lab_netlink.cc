@@ -51,34 +51,68 @@ void EndNest(Request& request, rtattr* nest) {
   nest->rta_len = static_cast<unsigned short>(reinterpret_cast<char*>(Tail(request)) - reinterpret_cast<char*>(nest));
 }
 
-// Sends `request` on a fresh NETLINK_ROUTE socket and reads its acknowledgement.
-Status Send(Request& request, const std::string& what) {
+// Sends `request` on a fresh NETLINK_ROUTE socket and reads the one reply into `reply`.
+Status Exchange(Request& request, const std::string& what, char* reply, std::size_t size, ssize_t& got) {
   const int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
   if (fd < 0) return Status::HarnessError(fmt::format("{}: socket(AF_NETLINK): {}", what, ErrnoName(errno)));
-  request.header.nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+  request.header.nlmsg_flags |= NLM_F_REQUEST;
   request.header.nlmsg_seq = 1;
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
   Status result = Status::Ok();
   if (::sendto(fd, &request, request.header.nlmsg_len, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
     result = Status::HarnessError(fmt::format("{}: sendto(netlink): {}", what, ErrnoName(errno)));
-  } else {
-    alignas(nlmsghdr) char reply[1024];
-    const ssize_t n = ::recv(fd, reply, sizeof reply, 0);
-    const auto* header = reinterpret_cast<const nlmsghdr*>(reply);
-    if (n < 0) {
-      result = Status::HarnessError(fmt::format("{}: recv(netlink): {}", what, ErrnoName(errno)));
-    } else if (!NLMSG_OK(header, static_cast<unsigned>(n)) || header->nlmsg_type != NLMSG_ERROR) {
-      result = Status::HarnessError(fmt::format("{}: no acknowledgement from the kernel", what));
-    } else if (const int error = static_cast<const nlmsgerr*>(NLMSG_DATA(header))->error; error != 0) {
-      result = Status::HarnessError(fmt::format("{}: {}", what, ErrnoName(-error)));
-    }
+  } else if ((got = ::recv(fd, reply, size, 0)) < 0) {
+    result = Status::HarnessError(fmt::format("{}: recv(netlink): {}", what, ErrnoName(errno)));
   }
   ::close(fd);
   return result;
 }
 
+// Sends `request` on a fresh NETLINK_ROUTE socket and reads its acknowledgement.
+Status Send(Request& request, const std::string& what) {
+  request.header.nlmsg_flags |= NLM_F_ACK;
+  alignas(nlmsghdr) char reply[1024];
+  ssize_t got = 0;
+  if (Status s = Exchange(request, what, reply, sizeof reply, got); !s.ok()) return s;
+  const auto* header = reinterpret_cast<const nlmsghdr*>(reply);
+  if (!NLMSG_OK(header, static_cast<unsigned>(got)) || header->nlmsg_type != NLMSG_ERROR) {
+    return Status::HarnessError(fmt::format("{}: no acknowledgement from the kernel", what));
+  }
+  if (const int error = static_cast<const nlmsgerr*>(NLMSG_DATA(header))->error; error != 0) {
+    return Status::HarnessError(fmt::format("{}: {}", what, ErrnoName(-error)));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+StatusOr<RouteLookup> NetlinkLookUpRoute(const IpAddress& destination) {
+  Request request{};
+  request.header.nlmsg_len = NLMSG_LENGTH(sizeof(rtmsg));
+  request.header.nlmsg_type = RTM_GETROUTE;
+  request.route.rtm_family = destination.v6 ? AF_INET6 : AF_INET;
+  request.route.rtm_dst_len = destination.v6 ? 128 : 32;
+  AddAttribute(request, RTA_DST, destination.bytes.data(), destination.size());
+  const std::string what = fmt::format("RTM_GETROUTE({})", destination.Text());
+  alignas(nlmsghdr) char reply[4096];
+  ssize_t got = 0;
+  if (Status s = Exchange(request, what, reply, sizeof reply, got); !s.ok()) return s;
+  const auto* header = reinterpret_cast<const nlmsghdr*>(reply);
+  if (!NLMSG_OK(header, static_cast<unsigned>(got))) {
+    return Status::HarnessError(fmt::format("{}: no answer from the kernel", what));
+  }
+  RouteLookup lookup;
+  if (header->nlmsg_type == NLMSG_ERROR) {
+    lookup.error = -static_cast<const nlmsgerr*>(NLMSG_DATA(header))->error;
+    if (lookup.error == 0) return Status::HarnessError(fmt::format("{}: acknowledged without a route", what));
+  } else if (header->nlmsg_type == RTM_NEWROUTE) {
+    lookup.type = static_cast<const rtmsg*>(NLMSG_DATA(header))->rtm_type;
+  } else {
+    return Status::HarnessError(fmt::format("{}: unexpected answer type {}", what, header->nlmsg_type));
+  }
+  return lookup;
+}
 
 Status NetlinkSetLinkUp(int ifindex) {
   Request request{};

@@ -1,6 +1,7 @@
 #include "lab/lab_sandbox_netns.h"
 
 #include <net/if.h>
+#include <sched.h>
 
 #include <cerrno>
 
@@ -14,8 +15,12 @@ namespace sandprobe {
 namespace {
 
 constexpr char kLabEnd[] = "sp-sandbox";
+constexpr char kSandboxEnd[] = "eth0";
 
 IpAddress Parse(const char* text) { return *ParseIpAddress(text); }
+// The lab's end of the pair.
+IpAddress LabPeerV4() { return Parse("203.0.113.1"); }
+IpAddress LabPeerV6() { return Parse("2001:db8:ff::1"); }
 
 StatusOr<int> IndexOf(const char* name) {
   const int index = static_cast<int>(::if_nametoindex(name));
@@ -34,6 +39,20 @@ struct LabRange {
 };
 constexpr LabRange kLabRanges[] = {
     {"192.0.2.0", 24}, {"198.51.100.0", 24}, {"203.0.113.0", 24}, {"2001:db8::", 32}};
+
+// Moves the calling thread into the namespace `fd` refers to.
+Status Enter(int fd, const char* which) {
+  if (::setns(fd, CLONE_NEWNET) == 0) return Status::Ok();
+  return Status::HarnessError(fmt::format("setns({}, CLONE_NEWNET): {}", which, ErrnoName(errno)));
+}
+
+// The IPv6 routes across the pair in place before anyone connects (lab/lab_netns.h
+// WaitForRoute): the kernel adds an address's own route and its peer's route from a work queue.
+// On a thread in the sandbox's namespace: its own address (the lab's replies come to it; the
+// routes to the lab are static, in place at once).
+Status WaitForLabEnd() { return WaitForRoute(SandboxAddressV6(), RouteReady::kLocal); }
+// On a thread in the lab's namespace: the sandbox's end, through the pair.
+Status WaitForSandboxEnd() { return WaitForRoute(SandboxAddressV6(), RouteReady::kOutward); }
 
 // On a thread inside a namespace: link `name` gets `local` <-> `peer` for both families, goes up,
 // and (`route`) the lab's ranges are routed via the peers.
@@ -59,23 +78,46 @@ IpAddress SandboxAddressV4() { return Parse("203.0.113.2"); }
 IpAddress SandboxAddressV6() { return Parse("2001:db8:ff::2"); }
 
 StatusOr<SandboxNetns> SandboxNetns::Create(const LabNamespace& lab) {
-  StatusOr<LabNamespace> netns = LabNamespace::Create({});
+  // All on the one thread that made the namespace: the pair from here (its peer straight into
+  // the lab), into the lab for that end, back here for this one, in the order Join keeps (the
+  // lab's end first).
+  StatusOr<LabNamespace> netns = LabNamespace::Create({}, [&](const LabNamespace& self) -> Status {
+    if (Status s = NetlinkAddVethPair(kSandboxEnd, kLabEnd, lab.fd()); !s.ok()) return s;
+    if (Status s = Enter(lab.fd(), "lab"); !s.ok()) return s;
+    if (Status s = AddressLink(kLabEnd, LabPeerV4(), SandboxAddressV4(), LabPeerV6(), SandboxAddressV6(), false);
+        !s.ok()) {
+      return s;
+    }
+    if (Status s = Enter(self.fd(), "sandbox"); !s.ok()) return s;
+    if (Status s = AddressLink(kSandboxEnd, SandboxAddressV4(), LabPeerV4(), SandboxAddressV6(), LabPeerV6(), true);
+        !s.ok()) {
+      return s;
+    }
+    if (Status s = WaitForLabEnd(); !s.ok()) return s;
+    if (Status s = Enter(lab.fd(), "lab"); !s.ok()) return s;
+    return WaitForSandboxEnd();
+  });
   if (!netns.ok()) return netns.status().WithContext("sandbox network namespace");
-  return Join(lab, std::move(*netns));
+  return SandboxNetns(std::move(*netns));
 }
 
 StatusOr<SandboxNetns> SandboxNetns::Join(const LabNamespace& lab, LabNamespace existing, const std::string& link) {
   SandboxNetns sandbox(std::move(existing));
-  const IpAddress lab4 = Parse("203.0.113.1"), lab6 = Parse("2001:db8:ff::1");
+  const IpAddress lab4 = LabPeerV4(), lab6 = LabPeerV6();
   Status status = lab.RunInside([&]() -> Status {
     if (Status s = NetlinkAddVethPair(kLabEnd, link.c_str(), sandbox.netns_.fd()); !s.ok()) return s;
     return AddressLink(kLabEnd, lab4, SandboxAddressV4(), lab6, SandboxAddressV6(), false);
   });
   if (status.ok()) {
     status = sandbox.netns_.RunInside([&] {
-      return AddressLink(link.c_str(), SandboxAddressV4(), lab4, SandboxAddressV6(), lab6, true);
+      if (Status s = AddressLink(link.c_str(), SandboxAddressV4(), lab4, SandboxAddressV6(), lab6, true); !s.ok()) {
+        return s;
+      }
+      if (Status s = WaitForLabEnd(); !s.ok()) return s;
+      return sandbox.netns_.KeepLinkTable();
     });
   }
+  if (status.ok()) status = lab.RunInside(WaitForSandboxEnd);
   if (!status.ok()) return status.WithContext("sandbox network namespace");
   return sandbox;
 }

@@ -50,22 +50,33 @@ std::string OpenSslError() {
 }
 
 StatusOr<std::unique_ptr<LabTlsContext>> LabTlsContext::Create() {
-  std::unique_ptr<LabTlsContext> self(new LabTlsContext());
+  return std::unique_ptr<LabTlsContext>(new LabTlsContext());
+}
+
+void LabTlsContext::Make() const {
   EVP_PKEY* key = EVP_EC_gen("P-256");
   X509* cert = key != nullptr ? SelfSigned(key) : nullptr;
-  self->ctx_ = SSL_CTX_new(TLS_server_method());
-  const bool ok = cert != nullptr && self->ctx_ != nullptr && SSL_CTX_use_certificate(self->ctx_, cert) == 1 &&
-                  SSL_CTX_use_PrivateKey(self->ctx_, key) == 1;
+  ctx_ = SSL_CTX_new(TLS_server_method());
+  const bool ok = cert != nullptr && ctx_ != nullptr && SSL_CTX_use_certificate(ctx_, cert) == 1 &&
+                  SSL_CTX_use_PrivateKey(ctx_, key) == 1;
   X509_free(cert);
   EVP_PKEY_free(key);
-  if (!ok) return Status::HarnessError(fmt::format("lab TLS certificate: {}", OpenSslError()));
-  SSL_CTX_set_tlsext_servername_callback(self->ctx_, RecordServerName);
-  return self;
+  if (!ok) {
+    error_ = fmt::format("lab TLS certificate: {}", OpenSslError());
+    return;
+  }
+  SSL_CTX_set_tlsext_servername_callback(ctx_, RecordServerName);
+}
+
+Status LabTlsContext::Ready() const {
+  std::call_once(made_, [this] { Make(); });
+  return error_.empty() ? Status::Ok() : Status::HarnessError(error_);
 }
 
 LabTlsContext::~LabTlsContext() { SSL_CTX_free(ctx_); }
 
 SSL* LabTlsContext::NewServerSsl(int fd, std::string* sni) const {
+  if (!Ready().ok()) return nullptr;
   SSL* ssl = SSL_new(ctx_);
   if (ssl == nullptr) return nullptr;
   SSL_set_app_data(ssl, sni);

@@ -117,6 +117,8 @@ class Run {
     }
     if (!probe.ok()) return probe.status();
     probe_ = std::move(*probe);
+    // The lab's namespaces are made beside the run dir, the witnesses and the plan (StartLab).
+    lab_start_ = RunLabStart::Begin(*policy_, *profile_);
     return Status::Ok();
   }
 
@@ -175,8 +177,9 @@ class Run {
 
   // The egress lab, when this run has one (run/run_lab.h): a witness joined by the launches.
   Status StartLab() {
-    StatusOr<std::unique_ptr<RunLab>> lab =
-        RunLab::StartIfNeeded(*policy_, *profile_, run_dir_->root(), report_.run_id, env_.launcher, deadline_);
+    StatusOr<std::unique_ptr<RunLab>> lab = RunLab::StartIfNeeded(std::move(lab_start_), *policy_, *profile_,
+                                                                  run_dir_->root(), report_.run_id, env_.launcher,
+                                                                  deadline_);
     if (!lab.ok()) return lab.status();
     if (*lab == nullptr) return Status::Ok();
     lab_join_ = (*lab)->join();
@@ -378,6 +381,7 @@ class Run {
   std::optional<CanaryFile> canary_;
   CanaryEnvSecret env_secret_ = CanaryEnvSecret::Make();
   WitnessFacts facts_;
+  RunLabStart lab_start_;  // the lab's namespaces, begun at Load; taken over by StartLab
   std::vector<std::unique_ptr<RunWitness>> witnesses_;
   PlanContext context_;
   Plan plan_;

@@ -15,11 +15,12 @@
 //   docker-gateway  a docker lab gateway's namespace (run/run_lab_gateway.h) joined to the lab;
 //                   the profile's containers reach it through scalars(): {lab_network}
 //                   ("container:ID"), {lab_dns} (the lab's IPv4 resolver) and {lab_resolv_conf}
-//                   (RUN_DIR/lab/resolv.conf, the lab's resolvers); with the profile's
+//                   (RUN_DIR/lab-resolv.conf, the lab's resolvers); with the profile's
 //                   lab_gateway.internal_network also {lab_internal_network} and {lab_gateway_ip}.
 //                   The profile's lab_gateway.services start right after the gateway.
 #pragma once
 
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -37,14 +38,37 @@
 
 namespace sandprobe {
 
+// The part of a run's lab that needs only the policy and the profile: its names, its namespace
+// and (lab "join") the sandbox's namespace joined to it. Begun on a thread of its own as soon as
+// the run has loaded its inputs, so that the kernel's work (two namespaces, a veth pair, some 30
+// addresses, their IPv6 routes) runs beside the run dir, the witnesses and the plan instead of
+// before the first launch; RunLab::StartIfNeeded takes it over and waits for it there.
+class RunLabStart {
+ public:
+  // Nothing is begun for a profile that joins no lab.
+  static RunLabStart Begin(const Policy& policy, const Profile& profile);
+  RunLabStart() = default;  // not begun: StartIfNeeded does it all itself
+
+ private:
+  friend class RunLab;
+  struct Namespaces {
+    std::unique_ptr<Lab> lab;
+    std::optional<SandboxNetns> sandbox;  // lab "join" only
+  };
+  static StatusOr<Namespaces> Make(const Policy& policy, const Profile& profile);
+  std::future<StatusOr<Namespaces>> namespaces_;  // waited for (joined) when dropped, too
+};
+
 class RunLab final : public RunWitness {
  public:
-  // The lab this run needs, or null (and ok) when the profile does not join one. Its resolv.conf
-  // and hosts files are written under `run_dir`. Errors name the step (no CAP_SYS_ADMIN:
-  // "unshare(CLONE_NEWNET): EPERM").
+  // The lab this run needs, or null (and ok) when the profile does not join one; `start`: its
+  // namespaces, when begun already (RunLabStart::Begin with the same policy and profile). Its
+  // resolv.conf and hosts files are written under `run_dir`. Errors name the step (no
+  // CAP_SYS_ADMIN: "unshare(CLONE_NEWNET): EPERM").
   // `launcher` and `deadline` (the run's; both outlive this object) start and remove a docker
   // gateway.
-  static StatusOr<std::unique_ptr<RunLab>> StartIfNeeded(const Policy& policy, const Profile& profile,
+  static StatusOr<std::unique_ptr<RunLab>> StartIfNeeded(RunLabStart start, const Policy& policy,
+                                                         const Profile& profile,
                                                          const std::string& run_dir, const std::string& run_id,
                                                          Launcher& launcher, const Deadline& deadline);
   ~RunLab() override;  // a docker gateway is removed (by id) before the lab goes
@@ -63,7 +87,8 @@ class RunLab final : public RunWitness {
 
  private:
   RunLab(std::unique_ptr<Lab> lab, SandboxNetns sandbox) : lab_(std::move(lab)), sandbox_(std::move(sandbox)) {}
-  static StatusOr<std::unique_ptr<RunLab>> JoinedByTheLauncher(std::unique_ptr<Lab> lab, const std::string& run_dir);
+  static StatusOr<std::unique_ptr<RunLab>> JoinedByTheLauncher(std::unique_ptr<Lab> lab, SandboxNetns sandbox,
+                                                               const std::string& run_dir);
   static StatusOr<std::unique_ptr<RunLab>> JoinedByADockerGateway(std::unique_ptr<Lab> lab, const Profile& profile,
                                                                   const std::string& run_dir, const std::string& run_id,
                                                                   Launcher& launcher, const Deadline& deadline);
