@@ -205,9 +205,42 @@ void ReadTeardown(ObjectReader& r, Profile& p) {
   }
 }
 
+// "settle": {"while": {"exit_code": 137, "oom_killed": false}, "tries": 20, "every_ms": 100}.
+// Each name in "while" is one of the readings, its value a JSON scalar; at most 5 s of waiting.
+InspectSettle ReadInspectSettle(ObjectReader& parent, const InspectSpec& inspect) {
+  ObjectReader r(parent.doc(), parent.PointerTo("settle"), {"while", "tries", "every_ms"});
+  InspectSettle settle;
+  settle.tries = static_cast<int>(r.Int("tries", Presence::kRequired, 1, 50).value_or(0));
+  settle.every_ms = static_cast<int>(r.Int("every_ms", Presence::kRequired, 1, 1000).value_or(0));
+  if (r.ok() && settle.tries * settle.every_ms > 5000) {
+    r.FailAtKey(r.pointer(), "tries", "tries × every_ms must be at most 5000 (ms of waiting)");
+  }
+  const JsonPointer while_ptr = r.PointerTo("while");
+  if (r.ok() && !r.Has("while")) r.FailAt(r.pointer(), "missing required key \"while\"");
+  if (r.ok()) {
+    const nlohmann::json& value = r.doc().root().at(while_ptr);
+    if (!value.is_object() || value.empty()) {
+      r.FailAt(while_ptr, "must be a non-empty object: reading name -> the value that means \"not settled yet\"");
+    } else {
+      for (const auto& [name, expected] : value.items()) {
+        if (!inspect.readings.count(name)) {
+          r.FailAtKey(while_ptr, name, "is not one of this inspect's readings");
+        } else if (!expected.is_primitive() || expected.is_null()) {
+          r.FailAtKey(while_ptr, name, "must be a string, number or boolean");
+        } else {
+          settle.while_readings[name] = expected;
+        }
+        if (!r.ok()) break;
+      }
+    }
+  }
+  parent.Fail(r.status());
+  return settle;
+}
+
 void ReadInspect(ObjectReader& parent, Profile& p) {
   if (!parent.Has("inspect")) return;
-  ObjectReader r(parent.doc(), parent.PointerTo("inspect"), {"argv", "readings"});
+  ObjectReader r(parent.doc(), parent.PointerTo("inspect"), {"argv", "readings", "settle"});
   InspectSpec inspect;
   inspect.argv = r.Argv("argv", Presence::kRequired).value_or(inspect.argv);
   CheckArgv(r, r.PointerTo("argv"), inspect.argv, {}, p.vars);
@@ -217,6 +250,7 @@ void ReadInspect(ObjectReader& parent, Profile& p) {
       r.FailAtKey(r.PointerTo("readings"), name, "must be a JSON pointer (\"/0/State/OOMKilled\")");
     }
   }
+  if (r.ok() && r.Has("settle")) inspect.settle = ReadInspectSettle(r, inspect);
   p.inspect = std::move(inspect);
   parent.Fail(r.status());
 }

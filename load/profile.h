@@ -37,9 +37,21 @@ struct SweepSpec {
 // ended and before `cleanup` (so a container still exists: the run template must not use
 // --rm); its stdout is parsed as JSON and each `readings` entry (name -> JSON pointer, e.g.
 // "oom_killed": "/0/State/OOMKilled") becomes a host reading next to the probe's measurement.
+// JSON "inspect"."settle": read again while the readings still equal `while_readings` (each
+// name -> the JSON value it has), up to `tries` more times, `every_ms` apart. For a reading the
+// engine records from an event that can arrive after the container's exit: docker sets
+// OOMKilled when containerd's OOM event reaches it, which under load may be after the exit
+// event, so an OOM-killed container can read exit 137 with OOMKilled false for a moment.
+struct InspectSettle {
+  std::map<std::string, nlohmann::json> while_readings;
+  int tries = 0;
+  int every_ms = 0;
+};
+
 struct InspectSpec {
   std::vector<std::string> argv;
   std::map<std::string, std::string> readings;
+  std::optional<InspectSettle> settle;
 };
 
 // JSON "envelope": the harness's own bounds around what it starts directly (host, bwrap,

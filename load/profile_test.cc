@@ -76,6 +76,38 @@ std::string ProfileError(const std::string& extra, const std::string& run =
   return p.ok() ? "ok" : p.status().message();
 }
 
+// inspect.settle: names of this inspect's readings with scalar values, bounded waiting.
+TEST(ProfileTest, InspectSettleNamesReadingsAndIsBounded) {
+  const std::string inspect = R"(, "inspect": {"argv": ["i"], "readings": {"oom_killed": "/0/O", "exit_code": "/0/E"},
+"settle": )";
+  EXPECT_EQ(ProfileError(inspect + R"({"while": {"exit_code": 137, "oom_killed": false}, "tries": 20, "every_ms": 100}})"),
+            "ok");
+  EXPECT_EQ(ProfileError(inspect + R"({"while": {"exit": 137}, "tries": 20, "every_ms": 100}})"),
+            "p.json:4:22: /inspect/settle/while/exit: is not one of this inspect's readings");
+  EXPECT_EQ(ProfileError(inspect + R"({"while": {"exit_code": [137]}, "tries": 20, "every_ms": 100}})"),
+            "p.json:4:22: /inspect/settle/while/exit_code: must be a string, number or boolean");
+  EXPECT_EQ(ProfileError(inspect + R"({"while": {}, "tries": 20, "every_ms": 100}})"),
+            "p.json:4:21: /inspect/settle/while: must be a non-empty object: reading name -> the value that "
+            "means \"not settled yet\"");
+  EXPECT_EQ(ProfileError(inspect + R"({"while": {"exit_code": 137}, "tries": 50, "every_ms": 1000}})"),
+            "p.json:4:41: /inspect/settle/tries: tries × every_ms must be at most 5000 (ms of waiting)");
+  EXPECT_NE(ProfileError(inspect + R"({"while": {"exit_code": 137}, "tries": 20}})"), "ok");
+  StatusOr<JsonDocument> doc = JsonDocument::Parse(
+      R"({"name": "p", "description": "d", "backend": "host", "injection": "image", "lifecycle": "oneshot",
+"probe_path": "{probe_dir}/probe", "run": ["{probe}", "{probe_args...}"],
+"inspect": {"argv": ["i"], "readings": {"oom_killed": "/0/O", "exit_code": "/0/E"},
+"settle": {"while": {"exit_code": 137, "oom_killed": false}, "tries": 20, "every_ms": 100}}})",
+      "p.json");
+  ASSERT_TRUE(doc.ok());
+  StatusOr<Profile> p = ParseProfile(*doc);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ASSERT_TRUE(p->inspect && p->inspect->settle);
+  EXPECT_EQ(p->inspect->settle->while_readings,
+            (std::map<std::string, nlohmann::json>{{"exit_code", 137}, {"oom_killed", false}}));
+  EXPECT_EQ(p->inspect->settle->tries, 20);
+  EXPECT_EQ(p->inspect->settle->every_ms, 100);
+}
+
 TEST(ProfileTest, SweepMayBeAListAndTeardownIsChecked) {
   EXPECT_EQ(ProfileError(R"(, "sweep": [{"list": ["ls"], "remove": ["rm", "{id}"]},
                          {"list": ["vls"], "remove": ["vrm", "{id}"]}],

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -253,6 +254,28 @@ LaunchRecord Sandbox::RunProbe(const std::vector<std::string>& probe_args,
 
 void Sandbox::Inspect(const std::string& instance, const std::string& probe_launch_id) {
   if (!profile_.inspect) return;
+  nlohmann::json readings = ReadInspect(instance);
+  // Read again while the readings still say "an event is not recorded yet" (InspectSettle).
+  if (const std::optional<InspectSettle>& settle = profile_.inspect->settle) {
+    auto unsettled = [&settle](const nlohmann::json& r) {
+      for (const auto& [name, value] : settle->while_readings) {
+        if (!r.contains(name) || r.at(name) != value) return false;
+      }
+      return true;
+    };
+    int rereads = 0;
+    while (unsettled(readings) && rereads < settle->tries) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(settle->every_ms));
+      readings = ReadInspect(instance);
+      ++rereads;
+    }
+    if (rereads > 0) readings["inspect_rereads"] = rereads;  // shown with the host readings
+  }
+  std::lock_guard lock(records_mutex_);
+  host_readings_[probe_launch_id].update(readings);
+}
+
+nlohmann::json Sandbox::ReadInspect(const std::string& instance) {
   LaunchResult raw;
   LaunchRecord record = LaunchTemplate({.argv_template = profile_.inspect->argv,
                                         .instance = instance, .purpose = "inspect",
@@ -276,8 +299,7 @@ void Sandbox::Inspect(const std::string& instance, const std::string& probe_laun
       }
     }
   }
-  std::lock_guard lock(records_mutex_);
-  host_readings_[probe_launch_id].update(readings);
+  return readings;
 }
 
 void Sandbox::Cleanup(const std::string& instance) {

@@ -152,6 +152,7 @@ class Sandbox {
   // records_mutex_. Then the sweep is skipped, and nothing is left for a later one.
   bool HousekeepingRemovedAll() const;
   void Inspect(const std::string& instance, const std::string& probe_launch_id);
+  nlohmann::json ReadInspect(const std::string& instance);  // one run of the profile's inspect
 
   const Profile& profile_;
   Launcher& launcher_;

@@ -113,6 +113,40 @@ TEST(SandboxTest, AFreshInstanceStopsTheSessionAndStartsAnotherThenTeardownRunsO
   EXPECT_EQ(again.Argvs().at(2), (std::vector<std::string>{"rt", "inspect", "sp-r1-1"}));
 }
 
+// inspect.settle: an OOM kill docker has not recorded yet (exit 137, OOMKilled false) is read
+// again until it is; any other reading is read once.
+TEST(SandboxTest, InspectReadsAgainWhileTheReadingsAreNotSettled) {
+  Profile profile = OneShot();
+  profile.inspect = InspectSpec{{"rt", "inspect", "{instance}"},
+                                {{"oom_killed", "/0/State/OOMKilled"}, {"exit_code", "/0/State/ExitCode"}},
+                                InspectSettle{{{"exit_code", 137}, {"oom_killed", false}}, 3, 1}};
+  const std::string unsettled = R"([{"State": {"OOMKilled": false, "ExitCode": 137}}])";
+  const std::string settled = R"([{"State": {"OOMKilled": true, "ExitCode": 137}}])";
+  FakeLauncher launcher;
+  launcher.replies = {Exit(137), Exit(0, unsettled), Exit(0, unsettled), Exit(0, settled)};
+  Sandbox sandbox(profile, launcher, Context());
+  LaunchRecord record = sandbox.RunProbe({"res.memory"}, "N");
+  EXPECT_EQ(sandbox.host_readings().at(record.id),
+            (nlohmann::json{{"oom_killed", true}, {"exit_code", 137}, {"inspect_rereads", 2}}));
+  EXPECT_EQ(launcher.Argvs().size(), 5u);  // probe, three inspects, cleanup
+
+  // Never settled: at most `tries` more reads, and the last one is what the host read.
+  FakeLauncher stuck;
+  stuck.replies = {Exit(137), Exit(0, unsettled), Exit(0, unsettled), Exit(0, unsettled), Exit(0, unsettled)};
+  Sandbox again(profile, stuck, Context());
+  record = again.RunProbe({"res.memory"}, "N");
+  EXPECT_EQ(again.host_readings().at(record.id),
+            (nlohmann::json{{"oom_killed", false}, {"exit_code", 137}, {"inspect_rereads", 3}}));
+
+  // Settled at once (a clean exit): one read, no rereads recorded.
+  FakeLauncher clean;
+  clean.replies = {Exit(0), Exit(0, R"([{"State": {"OOMKilled": false, "ExitCode": 0}}])")};
+  Sandbox once(profile, clean, Context());
+  record = once.RunProbe({"fs.read"}, "N");
+  EXPECT_EQ(once.host_readings().at(record.id), (nlohmann::json{{"oom_killed", false}, {"exit_code", 0}}));
+  EXPECT_EQ(clean.Argvs().size(), 3u);  // probe, inspect, cleanup
+}
+
 TEST(SandboxTest, FailedSessionStartIsALaunchErrorAndStillCleansUp) {
   FakeLauncher launcher;
   launcher.replies.push_back(Exit(125, "", "no such image\n"));
