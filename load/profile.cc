@@ -241,6 +241,11 @@ InspectSettle ReadInspectSettle(ObjectReader& parent, const InspectSpec& inspect
 void ReadInspect(ObjectReader& parent, Profile& p) {
   if (!parent.Has("inspect")) return;
   ObjectReader r(parent.doc(), parent.PointerTo("inspect"), {"argv", "readings", "settle"});
+  // settle's own keys first, so an unknown one there is named whatever else is missing.
+  if (r.ok() && r.Has("settle")) {
+    ObjectReader keys(r.doc(), r.PointerTo("settle"), {"while", "tries", "every_ms"});
+    if (!keys.ok()) return parent.Fail(keys.status());
+  }
   InspectSpec inspect;
   inspect.argv = r.Argv("argv", Presence::kRequired).value_or(inspect.argv);
   CheckArgv(r, r.PointerTo("argv"), inspect.argv, {}, p.vars);
